@@ -1,0 +1,140 @@
+// Package ledger is the SQLite task and delivery ledger (spec/task-state-guard.md).
+//
+// This file fixes the public API that the CLI (impl/ledger/cli), the demo,
+// the benchmarks and the model-vs-implementation tests are written against.
+// Keep these names and signatures; add to them if needed.
+package ledger
+
+import "errors"
+
+// Error classes. Every error an operation returns wraps exactly one of these
+// (errors.Is), and its message never contains an input value, id or path.
+var (
+	ErrInvalidInput  = errors.New("InvalidInput")
+	ErrTaskNotFound  = errors.New("TaskNotFound")
+	ErrStateConflict = errors.New("StateConflict")
+)
+
+// Task states.
+const (
+	StatusQueued    = "queued"
+	StatusRunning   = "running"
+	StatusSucceeded = "succeeded"
+	StatusFailed    = "failed"
+	StatusTimedOut  = "timed_out"
+	StatusCancelled = "cancelled"
+)
+
+// Delivery states.
+const (
+	DeliveryPending       = "pending"
+	DeliveryDelivered     = "delivered"
+	DeliveryFailed        = "failed"
+	DeliveryNotApplicable = "not_applicable"
+)
+
+// Task is one row of the tasks table. Times are Unix seconds as floats.
+// Optional columns are nil pointers when NULL.
+type Task struct {
+	ID                string
+	ParentID          *string
+	Status            string
+	DeliveryStatus    string
+	DeliveryRequired  bool
+	PayloadHash       *string // hidden from default output (privacy contract)
+	TimeoutSeconds    *float64
+	CreatedAt         float64
+	StartedAt         *float64
+	UpdatedAt         float64
+	EndedAt           *float64
+	DeadlineAt        *float64
+	DeliveryUpdatedAt float64
+	TerminalCode      *string
+	DeliveryCode      *string
+	Version           int64
+}
+
+// Clock returns the current time as Unix seconds. It is read inside each
+// write transaction; tests and the demo inject a fixed or scripted clock.
+type Clock func() float64
+
+// Options configure Open.
+type Options struct {
+	// ReadOnly opens without creating, migrating or tightening anything;
+	// every mutation fails with ErrStateConflict.
+	ReadOnly bool
+	// AllowExternalACL is the Windows acknowledgement (certifies nothing).
+	AllowExternalACL bool
+	// BusyTimeoutMS defaults to 5000 when zero.
+	BusyTimeoutMS int
+	// Clock defaults to the wall clock when nil.
+	Clock Clock
+}
+
+// CreateParams are the arguments of Create. Empty strings mean "not given".
+// TaskID and ParentID accept every UUID spelling ParseTaskID accepts.
+type CreateParams struct {
+	TaskID           string
+	ParentID         string
+	PayloadHash      string
+	TimeoutSeconds   *float64
+	DeliveryRequired bool
+}
+
+// ReconcileReport holds counts only, never ids.
+type ReconcileReport struct {
+	ActiveExamined          int
+	TasksTimedOut           int
+	FreshActiveRetained     int
+	PendingDeliveryExamined int
+	DeliveriesFailed        int
+	DeliveriesNotApplicable int
+	PendingDeliveryRetained int
+	DryRun                  bool
+	Applied                 bool
+}
+
+// DoctorReport holds counts only, never ids. Map keys of the two status
+// count maps are always all six task states and all four delivery states.
+type DoctorReport struct {
+	Healthy                     bool
+	QuickCheck                  string // "ok" or "failed"
+	SchemaVersion               int
+	SchemaOK                    bool
+	TaskCount                   int
+	EventCount                  int
+	TaskStatusCounts            map[string]int
+	DeliveryStatusCounts        map[string]int
+	OrphanCount                 int
+	ParentCycleCount            int
+	ForeignKeyErrorCount        int
+	StateInconsistencyCount     int
+	TimestampInconsistencyCount int
+	EventInconsistencyCount     int
+	DoctorErrorCount            int
+}
+
+// StorageInfo describes the verified connection settings (the CLI's init
+// output).
+type StorageInfo struct {
+	BusyTimeoutMS   int
+	ForeignKeys     bool
+	JournalMode     string // "wal"
+	PermissionModel string // "posix_mode" or "external_acl"
+}
+
+// The operations, implemented in the other files of this package:
+//
+//	func Open(path string, opts Options) (*Ledger, error)
+//	func (l *Ledger) Close() error
+//	func (l *Ledger) Create(p CreateParams) (Task, error)
+//	func (l *Ledger) Start(id string) (Task, error)
+//	func (l *Ledger) Heartbeat(id string) (Task, error)
+//	func (l *Ledger) CloseTask(id, status, code string) (Task, error)   // code "" = none
+//	func (l *Ledger) SetDelivery(id, status, code string) (Task, error) // code "" = none
+//	func (l *Ledger) Get(id string) (Task, error)
+//	func (l *Ledger) ChildrenOf(id string) ([]Task, error)              // created_at, id
+//	func (l *Ledger) Reconcile(activeGrace, deliveryGrace float64, dryRun bool) (ReconcileReport, error)
+//	func (l *Ledger) Doctor() (DoctorReport, error)
+//	func (l *Ledger) StorageInfo() StorageInfo
+//	func ParseTaskID(s string) (string, error) // canonical lowercase 8-4-4-4-12, or ErrInvalidInput

@@ -1,0 +1,29 @@
+// Package pyjson reads and writes JSON text the way the reference engines'
+// Python json module does, over the exact values of package value.
+//
+// API contract (other packages rely on it; keep the signatures):
+//
+//	Decode(text string) (value.Value, error)
+//	    json.loads semantics: surrounding whitespace allowed; integers exact at
+//	    any size (*big.Int); a number with '.', 'e' or 'E' is a float64; a later
+//	    duplicate key overwrites the value but keeps the first position.
+//	    NaN, Infinity, -Infinity and floats that overflow to infinity are
+//	    refused with ErrNonFinite (divergence D5). Any other malformed text is
+//	    ErrSyntax (wrapped; errors.Is works).
+//	Encode(v value.Value) []byte
+//	    json.dumps default: ensure_ascii (non-ASCII and DEL as \uXXXX, lowercase
+//	    hex, surrogate pairs above U+FFFF), ", " and ": " separators, keys in
+//	    map order, floats as FormatFloat.
+//	FormatFloat(f float64) string
+//	    Python repr of a float: shortest round-trip digits, exponent only when
+//	    the decimal exponent is < -4 or >= 16, ".0" on integral values
+//	    ("1.0", "1e+16", "1e-05", "-0.0", "123456789.0").
+package pyjson
+
+import "errors"
+
+// ErrSyntax marks text that is not JSON.
+var ErrSyntax = errors.New("pyjson: invalid JSON")
+
+// ErrNonFinite marks NaN, Infinity or a float overflowing to infinity.
+var ErrNonFinite = errors.New("pyjson: non-finite number")

@@ -1,0 +1,22 @@
+// Package yamlsubset is the codec of the sweep state file: a small subset of
+// YAML that round-trips exactly (contract section 14, spec/sweep-state.md).
+//
+// API contract (other packages rely on it; keep the signatures):
+//
+//	Parse(data []byte) (*value.Map, error)
+//	    Reads a document. Errors (all wrapping ErrCorrupt) for: a line without
+//	    a colon, a JSON value that does not parse or has trailing text, a tab
+//	    in the indentation, a byte-order mark, a raw CR inside a quoted string,
+//	    an ambiguous unquoted scalar, and a document whose top level is not a
+//	    non-empty mapping (a comments-only file). It does not check
+//	    schema_version or the shape of items/sources: the engine does.
+//	    Whitespace-only input is the engine's NO-STATE case and is never passed.
+//	Emit(doc *value.Map) []byte
+//	    Writes the canonical text: fixed key orders by depth, JSON strings,
+//	    Python float repr, inline JSON lists and empty maps.
+package yamlsubset
+
+import "errors"
+
+// ErrCorrupt marks text that is not a valid state document.
+var ErrCorrupt = errors.New("yamlsubset: corrupt document")
