@@ -18,6 +18,20 @@
 //	    Python repr of a float: shortest round-trip digits, exponent only when
 //	    the decimal exponent is < -4 or >= 16, ".0" on integral values
 //	    ("1.0", "1e+16", "1e-05", "-0.0", "123456789.0").
+//
+// Decisions where Python's behaviour cannot be carried over (spec/):
+//   - A \uXXXX escape that leaves a lone surrogate (Python keeps it in the
+//     str) is ErrSyntax: the string could never be written as UTF-8.
+//   - Text that is not valid UTF-8 is ErrSyntax (Python never sees such text
+//     as a str).
+//   - An integer literal with more than MaxIntDigits digits is ErrSyntax, as
+//     Python 3.11's int() refuses it (ValueError); it also bounds the cost of
+//     big-number conversion.
+//   - Nesting deeper than MaxDepth arrays/objects is ErrSyntax, where Python
+//     raises RecursionError (just below 1000 levels).
+//   - Encode writes each byte of an invalid UTF-8 sequence in a string as
+//     \ufffd (value.Value does not enforce UTF-8; Python strings are always
+//     valid text).
 package pyjson
 
 import "errors"
@@ -27,3 +41,10 @@ var ErrSyntax = errors.New("pyjson: invalid JSON")
 
 // ErrNonFinite marks NaN, Infinity or a float overflowing to infinity.
 var ErrNonFinite = errors.New("pyjson: non-finite number")
+
+// MaxIntDigits is the largest number of digits an integer literal may have,
+// Python 3.11's default int_max_str_digits.
+const MaxIntDigits = 4300
+
+// MaxDepth is the deepest nesting of arrays and objects Decode accepts.
+const MaxDepth = 990

@@ -1,0 +1,436 @@
+package pyjson
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/stateguard/stateguard/model/value"
+)
+
+// Decode reads one JSON value that fills text apart from surrounding
+// whitespace (" \t\n\r"), with Python json.loads semantics (see the package
+// comment for the decisions where Python could not be followed).
+func Decode(text string) (value.Value, error) {
+	d := decoder{text: text, maxDepth: MaxDepth}
+	d.skipSpace()
+	v := d.value()
+	if d.err == nil {
+		d.skipSpace()
+		if d.pos != len(d.text) {
+			d.fail("extra data")
+		}
+	}
+	return d.result(v)
+}
+
+// DecodePrefix reads one JSON value at the very start of text (no leading
+// whitespace) and reports how many bytes it used; the rest of text is left
+// to the caller. maxDepth bounds the nesting of arrays and objects. Errors
+// are as for Decode. The YAML-subset reader uses it for keys and values.
+func DecodePrefix(text string, maxDepth int) (value.Value, int, error) {
+	d := decoder{text: text, maxDepth: maxDepth}
+	v := d.value()
+	v, err := d.result(v)
+	return v, d.pos, err
+}
+
+// decoder is a recursive-descent reader over text. The first error stops
+// it; a non-finite number is only noted so that a later syntax error still
+// wins, as Python would fail on the syntax first.
+type decoder struct {
+	text      string
+	pos       int
+	depth     int
+	maxDepth  int
+	err       error
+	nonFinite bool
+}
+
+func (d *decoder) result(v value.Value) (value.Value, error) {
+	if d.err != nil {
+		return nil, d.err
+	}
+	if d.nonFinite {
+		return nil, fmt.Errorf("%w", ErrNonFinite)
+	}
+	return v, nil
+}
+
+// fail records a syntax error; the message names the position, never the
+// input text (inputs may be private).
+func (d *decoder) fail(what string) {
+	if d.err == nil {
+		d.err = fmt.Errorf("%w: %s at offset %d", ErrSyntax, what, d.pos)
+	}
+}
+
+func (d *decoder) skipSpace() {
+	for d.pos < len(d.text) {
+		switch d.text[d.pos] {
+		case ' ', '\t', '\n', '\r':
+			d.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (d *decoder) hasPrefix(p string) bool {
+	return len(d.text)-d.pos >= len(p) && d.text[d.pos:d.pos+len(p)] == p
+}
+
+func (d *decoder) value() value.Value {
+	if d.pos >= len(d.text) {
+		d.fail("expecting value")
+		return nil
+	}
+	switch c := d.text[d.pos]; {
+	case c == '"':
+		return d.str()
+	case c == '{':
+		return d.object()
+	case c == '[':
+		return d.array()
+	case c == 'n' && d.hasPrefix("null"):
+		d.pos += 4
+		return nil
+	case c == 't' && d.hasPrefix("true"):
+		d.pos += 4
+		return true
+	case c == 'f' && d.hasPrefix("false"):
+		d.pos += 5
+		return false
+	case c == 'N' && d.hasPrefix("NaN"):
+		d.pos += 3
+		d.nonFinite = true
+		return nil
+	case c == 'I' && d.hasPrefix("Infinity"):
+		d.pos += 8
+		d.nonFinite = true
+		return nil
+	case c == '-' && d.hasPrefix("-Infinity"):
+		d.pos += 9
+		d.nonFinite = true
+		return nil
+	case c == '-' || (c >= '0' && c <= '9'):
+		return d.number()
+	}
+	d.fail("expecting value")
+	return nil
+}
+
+func (d *decoder) enter() bool {
+	d.depth++
+	if d.depth > d.maxDepth {
+		d.fail("nesting too deep")
+		return false
+	}
+	return true
+}
+
+func (d *decoder) object() value.Value {
+	if !d.enter() {
+		return nil
+	}
+	defer func() { d.depth-- }()
+	d.pos++ // '{'
+	m := value.NewMap()
+	d.skipSpace()
+	if d.pos < len(d.text) && d.text[d.pos] == '}' {
+		d.pos++
+		return m
+	}
+	for {
+		if d.pos >= len(d.text) || d.text[d.pos] != '"' {
+			d.fail("expecting property name")
+			return nil
+		}
+		k := d.str()
+		if d.err != nil {
+			return nil
+		}
+		d.skipSpace()
+		if d.pos >= len(d.text) || d.text[d.pos] != ':' {
+			d.fail("expecting ':'")
+			return nil
+		}
+		d.pos++
+		d.skipSpace()
+		v := d.value()
+		if d.err != nil {
+			return nil
+		}
+		m.Set(k.(string), v)
+		d.skipSpace()
+		if d.pos >= len(d.text) {
+			d.fail("expecting ',' or '}'")
+			return nil
+		}
+		switch d.text[d.pos] {
+		case ',':
+			d.pos++
+			d.skipSpace()
+		case '}':
+			d.pos++
+			return m
+		default:
+			d.fail("expecting ',' or '}'")
+			return nil
+		}
+	}
+}
+
+func (d *decoder) array() value.Value {
+	if !d.enter() {
+		return nil
+	}
+	defer func() { d.depth-- }()
+	d.pos++ // '['
+	list := []value.Value{}
+	d.skipSpace()
+	if d.pos < len(d.text) && d.text[d.pos] == ']' {
+		d.pos++
+		return list
+	}
+	for {
+		v := d.value()
+		if d.err != nil {
+			return nil
+		}
+		list = append(list, v)
+		d.skipSpace()
+		if d.pos >= len(d.text) {
+			d.fail("expecting ',' or ']'")
+			return nil
+		}
+		switch d.text[d.pos] {
+		case ',':
+			d.pos++
+			d.skipSpace()
+		case ']':
+			d.pos++
+			return list
+		default:
+			d.fail("expecting ',' or ']'")
+			return nil
+		}
+	}
+}
+
+// number reads -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? like Python's
+// scanner: the longest match, whatever follows is the caller's problem.
+func (d *decoder) number() value.Value {
+	start := d.pos
+	t := d.text
+	i := d.pos
+	if t[i] == '-' {
+		i++
+	}
+	digitsStart := i
+	switch {
+	case i < len(t) && t[i] == '0':
+		i++
+	case i < len(t) && t[i] >= '1' && t[i] <= '9':
+		for i < len(t) && t[i] >= '0' && t[i] <= '9' {
+			i++
+		}
+	default:
+		d.pos = start
+		d.fail("expecting value")
+		return nil
+	}
+	intEnd := i
+	isFloat := false
+	if i+1 < len(t) && t[i] == '.' && isDigit(t[i+1]) {
+		isFloat = true
+		i += 2
+		for i < len(t) && isDigit(t[i]) {
+			i++
+		}
+	}
+	if i < len(t) && (t[i] == 'e' || t[i] == 'E') {
+		j := i + 1
+		if j < len(t) && (t[j] == '+' || t[j] == '-') {
+			j++
+		}
+		if j < len(t) && isDigit(t[j]) {
+			isFloat = true
+			for j < len(t) && isDigit(t[j]) {
+				j++
+			}
+			i = j
+		}
+	}
+	d.pos = i
+	lit := t[start:i]
+	if isFloat {
+		f, err := strconv.ParseFloat(lit, 64)
+		if err != nil && !math.IsInf(f, 0) {
+			d.fail("bad number") // unreachable for the grammar above
+			return nil
+		}
+		if math.IsInf(f, 0) {
+			d.nonFinite = true
+			return nil
+		}
+		return f
+	}
+	if intEnd-digitsStart > MaxIntDigits {
+		d.pos = start
+		d.fail("integer has too many digits")
+		return nil
+	}
+	if intEnd-digitsStart <= 18 {
+		n, _ := strconv.ParseInt(lit, 10, 64)
+		return big.NewInt(n)
+	}
+	n, ok := new(big.Int).SetString(lit, 10)
+	if !ok {
+		d.fail("bad integer")
+		return nil
+	}
+	return n
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// str reads a JSON string at d.pos (which holds '"'). Raw characters below
+// U+0020 are refused (Python's strict mode); everything else, DEL and the
+// C1 controls included, is taken as is.
+func (d *decoder) str() value.Value {
+	t := d.text
+	i := d.pos + 1
+	// Fast path: no escapes, ASCII printable or valid UTF-8.
+	for i < len(t) {
+		c := t[i]
+		if c == '"' {
+			s := t[d.pos+1 : i]
+			d.pos = i + 1
+			return s
+		}
+		if c == '\\' || c < 0x20 {
+			break
+		}
+		if c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(t[i:])
+		if r == utf8.RuneError && size <= 1 {
+			d.pos = i
+			d.fail("invalid UTF-8")
+			return nil
+		}
+		i += size
+	}
+	buf := make([]byte, 0, i-d.pos+16)
+	buf = append(buf, t[d.pos+1:i]...)
+	for {
+		if i >= len(t) {
+			d.pos = i
+			d.fail("unterminated string")
+			return nil
+		}
+		c := t[i]
+		switch {
+		case c == '"':
+			d.pos = i + 1
+			return string(buf)
+		case c < 0x20:
+			d.pos = i
+			d.fail("invalid control character in string")
+			return nil
+		case c == '\\':
+			if i+1 >= len(t) {
+				d.pos = i
+				d.fail("unterminated string")
+				return nil
+			}
+			e := t[i+1]
+			i += 2
+			switch e {
+			case '"', '\\', '/':
+				buf = append(buf, e)
+			case 'b':
+				buf = append(buf, '\b')
+			case 'f':
+				buf = append(buf, '\f')
+			case 'n':
+				buf = append(buf, '\n')
+			case 'r':
+				buf = append(buf, '\r')
+			case 't':
+				buf = append(buf, '\t')
+			case 'u':
+				r, ok := hex4(t, i)
+				if !ok {
+					d.pos = i - 2
+					d.fail("invalid \\u escape")
+					return nil
+				}
+				i += 4
+				if r >= 0xd800 && r < 0xdc00 {
+					// A high surrogate must be followed by an escaped low one.
+					lo, ok := rune(0), false
+					if i+1 < len(t) && t[i] == '\\' && t[i+1] == 'u' {
+						lo, ok = hex4(t, i+2)
+					}
+					if !ok || lo < 0xdc00 || lo > 0xdfff {
+						d.pos = i - 6
+						d.fail("lone surrogate escape")
+						return nil
+					}
+					i += 6
+					r = 0x10000 + (r-0xd800)<<10 + (lo - 0xdc00)
+				} else if r >= 0xdc00 && r <= 0xdfff {
+					d.pos = i - 6
+					d.fail("lone surrogate escape")
+					return nil
+				}
+				buf = utf8.AppendRune(buf, r)
+			default:
+				d.pos = i - 2
+				d.fail("invalid escape")
+				return nil
+			}
+		case c < utf8.RuneSelf:
+			buf = append(buf, c)
+			i++
+		default:
+			r, size := utf8.DecodeRuneInString(t[i:])
+			if r == utf8.RuneError && size <= 1 {
+				d.pos = i
+				d.fail("invalid UTF-8")
+				return nil
+			}
+			buf = append(buf, t[i:i+size]...)
+			i += size
+		}
+	}
+}
+
+// hex4 reads four hex digits (either case) at t[i:].
+func hex4(t string, i int) (rune, bool) {
+	if i+4 > len(t) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range []byte(t[i : i+4]) {
+		var v byte
+		switch {
+		case c >= '0' && c <= '9':
+			v = c - '0'
+		case c >= 'a' && c <= 'f':
+			v = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			v = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(v)
+	}
+	return r, true
+}

@@ -1,0 +1,175 @@
+package pyjson
+
+import (
+	"math"
+	"math/big"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/stateguard/stateguard/model/value"
+)
+
+// Encode writes v as Python's json.dumps does with its defaults.
+func Encode(v value.Value) []byte {
+	return AppendEncode(nil, v)
+}
+
+// AppendEncode appends the json.dumps text of v to dst. A value of a type
+// outside package value's list is written as null (it cannot occur in a
+// decoded document).
+func AppendEncode(dst []byte, v value.Value) []byte {
+	switch t := v.(type) {
+	case nil:
+		return append(dst, "null"...)
+	case bool:
+		if t {
+			return append(dst, "true"...)
+		}
+		return append(dst, "false"...)
+	case *big.Int:
+		return t.Append(dst, 10)
+	case float64:
+		return AppendFloat(dst, t)
+	case string:
+		return appendASCIIString(dst, t)
+	case []value.Value:
+		dst = append(dst, '[')
+		for i, e := range t {
+			if i > 0 {
+				dst = append(dst, ", "...)
+			}
+			dst = AppendEncode(dst, e)
+		}
+		return append(dst, ']')
+	case *value.Map:
+		dst = append(dst, '{')
+		for i, k := range t.Keys() {
+			if i > 0 {
+				dst = append(dst, ", "...)
+			}
+			dst = appendASCIIString(dst, k)
+			dst = append(dst, ": "...)
+			e, _ := t.Get(k)
+			dst = AppendEncode(dst, e)
+		}
+		return append(dst, '}')
+	}
+	return append(dst, "null"...)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendASCIIString writes s with ensure_ascii: everything outside
+// U+0020..U+007E escaped, astral characters as surrogate pairs.
+func appendASCIIString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c < 0x7f && c != '"' && c != '\\' {
+			i++
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		if c < utf8.RuneSelf {
+			dst = appendShortEscape(dst, rune(c))
+			i++
+		} else {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			// An invalid byte decodes as U+FFFD with size 1: written as \ufffd.
+			if r >= 0x10000 {
+				r1 := 0xd800 + (r-0x10000)>>10
+				r2 := 0xdc00 + (r-0x10000)&0x3ff
+				dst = appendU4(dst, r1)
+				dst = appendU4(dst, r2)
+			} else {
+				dst = appendU4(dst, r)
+			}
+			i += size
+		}
+		start = i
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// appendShortEscape escapes an ASCII character the way json.dumps does:
+// short forms for " \ \n \r \t \b \f, \u00XX for the rest.
+func appendShortEscape(dst []byte, c rune) []byte {
+	switch c {
+	case '"':
+		return append(dst, '\\', '"')
+	case '\\':
+		return append(dst, '\\', '\\')
+	case '\n':
+		return append(dst, '\\', 'n')
+	case '\r':
+		return append(dst, '\\', 'r')
+	case '\t':
+		return append(dst, '\\', 't')
+	case '\b':
+		return append(dst, '\\', 'b')
+	case '\f':
+		return append(dst, '\\', 'f')
+	}
+	return appendU4(dst, c)
+}
+
+func appendU4(dst []byte, r rune) []byte {
+	return append(dst, '\\', 'u',
+		hexDigits[r>>12&0xf], hexDigits[r>>8&0xf], hexDigits[r>>4&0xf], hexDigits[r&0xf])
+}
+
+// AppendEscapedRune appends the \uXXXX (lowercase hex) or short escape of an
+// ASCII or BMP character; the YAML-subset writer shares it so both codecs
+// spell escapes identically.
+func AppendEscapedRune(dst []byte, r rune) []byte {
+	if r < utf8.RuneSelf {
+		return appendShortEscape(dst, r)
+	}
+	return appendU4(dst, r)
+}
+
+// FormatFloat returns Python's repr of f. f must be finite; NaN and the
+// infinities, which a value never holds, come out as Python writes them in
+// json.dumps ("NaN", "Infinity", "-Infinity").
+func FormatFloat(f float64) string {
+	return string(AppendFloat(make([]byte, 0, 24), f))
+}
+
+// AppendFloat appends FormatFloat(f) to dst.
+func AppendFloat(dst []byte, f float64) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(dst, "NaN"...)
+	case math.IsInf(f, 1):
+		return append(dst, "Infinity"...)
+	case math.IsInf(f, -1):
+		return append(dst, "-Infinity"...)
+	}
+	// Shortest round-trip digits in exponent form first: it tells the
+	// decimal exponent, which decides the layout the way Python's repr does.
+	start := len(dst)
+	dst = strconv.AppendFloat(dst, f, 'e', -1, 64)
+	exp := decimalExponent(dst[start:])
+	if exp < -4 || exp >= 16 {
+		return dst // Go's 'e' form already matches Python: "1e+16", "1e-05"
+	}
+	dst = strconv.AppendFloat(dst[:start], f, 'f', -1, 64)
+	for _, c := range dst[start:] {
+		if c == '.' {
+			return dst
+		}
+	}
+	return append(dst, '.', '0')
+}
+
+// decimalExponent reads the exponent of strconv's 'e' form ("d.ddde±XX").
+func decimalExponent(b []byte) int {
+	i := len(b) - 1
+	for b[i] != 'e' {
+		i--
+	}
+	n, _ := strconv.Atoi(string(b[i+1:]))
+	return n
+}
