@@ -1,0 +1,74 @@
+package yamlsubset_test
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// fixtureDir holds the recorded runs of the reference engine (shared,
+// read-only). Tests that need it skip when it is absent.
+const fixtureDir = "/work/shared/fixtures/sweep"
+
+// recordedStep is the subset of a fixture step these tests read.
+type recordedStep struct {
+	Kind       string   `json:"kind"`
+	Args       []string `json:"args"`
+	Stdout     string   `json:"stdout"`
+	StateAfter *string  `json:"state_after"`
+	Path       string   `json:"path"`
+	ContentB64 string   `json:"content_b64"`
+}
+
+type recording struct {
+	State string         `json:"state"`
+	Steps []recordedStep `json:"steps"`
+}
+
+// engineWritten lists, for each run step, whether state_after holds text
+// the engine wrote (not a file a write step planted and no run rewrote).
+func (r recording) engineWritten() []bool {
+	out := make([]bool, len(r.Steps))
+	planted := ""
+	for i, st := range r.Steps {
+		switch st.Kind {
+		case "write":
+			if st.Path == r.State {
+				b, _ := base64.StdEncoding.DecodeString(st.ContentB64)
+				planted = string(b)
+			}
+		case "run":
+			out[i] = st.StateAfter != nil && *st.StateAfter != planted
+		}
+	}
+	return out
+}
+
+// loadRecordings returns every fixture file by its path relative to
+// fixtureDir.
+func loadRecordings(t testing.TB) map[string]recording {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(fixtureDir, "*", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Skip("fixtures not available")
+	}
+	out := map[string]recording{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r recording
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		rel, _ := filepath.Rel(fixtureDir, f)
+		out[rel] = r
+	}
+	return out
+}

@@ -1,0 +1,285 @@
+package yamlsubset
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/stateguard/stateguard/impl/pyjson"
+	"github.com/stateguard/stateguard/model/value"
+)
+
+// maxDepth bounds block nesting plus the inline JSON inside it. It is well
+// above pyjson.MaxDepth plus the two levels items sit at, so every document
+// Emit writes from decoded input reads back.
+const maxDepth = 2000
+
+// Parse reads a state document (contract sections 14 and 15, "Loading").
+//
+// Layout rules:
+//   - Line ends are "\n", "\r\n" or a lone "\r" (so a raw CR inside a quoted
+//     string splits it and the line is CORRUPT).
+//   - A line holding only spaces and tabs is blank; a line whose first
+//     non-space character is '#' is a comment; both are ignored.
+//   - The indent is the count of leading spaces; a tab right after them is
+//     CORRUPT.
+//   - The first significant line sets the top indent. A line shallower than
+//     that is dropped, and so is a line deeper than the block it would belong
+//     to (after "key: value", or past the indent its block's first line set).
+//     Dropped lines are not otherwise inspected, as in the reference.
+//   - `key:` opens a block mapping whose indent is that of the next line; if
+//     the next line is not deeper, the value is an empty map.
+//   - A later duplicate key overwrites the value and keeps the first position.
+//
+// The input must be valid UTF-8 and must not start with a byte-order mark.
+func Parse(data []byte) (*value.Map, error) {
+	if bytes.HasPrefix(data, []byte("\xef\xbb\xbf")) {
+		return nil, fmt.Errorf("%w: byte-order mark", ErrCorrupt)
+	}
+	if !utf8.Valid(data) {
+		return nil, fmt.Errorf("%w: not valid UTF-8", ErrCorrupt)
+	}
+	p := parser{rest: string(data)}
+	root := value.NewMap()
+	first, ok, err := p.peek()
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("%w: no mapping", ErrCorrupt)
+	}
+	for {
+		ln, ok, err := p.peek()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break
+		}
+		if ln.indent < first.indent {
+			p.take() // shallower than the first line: dropped
+			continue
+		}
+		if err := p.block(root, first.indent, 1); err != nil {
+			return nil, err
+		}
+	}
+	return root, nil
+}
+
+// line is one significant (not blank, not comment) line.
+type line struct {
+	indent  int
+	content string // after the indent, no line end
+	number  int    // 1-based, for error messages
+}
+
+// parser walks the text line by line with one line of lookahead, so no
+// slice of all lines is ever built.
+type parser struct {
+	rest    string
+	lineNo  int
+	pending line
+	has     bool
+}
+
+// peek returns the next significant line without consuming it.
+func (p *parser) peek() (line, bool, error) {
+	if p.has {
+		return p.pending, true, nil
+	}
+	for len(p.rest) > 0 {
+		raw := p.nextRawLine()
+		n := 0
+		for n < len(raw) && raw[n] == ' ' {
+			n++
+		}
+		if n == len(raw) || raw[n] == '#' {
+			continue
+		}
+		if raw[n] == '\t' {
+			if strings.Trim(raw, " \t") == "" {
+				continue // whitespace-only line
+			}
+			return line{}, false, corruptf(p.lineNo, "tab in indentation")
+		}
+		p.pending = line{indent: n, content: raw[n:], number: p.lineNo}
+		p.has = true
+		return p.pending, true, nil
+	}
+	return line{}, false, nil
+}
+
+func (p *parser) take() { p.has = false }
+
+// nextRawLine cuts the next line off p.rest, accepting \n, \r\n and \r.
+func (p *parser) nextRawLine() string {
+	p.lineNo++
+	s := p.rest
+	end := strings.IndexByte(s, '\n')
+	if end < 0 {
+		end = len(s)
+	}
+	next := end + 1
+	if cr := strings.IndexByte(s[:end], '\r'); cr >= 0 {
+		end = cr
+		next = cr + 1
+		if next < len(s) && s[next] == '\n' {
+			next++
+		}
+	}
+	if next > len(s) {
+		next = len(s)
+	}
+	p.rest = s[next:]
+	return s[:end]
+}
+
+// block fills m with the lines at exactly indent, until a shallower line or
+// the end; deeper stray lines are dropped.
+func (p *parser) block(m *value.Map, indent, depth int) error {
+	if depth > maxDepth {
+		return fmt.Errorf("%w: nesting too deep", ErrCorrupt)
+	}
+	for {
+		ln, ok, err := p.peek()
+		if err != nil || !ok || ln.indent < indent {
+			return err
+		}
+		p.take()
+		if ln.indent > indent {
+			continue // deeper than any parent: dropped
+		}
+		key, rest, err := splitKey(ln)
+		if err != nil {
+			return err
+		}
+		if rest == "" {
+			child := value.NewMap()
+			next, ok, err := p.peek()
+			if err != nil {
+				return err
+			}
+			if ok && next.indent > indent {
+				if err := p.block(child, next.indent, depth+1); err != nil {
+					return err
+				}
+			}
+			m.Set(key, child)
+			continue
+		}
+		v, err := parseValue(rest, maxDepth-depth, ln.number)
+		if err != nil {
+			return err
+		}
+		m.Set(key, v)
+	}
+}
+
+// splitKey splits a line into its key and the value text after ": " (empty
+// when the line opens a block). The separator must be ':' followed by a
+// space, a tab or the line end, as every YAML reader requires.
+func splitKey(ln line) (key, rest string, err error) {
+	c := ln.content
+	var after string
+	if c[0] == '"' {
+		v, n, err := pyjson.DecodePrefix(c, 1)
+		if err != nil {
+			return "", "", corruptf(ln.number, "bad quoted key")
+		}
+		key = v.(string) // a prefix starting with '"' decodes to a string
+		after = strings.TrimLeft(c[n:], " ")
+		if !strings.HasPrefix(after, ":") {
+			return "", "", corruptf(ln.number, "no colon after key")
+		}
+		after = after[1:]
+	} else {
+		i := strings.IndexByte(c, ':')
+		if i < 0 {
+			return "", "", corruptf(ln.number, "line without a colon")
+		}
+		key, after = c[:i], c[i+1:]
+		if !isPlainString(key) {
+			return "", "", corruptf(ln.number, "ambiguous unquoted key")
+		}
+	}
+	if after != "" && after[0] != ' ' && after[0] != '\t' {
+		return "", "", corruptf(ln.number, "no space after colon")
+	}
+	return key, strings.Trim(after, " \t"), nil
+}
+
+// parseValue reads the text after "key: ".
+func parseValue(s string, depthLeft, lineNo int) (value.Value, error) {
+	switch s {
+	case "null":
+		return nil, nil
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	switch c := s[0]; {
+	case c == '"' || c == '[' || c == '{' || c == '-' || (c >= '0' && c <= '9'):
+		v, n, err := pyjson.DecodePrefix(s, depthLeft)
+		if err != nil {
+			return nil, corruptf(lineNo, "bad JSON value")
+		}
+		if n != len(s) {
+			return nil, corruptf(lineNo, "text after a JSON value")
+		}
+		return v, nil
+	}
+	if isPlainString(s) {
+		return s, nil
+	}
+	return nil, corruptf(lineNo, "ambiguous unquoted scalar")
+}
+
+// isPlainString is the rule for an unquoted word (a value, or a bare key)
+// that the file keeps as a string: only where every YAML reader would read
+// the same string too. It is accepted iff, after trimming spaces,
+//   - it is not empty;
+//   - its first character is an ASCII letter, '_' or '/' (this excludes
+//     numbers, dates, '~', '-', '+', '.', quotes and every YAML indicator);
+//   - it contains no " #" (a comment) and no ": " and does not end in ':'
+//     (a nested mapping);
+//   - it contains no control character, tab, DEL, C1 control, U+2028,
+//     U+2029, U+FEFF, U+FFFE or U+FFFF (forbidden raw or line breaks to a
+//     YAML 1.1 reader);
+//   - in any mix of case it is none of y, yes, n, no, true, false, on, off,
+//     null (YAML 1.1 booleans and null), nor nan, inf, infinity (which the
+//     reference's number reading would take for a non-finite float).
+//
+// Everything else that is not null/true/false/a JSON number, string, object
+// or array is ambiguous and the file is CORRUPT.
+func isPlainString(s string) bool {
+	s = strings.Trim(s, " ")
+	if s == "" {
+		return false
+	}
+	c := s[0]
+	if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c == '_' || c == '/') {
+		return false
+	}
+	if strings.Contains(s, " #") || strings.Contains(s, ": ") || strings.HasSuffix(s, ":") {
+		return false
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || needsEscape(r) || r == 0xfeff {
+			return false
+		}
+	}
+	if len(s) <= len("infinity") {
+		switch strings.ToLower(s) {
+		case "y", "yes", "n", "no", "true", "false", "on", "off", "null", "nan", "inf", "infinity":
+			return false
+		}
+	}
+	return true
+}
+
+func corruptf(lineNo int, what string) error {
+	return fmt.Errorf("%w: line %d: %s", ErrCorrupt, lineNo, what)
+}
