@@ -1,0 +1,77 @@
+// Package durable holds the file-system edge of the sweep engine: the
+// advisory lock on "<state>.lock", the crash-safe replacement of the state
+// file, and the ownership check that keeps a co-tenant's planted file out.
+//
+// Platform notes: on Unix the lock is flock(2) and ownership compares the
+// file's uid with the effective uid. On Windows the lock is LockFileEx on the
+// whole lock file (the lock file is opened without following reparse
+// points), ownership is not checked (best effort: NTFS ACLs decide who can
+// write there), and the directory is not synced (Windows has no such call).
+// Other platforms refuse to lock with ErrUnsupported.
+package durable
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// ErrUnsupported is returned where the platform offers no advisory lock.
+var ErrUnsupported = errors.New("durable: file locking is not supported on this platform")
+
+// DirMode is the mode used for missing parent directories (before umask).
+const DirMode = 0o755
+
+// LockPath is the lock file that guards state path p.
+func LockPath(p string) string { return p + ".lock" }
+
+// EnsureParent creates the missing parent directories of p.
+func EnsureParent(p string) error {
+	dir := filepath.Dir(p)
+	if err := os.MkdirAll(dir, DirMode); err != nil {
+		return fmt.Errorf("create parent directory: %w", err)
+	}
+	return nil
+}
+
+// WriteFile replaces p with data so that a reader sees either the old or the
+// new bytes, never a torn file: a fresh temporary file in the same directory
+// (exclusive create, mode 0600) is written, synced, renamed over p, and the
+// directory is synced so the rename survives a power cut (divergence D3).
+func WriteFile(p string, data []byte) (err error) {
+	dir := filepath.Dir(p)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(p)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("create temporary file: %w", err)
+	}
+	name := tmp.Name()
+	defer func() {
+		if err != nil {
+			os.Remove(name)
+		}
+	}()
+	// CreateTemp already uses 0600; Chmod makes it independent of that detail.
+	if err = tmp.Chmod(0o600); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		tmp.Close()
+		return fmt.Errorf("chmod temporary file: %w", err)
+	}
+	if _, err = tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write temporary file: %w", err)
+	}
+	if err = tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("sync temporary file: %w", err)
+	}
+	if err = tmp.Close(); err != nil {
+		return fmt.Errorf("close temporary file: %w", err)
+	}
+	if err = os.Rename(name, p); err != nil {
+		return fmt.Errorf("rename into place: %w", err)
+	}
+	if err = syncDir(dir); err != nil {
+		return fmt.Errorf("sync directory: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,87 @@
+//go:build unix
+
+package durable
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+func TestWriteFileReplacesWithMode0600(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "state.yml")
+	if err := os.WriteFile(p, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(p, []byte("new\n")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(p)
+	if err != nil || string(got) != "new\n" {
+		t.Fatalf("content %q, %v", got, err)
+	}
+	fi, _ := os.Stat(p)
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want 0600", fi.Mode().Perm())
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("leftover files: %v", entries)
+	}
+	if !OwnedByEffectiveUser(fi) {
+		t.Error("file we wrote is not ours")
+	}
+}
+
+func TestAcquireNeitherTruncatesNorFollowsLinks(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "victim")
+	if err := os.WriteFile(victim, []byte("precious"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "state.yml.lock")
+	if err := os.Symlink(victim, link); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := Acquire(link); err == nil {
+		l.Unlock()
+		t.Fatal("Acquire followed a symbolic link")
+	}
+	// A regular lock file with content keeps it.
+	if l, err := Acquire(victim); err != nil {
+		t.Fatal(err)
+	} else {
+		l.Unlock()
+	}
+	if got, _ := os.ReadFile(victim); string(got) != "precious" {
+		t.Errorf("lock file truncated: %q", got)
+	}
+}
+
+func TestAcquireExcludesOthers(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "s.lock")
+	l, err := Acquire(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(p)
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("lock mode %v", fi.Mode().Perm())
+	}
+	other, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := unix.Flock(int(other.Fd()), unix.LOCK_EX|unix.LOCK_NB); !errors.Is(err, unix.EWOULDBLOCK) {
+		t.Fatalf("second flock while held: %v, want EWOULDBLOCK", err)
+	}
+	l.Unlock()
+	if err := unix.Flock(int(other.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		t.Fatalf("flock after unlock: %v", err)
+	}
+}

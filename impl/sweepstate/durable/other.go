@@ -1,0 +1,20 @@
+//go:build !unix && !windows
+
+package durable
+
+import "os"
+
+// Lock is a held advisory lock; Unlock releases it.
+type Lock struct{}
+
+// Acquire always fails: this platform offers no advisory lock, and writing
+// without one could interleave two writers.
+func Acquire(path string) (*Lock, error) { return nil, ErrUnsupported }
+
+// Unlock does nothing.
+func (l *Lock) Unlock() error { return nil }
+
+// OwnedByEffectiveUser is false: without a lock nothing may be written.
+func OwnedByEffectiveUser(fi os.FileInfo) bool { return false }
+
+func syncDir(dir string) error { return nil }

@@ -1,0 +1,57 @@
+//go:build unix
+
+package durable
+
+import (
+	"fmt"
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Lock is a held advisory lock; Unlock releases it.
+type Lock struct{ f *os.File }
+
+// Acquire blocks until it holds an exclusive flock on path. The lock file is
+// created if missing with mode 0600, never truncated and never reached
+// through a symbolic link in its last component (divergence D2).
+func Acquire(path string) (*Lock, error) {
+	fd, err := unix.Open(path, unix.O_CREAT|unix.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open lock file: %w", err)
+	}
+	for {
+		err = unix.Flock(fd, unix.LOCK_EX)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("flock: %w", err)
+	}
+	return &Lock{f: os.NewFile(uintptr(fd), path)}, nil
+}
+
+// Unlock releases the lock by closing the descriptor.
+func (l *Lock) Unlock() error { return l.f.Close() }
+
+// OwnedByEffectiveUser reports whether fi's owner is this process's
+// effective user.
+func OwnedByEffectiveUser(fi os.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return false
+	}
+	return int(st.Uid) == os.Geteuid()
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
