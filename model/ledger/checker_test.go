@@ -41,7 +41,9 @@ func TestCheckerCatchesFixtureCorruptions(t *testing.T) {
 			return ts, es
 		}, "orphan=0 cycle=0 fk=0 state=0 timestamp=0 event=1 tasks=12 events=35"},
 		{"event-deleted", func(ts []model.Task, es []model.Event) ([]model.Task, []model.Event) {
-			i := slices.IndexFunc(es, func(e model.Event) bool { return e.TaskID == fixtureID(8) && e.To == "failed" && e.Kind == "task_transition" })
+			i := slices.IndexFunc(es, func(e model.Event) bool {
+				return e.TaskID == fixtureID(8) && e.To == "failed" && e.Kind == "task_transition"
+			})
 			return ts, slices.Delete(es, i, i+1)
 		}, "orphan=0 cycle=0 fk=0 state=0 timestamp=0 event=1 tasks=12 events=34"},
 		{"timestamp-order", func(ts []model.Task, es []model.Event) ([]model.Task, []model.Event) {
@@ -84,7 +86,9 @@ func TestCheckerCatchesFixtureCorruptions(t *testing.T) {
 			return ts, append(es, model.Event{Sequence: 99, TaskID: idX, Kind: "created", To: "queued", OccurredAt: 1, Code: &c})
 		}, "orphan=0 cycle=0 fk=1 state=0 timestamp=0 event=0 tasks=12 events=36"},
 		{"events out of order", func(ts []model.Task, es []model.Event) ([]model.Task, []model.Event) {
-			i := slices.IndexFunc(es, func(e model.Event) bool { return e.TaskID == fixtureID(1) && e.Kind == "task_transition" && e.To == "running" })
+			i := slices.IndexFunc(es, func(e model.Event) bool {
+				return e.TaskID == fixtureID(1) && e.Kind == "task_transition" && e.To == "running"
+			})
 			es[i].Sequence = 1000
 			return ts, es
 		}, "orphan=0 cycle=0 fk=0 state=0 timestamp=0 event=1 tasks=12 events=35"},
