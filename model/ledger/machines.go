@@ -55,6 +55,7 @@ type Transition struct {
 	To       string
 	Codes    []string
 	Reserved string
+	Guard    string // precondition beyond the source state, for readers
 }
 
 // Machine describes one state machine as data. The model's own transition
@@ -106,7 +107,11 @@ func buildDeliveryMachine() Machine {
 		Terminal: terminal,
 	}
 	for _, to := range terminal {
-		m.Edges = append(m.Edges, Transition{From: DeliveryPending, To: to, Codes: deliveryCodes[to]})
+		guard := "task terminal, delivery-required task"
+		if to == DeliveryNotApplicable {
+			guard = "task terminal, internal task"
+		}
+		m.Edges = append(m.Edges, Transition{From: DeliveryPending, To: to, Codes: deliveryCodes[to], Guard: guard})
 	}
 	return m
 }
