@@ -1,0 +1,257 @@
+// Package sweep is the executable model of the sweep state engine: one
+// deterministic function, Apply, from (file state, command) to (answer, next
+// file state). It is a second, independent reading of the contract
+// (../shared/contracts/sweep-state.md, mirrored in spec/sweep-state.md);
+// section numbers (§n) in comments refer to it.
+//
+// The model does no I/O and reads no clock: the caller parses the file and
+// the JSON arguments and passes "now" as the string the CLI would store.
+// It imports only the standard library and model/value.
+package sweep
+
+import (
+	"math/big"
+
+	"github.com/stateguard/stateguard/model/value"
+)
+
+// FileKind says what the state path held when the engine loaded it.
+type FileKind int
+
+const (
+	// Absent: no file at the path.
+	Absent FileKind = iota
+	// Blank: a file holding only whitespace; it reads as NO-STATE and the
+	// next write replaces it (§15).
+	Blank
+	// Unreadable: a file that cannot be read or parsed as the YAML subset,
+	// is a directory, or is not owned by the effective user (§12, §14).
+	Unreadable
+	// Parsed: a file that parsed as a mapping; Doc holds it in file order.
+	Parsed
+)
+
+// State is the state file as the engine sees it. Doc is set only for
+// Parsed; it is treated as read-only.
+type State struct {
+	Kind FileKind
+	Doc  *value.Map
+}
+
+// Status words of §13.
+const (
+	OK             = "OK"
+	NoState        = "NO-STATE"
+	Corrupt        = "CORRUPT"
+	Locked         = "LOCKED"
+	StaleReclaimed = "STALE-RECLAIMED"
+	LeaseLost      = "LEASE-LOST"
+	Refused        = "REFUSED"
+	Error          = "ERROR"
+)
+
+// Result is the answer of one call: the status word, the payload (nil when
+// there is none) and whether the file was written.
+type Result struct {
+	Word    string
+	Payload value.Value
+	Wrote   bool
+}
+
+// Decoded is an argument that arrives as JSON (or, for a legacy file, as
+// JSON or the YAML subset). OK is false when the argument was absent, did
+// not decode, or held a non-finite number; Value is then ignored.
+type Decoded struct {
+	Value value.Value
+	OK    bool
+}
+
+// Command is one subcommand with its arguments already validated by the
+// command line (§13: misuse never reaches the engine).
+type Command interface{ command() }
+
+// Read is `read` (§10).
+type Read struct{}
+
+// Validate is `validate` (§4).
+type Validate struct{}
+
+// UpsertItem is `upsert-item` (§5, §6, §7).
+type UpsertItem struct {
+	Source, ID, Writer, Now string
+	Item                    Decoded
+}
+
+// CursorGet is `cursor-get` (§8).
+type CursorGet struct{ Source string }
+
+// CursorAdvance is `cursor-advance` (§8).
+type CursorAdvance struct {
+	Source, To, PastItem, Writer, Now string
+}
+
+// LeaseAcquire is `lease-acquire` (§7). TTLMinutes is nil when
+// --ttl-minutes was not given (default 60); the CLI refuses negatives (D7).
+type LeaseAcquire struct {
+	Writer, Now string
+	TTLMinutes  *big.Int
+}
+
+// LeaseRelease is `lease-release` (§7).
+type LeaseRelease struct{ Writer string }
+
+// RunRecord is `run-record` (§9); Outcome is already one of the four words.
+type RunRecord struct {
+	Writer, Outcome, Timestamp string
+	Counts                     Decoded
+}
+
+// ImportLegacy is `import-legacy` (§11). Legacy is the legacy file decoded
+// as JSON or else as the YAML subset (not OK when missing or unreadable);
+// SourceMap is --source-map (not OK when absent or not JSON).
+type ImportLegacy struct {
+	Legacy    Decoded
+	SourceMap Decoded
+}
+
+func (Read) command()          {}
+func (Validate) command()      {}
+func (UpsertItem) command()    {}
+func (CursorGet) command()     {}
+func (CursorAdvance) command() {}
+func (LeaseAcquire) command()  {}
+func (LeaseRelease) command()  {}
+func (RunRecord) command()     {}
+func (ImportLegacy) command()  {}
+
+// Apply runs one engine call: load, decide, and (maybe) write. The next
+// State is what the file holds afterwards; after a write it is the document
+// in canonical order, exactly as a later load will see it.
+func Apply(st State, cmd Command) (Result, State) {
+	// Input checked before the file is touched: a bad --json is ERROR
+	// whatever the file or lease say (a model decision, see spec/).
+	if c, ok := cmd.(UpsertItem); ok {
+		if _, isMap := c.Item.Value.(*value.Map); !c.Item.OK || !isMap {
+			return Result{Word: Error}, st
+		}
+	}
+	doc, word := load(st)
+	if word != "" {
+		return Result{Word: word}, st
+	}
+	var res Result
+	switch c := cmd.(type) {
+	case Read:
+		res = read(doc)
+	case Validate:
+		res = validate(doc)
+	case UpsertItem:
+		res = upsertItem(doc, c)
+	case CursorGet:
+		res = cursorGet(doc, c)
+	case CursorAdvance:
+		res = cursorAdvance(doc, c)
+	case LeaseAcquire:
+		res, doc = leaseAcquire(doc, c)
+	case LeaseRelease:
+		res = leaseRelease(doc, c)
+	case RunRecord:
+		res, doc = runRecord(doc, c)
+	case ImportLegacy:
+		res, doc = importLegacy(doc, c)
+	default:
+		panic("sweep: unknown command")
+	}
+	if !res.Wrote {
+		return res, st
+	}
+	return res, State{Kind: Parsed, Doc: written(doc)}
+}
+
+// load turns the file into the working document (§2, §4, §10, §15). It
+// returns a status word instead when the call must stop here. For an
+// absent or blank file the document is nil.
+func load(st State) (*value.Map, string) {
+	switch st.Kind {
+	case Absent, Blank:
+		return nil, ""
+	case Unreadable:
+		return nil, Corrupt
+	}
+	if !st.Doc.Has("schema_version") {
+		return nil, Corrupt
+	}
+	for _, k := range []string{"items", "sources"} {
+		if v, ok := st.Doc.Get(k); ok {
+			if _, isMap := v.(*value.Map); !isMap {
+				return nil, Error
+			}
+		}
+	}
+	doc := value.Clone(st.Doc).(*value.Map)
+	for _, k := range []string{"sources", "items"} {
+		if !doc.Has(k) {
+			doc.Set(k, value.NewMap())
+		}
+	}
+	items := mapAt(doc, "items")
+	for _, key := range items.Keys() {
+		if item := mapAt(items, key); item != nil {
+			migrateMergeSHA(item)
+		}
+	}
+	return doc, ""
+}
+
+// migrateMergeSHA applies the legacy rule of §4: without a
+// verified_revision_id, verified_merge_sha moves there when truthy and is
+// dropped when falsy; with both present both stay.
+func migrateMergeSHA(item *value.Map) {
+	sha, has := item.Get("verified_merge_sha")
+	if !has || item.Has("verified_revision_id") {
+		return
+	}
+	item.Delete("verified_merge_sha")
+	if Truthy(sha) {
+		item.Set("verified_revision_id", sha)
+	}
+}
+
+// newDocument is what a call that creates the file starts from.
+func newDocument() *value.Map {
+	doc := value.NewMap()
+	doc.Set("schema_version", value.Int(1))
+	doc.Set("sources", value.NewMap())
+	doc.Set("items", value.NewMap())
+	return doc
+}
+
+// written is the document as the file holds it after a write: schema_version
+// 1 unless the file carried a higher integer version (D1), keys in canonical
+// order (§14).
+func written(doc *value.Map) *value.Map {
+	v, _ := doc.Get("schema_version")
+	if n, ok := v.(*big.Int); !ok || n.Cmp(big.NewInt(1)) <= 0 {
+		doc.Set("schema_version", value.Int(1))
+	}
+	return Canonical(doc)
+}
+
+// mapAt returns m[k] when it is a map, else nil.
+func mapAt(m *value.Map, k string) *value.Map {
+	if m == nil {
+		return nil
+	}
+	v, _ := m.Get(k)
+	sub, _ := v.(*value.Map)
+	return sub
+}
+
+// payload builds a small ordered map from key/value pairs.
+func payload(kv ...value.Value) *value.Map {
+	m := value.NewMap()
+	for i := 0; i+1 < len(kv); i += 2 {
+		m.Set(kv[i].(string), kv[i+1])
+	}
+	return m
+}
