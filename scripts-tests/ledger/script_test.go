@@ -1,0 +1,113 @@
+// Package ledger_test runs the task-state-guard script tests: every file in
+// testdata/ is a txtar archive whose script drives the real CLI and pins
+// its output with `cmp stdout want.json`. Read them to learn the CLI.
+//
+// Run with -update to rewrite the golden files after an intended change.
+package ledger_test
+
+import (
+	"database/sql"
+	"errors"
+	"flag"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+	_ "modernc.org/sqlite"
+
+	"github.com/stateguard/stateguard/impl/ledger/cli"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files of failing cmp commands")
+
+// scriptNow is the pinned clock every script starts with:
+// 2001-01-01T00:00:00Z, the base time of the reference fixtures.
+const scriptNow = "978307200"
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		// cli.Main returns the status; only this wrapper exits.
+		"task-state-guard": func() { os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr)) },
+	})
+}
+
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata",
+		RequireExplicitExec: true,
+		RequireUniqueNames:  true,
+		UpdateScripts:       *update,
+		Setup: func(env *testscript.Env) error {
+			env.Setenv(cli.TestClockEnv, "1")
+			env.Setenv(cli.TestNowEnv, scriptNow)
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"sqlite-exec": sqliteExec,
+			"exits":       exits,
+		},
+	})
+}
+
+// sqliteExec implements `sqlite-exec DB STATEMENT...`: it damages a ledger
+// behind the CLI's back with plain SQL (foreign keys off, as a hand edit
+// with the sqlite3 shell would be), so scripts can show what doctor finds.
+// Each argument is one statement.
+func sqliteExec(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("unsupported: ! sqlite-exec")
+	}
+	if len(args) < 2 {
+		ts.Fatalf("usage: sqlite-exec DB STATEMENT...")
+	}
+	db, err := sql.Open("sqlite", "file:"+ts.MkAbs(args[0]))
+	if err != nil {
+		ts.Fatalf("open: %v", err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	for _, stmt := range args[1:] {
+		if _, err := db.Exec(stmt); err != nil {
+			ts.Fatalf("%s: %v", strings.SplitN(stmt, " ", 2)[0], err)
+		}
+	}
+	// Fold the WAL back into the main file so no sidecar with the
+	// process umask's mode is left behind.
+	if _, err := db.Exec("PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+		ts.Fatalf("checkpoint: %v", err)
+	}
+}
+
+// exits implements `exits N PROGRAM ARGS...`: it runs the program like
+// exec, then requires exit status N and an empty stderr (the CLI never
+// writes to stderr). testscript's own `! exec` accepts any failure, which
+// would not tell 1 (unhealthy doctor) from 2 (refused) from 3 (internal).
+func exits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("unsupported: ! exits")
+	}
+	if len(args) < 2 {
+		ts.Fatalf("usage: exits STATUS PROGRAM ARGS...")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exits: bad status")
+	}
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var exitErr *exec.ExitError
+		if !errors.As(err, &exitErr) {
+			ts.Fatalf("exits: %v", err)
+		}
+		got = exitErr.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("exit status %d, want %d", got, want)
+	}
+	if stderr := ts.ReadFile("stderr"); stderr != "" {
+		ts.Fatalf("stderr not empty")
+	}
+}
