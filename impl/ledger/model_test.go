@@ -1,0 +1,542 @@
+package ledger_test
+
+// Model-vs-implementation state-machine test: the real SQLite ledger and the
+// executable model (model/ledger) receive the same random operations; after
+// every step the returned task, the error class, every task and event row,
+// the doctor's report and the model's Checker must agree.
+//
+// Default: 50 rapid checks. More: go test ./impl/ledger -run TestLedgerMatchesModel -rapid.checks=2000
+// A failure prints the op log (one line per step) and rapid's replay hint.
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/stateguard/stateguard/impl/ledger"
+	model "github.com/stateguard/stateguard/model/ledger"
+)
+
+// scriptedClock is the injected clock: the test sets now before each step.
+type scriptedClock struct{ now float64 }
+
+func (c *scriptedClock) read() float64 { return c.now }
+
+// idPool names a fixed set of canonical ids so that creates, lookups and
+// parents collide often.
+func poolID(n int) string { return fmt.Sprintf("%08x-0000-4000-8000-%012x", 0x5eed0000+n, n) }
+
+// spell writes a canonical id in one of the spellings the ledger accepts.
+func spell(id string, how int) string {
+	switch how {
+	case 1:
+		return strings.ToUpper(id)
+	case 2:
+		return strings.ReplaceAll(id, "-", "")
+	case 3:
+		return "{" + id + "}"
+	case 4:
+		return "urn:uuid:" + id
+	}
+	return id
+}
+
+// malformedIDs are refused by the ledger (L3) and are not canonical for the
+// model, so both answer InvalidInput.
+var malformedIDs = []string{"not-a-uuid", " " + poolID(1), "0x" + strings.ReplaceAll(poolID(1), "-", "")[2:], poolID(1)[:35], "+" + poolID(1)[1:]}
+
+var anyCodes = []string{"", "", "completed", "worker_completed", "worker_failed", "deadline_exceeded", "restart_stale",
+	"caller_cancelled", "transport_acknowledged", "delivery_grace_expired", "transport_failed", "internal_task",
+	"created", "started", "bogus_code", "Bad Code", "-x"}
+
+var hashes = []string{"", "", strings.Repeat("ab", 32), strings.Repeat("0f", 32), "not-a-hash", strings.Repeat("AB", 32)}
+
+// classOf names the error class (model and ledger use the same words).
+func classOf(err error) string {
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.Is(err, ledger.ErrInvalidInput), errors.Is(err, model.ErrInvalidInput):
+		return "InvalidInput"
+	case errors.Is(err, ledger.ErrTaskNotFound), errors.Is(err, model.ErrTaskNotFound):
+		return "TaskNotFound"
+	case errors.Is(err, ledger.ErrStateConflict), errors.Is(err, model.ErrStateConflict):
+		return "StateConflict"
+	}
+	return "other(" + err.Error() + ")"
+}
+
+// toModel copies a ledger row into the model's row type.
+func toModel(t ledger.Task) model.Task {
+	return model.Task{
+		ID: t.ID, ParentID: t.ParentID, Status: t.Status, DeliveryStatus: t.DeliveryStatus,
+		DeliveryRequired: t.DeliveryRequired, PayloadHash: t.PayloadHash, TimeoutSeconds: t.TimeoutSeconds,
+		CreatedAt: t.CreatedAt, StartedAt: t.StartedAt, UpdatedAt: t.UpdatedAt, EndedAt: t.EndedAt,
+		DeadlineAt: t.DeadlineAt, DeliveryUpdatedAt: t.DeliveryUpdatedAt, TerminalCode: t.TerminalCode,
+		DeliveryCode: t.DeliveryCode, Version: t.Version,
+	}
+}
+
+// show prints a row with pointers dereferenced.
+func show(t model.Task) string {
+	f := func(p *float64) string {
+		if p == nil {
+			return "null"
+		}
+		return fmt.Sprint(*p)
+	}
+	s := func(p *string) string {
+		if p == nil {
+			return "null"
+		}
+		return *p
+	}
+	return fmt.Sprintf("{%s parent=%s %s/%s req=%v hash=%s timeout=%s created=%v started=%s updated=%v ended=%s deadline=%s dupd=%v code=%s dcode=%s v=%d}",
+		t.ID, s(t.ParentID), t.Status, t.DeliveryStatus, t.DeliveryRequired, s(t.PayloadHash), f(t.TimeoutSeconds),
+		t.CreatedAt, f(t.StartedAt), t.UpdatedAt, f(t.EndedAt), f(t.DeadlineAt), t.DeliveryUpdatedAt, s(t.TerminalCode), s(t.DeliveryCode), t.Version)
+}
+
+// readRows reads every task (by id) and event (by sequence) through a
+// separate read-only SQLite connection.
+func readRows(db *sql.DB) ([]model.Task, []model.Event, error) {
+	rows, err := db.Query(`SELECT id, parent_id, status, delivery_status, delivery_required, payload_hash, timeout_seconds,
+		created_at, started_at, updated_at, ended_at, deadline_at, delivery_updated_at, terminal_code, delivery_code, version
+		FROM tasks ORDER BY id`)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	tasks := []model.Task{}
+	for rows.Next() {
+		var t model.Task
+		var parent, hash, code, dcode sql.NullString
+		var timeout, started, ended, deadline sql.NullFloat64
+		if err := rows.Scan(&t.ID, &parent, &t.Status, &t.DeliveryStatus, &t.DeliveryRequired, &hash, &timeout,
+			&t.CreatedAt, &started, &t.UpdatedAt, &ended, &deadline, &t.DeliveryUpdatedAt, &code, &dcode, &t.Version); err != nil {
+			return nil, nil, err
+		}
+		t.ParentID, t.PayloadHash, t.TerminalCode, t.DeliveryCode = nstr(parent), nstr(hash), nstr(code), nstr(dcode)
+		t.TimeoutSeconds, t.StartedAt, t.EndedAt, t.DeadlineAt = nflt(timeout), nflt(started), nflt(ended), nflt(deadline)
+		tasks = append(tasks, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	erows, err := db.Query(`SELECT sequence, task_id, event_kind, from_value, to_value, occurred_at, code FROM task_events ORDER BY sequence`)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer erows.Close()
+	events := []model.Event{}
+	for erows.Next() {
+		var e model.Event
+		var from, code sql.NullString
+		if err := erows.Scan(&e.Sequence, &e.TaskID, &e.Kind, &from, &e.To, &e.OccurredAt, &code); err != nil {
+			return nil, nil, err
+		}
+		e.From, e.Code = nstr(from), nstr(code)
+		events = append(events, e)
+	}
+	return tasks, events, erows.Err()
+}
+
+func nstr(v sql.NullString) *string {
+	if !v.Valid {
+		return nil
+	}
+	return &v.String
+}
+
+func nflt(v sql.NullFloat64) *float64 {
+	if !v.Valid {
+		return nil
+	}
+	return &v.Float64
+}
+
+// machine is the rapid state machine: the real ledger, the model, and the
+// clock both read.
+type machine struct {
+	l       *ledger.Ledger
+	reader  *sql.DB
+	clock   *scriptedClock
+	m       *model.Model
+	created []string // canonical ids known to exist
+	nextGen int      // counter behind Options.NewID
+	step    int
+}
+
+func newMachine(t *rapid.T, dir string) *machine {
+	mc := &machine{clock: &scriptedClock{now: 1.7e9}, m: &model.Model{}}
+	path := filepath.Join(dir, "ledger.sqlite")
+	l, err := ledger.Open(path, ledger.Options{Clock: mc.clock.read, NewID: func() (string, error) {
+		mc.nextGen++
+		return poolID(1000 + mc.nextGen), nil
+	}})
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	mc.l = l
+	// A second SQLite connection (never os.Open: that would drop SQLite's
+	// POSIX locks) reads the rows after each step.
+	mc.reader, err = sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatalf("reader: %v", err)
+	}
+	mc.reader.SetMaxOpenConns(1)
+	return mc
+}
+
+func (mc *machine) close(t *rapid.T) {
+	if err := mc.reader.Close(); err != nil {
+		t.Errorf("reader close: %v", err)
+	}
+	if err := mc.l.Close(); err != nil {
+		t.Errorf("ledger close: %v", err)
+	}
+}
+
+// tick moves the clock: mostly forward, sometimes not at all, sometimes back.
+func (mc *machine) tick(t *rapid.T) {
+	switch rapid.IntRange(0, 9).Draw(t, "clockKind") {
+	case 0:
+		mc.clock.now -= rapid.SampledFrom([]float64{0.5, 1, 100, 700}).Draw(t, "back")
+	case 1:
+	default:
+		mc.clock.now += rapid.SampledFrom([]float64{0.001, 0.25, 1, 30, 599.5, 600, 700, 1e5}).Draw(t, "forward")
+	}
+}
+
+// target draws an id argument: (what the ledger gets, what the model gets).
+func (mc *machine) target(t *rapid.T, label string) (string, string) {
+	kind := rapid.IntRange(0, 15).Draw(t, label+"Kind")
+	var id string
+	switch {
+	case kind == 0:
+		bad := rapid.SampledFrom(malformedIDs).Draw(t, label+"Malformed")
+		return bad, bad
+	case kind <= 2 || len(mc.created) == 0:
+		id = poolID(rapid.IntRange(0, 12).Draw(t, label+"Pool"))
+	default:
+		id = rapid.SampledFrom(mc.created).Draw(t, label+"Known")
+	}
+	return spell(id, rapid.IntRange(0, 6).Draw(t, label+"Spelling")), id
+}
+
+func (mc *machine) logf(t *rapid.T, format string, args ...any) {
+	mc.step++
+	t.Logf("step %d @%v: %s", mc.step, mc.clock.now, fmt.Sprintf(format, args...))
+}
+
+func outcome(t model.Task, err error) string {
+	if err != nil {
+		return ""
+	}
+	return t.Status + "/" + t.DeliveryStatus + fmt.Sprintf(" v%d", t.Version)
+}
+
+// compareTask checks one operation's outcome.
+func compareTask(t *rapid.T, op string, got ledger.Task, gerr error, want model.Task, werr error) {
+	t.Logf("  -> %s %s", classOf(werr), outcome(want, werr))
+	if classOf(gerr) != classOf(werr) {
+		t.Fatalf("%s: ledger %s (%v), model %s (%v)", op, classOf(gerr), gerr, classOf(werr), werr)
+	}
+	if gerr == nil && !reflect.DeepEqual(toModel(got), want) {
+		t.Fatalf("%s: task differs\nledger %s\nmodel  %s", op, show(toModel(got)), show(want))
+	}
+}
+
+func (mc *machine) remember(id string) {
+	for _, k := range mc.created {
+		if k == id {
+			return
+		}
+	}
+	mc.created = append(mc.created, id)
+}
+
+// Create: any id spelling or none, parents (known, unknown, self), timeouts
+// (0, fractional, large, invalid), hashes, internal or delivery-required;
+// often a repeat of an existing id with equal or different fields.
+func (mc *machine) Create(t *rapid.T) {
+	mc.tick(t)
+	var p ledger.CreateParams
+	var mp model.CreateParams
+	switch rapid.IntRange(0, 4).Draw(t, "idKind") {
+	case 0: // the ledger generates the id
+	default:
+		p.TaskID, mp.TaskID = mc.target(t, "id")
+	}
+	switch rapid.IntRange(0, 3).Draw(t, "parentKind") {
+	case 0:
+		p.ParentID, mp.ParentID = mc.target(t, "parent")
+	case 1:
+		if p.TaskID != "" {
+			p.ParentID, mp.ParentID = p.TaskID, mp.TaskID
+		}
+	}
+	p.PayloadHash = pick(t, "hash", []string{"", "", hashes[2], hashes[3]}, hashes[4:])
+	mp.PayloadHash = p.PayloadHash
+	if rapid.Bool().Draw(t, "hasTimeout") {
+		v := pick(t, "timeout", []float64{0, 0.5, 0.1, 30, 600, 1e10, 1e308, math.Copysign(0, -1)}, []float64{-1, math.NaN(), math.Inf(1)})
+		if rapid.IntRange(0, 4).Draw(t, "randomTimeout") == 0 {
+			v = rapid.Float64Range(0, 2000).Draw(t, "timeoutValue")
+		}
+		p.TimeoutSeconds, mp.TimeoutSeconds = &v, &v
+	}
+	p.DeliveryRequired = rapid.IntRange(0, 3).Draw(t, "internal") != 0
+	mp.DeliveryRequired = p.DeliveryRequired
+	// Repeat an existing task's exact fields now and then.
+	if len(mc.created) > 0 && rapid.IntRange(0, 3).Draw(t, "exactRepeat") == 0 {
+		old, _ := mc.m.Get(rapid.SampledFrom(mc.created).Draw(t, "repeatOf"))
+		p = ledger.CreateParams{TaskID: old.ID, DeliveryRequired: old.DeliveryRequired, TimeoutSeconds: old.TimeoutSeconds}
+		if old.ParentID != nil {
+			p.ParentID = *old.ParentID
+		}
+		if old.PayloadHash != nil {
+			p.PayloadHash = *old.PayloadHash
+		}
+		mp = model.CreateParams{TaskID: p.TaskID, ParentID: p.ParentID, PayloadHash: p.PayloadHash, TimeoutSeconds: p.TimeoutSeconds, DeliveryRequired: p.DeliveryRequired}
+	}
+	timeout := "null"
+	if p.TimeoutSeconds != nil {
+		timeout = fmt.Sprint(*p.TimeoutSeconds)
+	}
+	mc.logf(t, "create id=%q parent=%q hash=%q timeout=%s required=%v", p.TaskID, p.ParentID, p.PayloadHash, timeout, p.DeliveryRequired)
+	generated := mc.nextGen
+	got, gerr := mc.l.Create(p)
+	if p.TaskID == "" {
+		// The id NewID handed out; when the ledger refused before asking,
+		// any fresh id gives the model the same decision.
+		mp.TaskID = poolID(1000 + mc.nextGen)
+		if mc.nextGen == generated {
+			mp.TaskID = poolID(100000 + mc.step)
+		}
+	}
+	want, werr := mc.m.Create(mp, mc.clock.now)
+	compareTask(t, "create", got, gerr, want, werr)
+	if werr == nil {
+		mc.remember(want.ID)
+	}
+}
+
+// pick draws from common, or (one time in eight) from rare.
+func pick[T any](t *rapid.T, label string, common, rare []T) T {
+	if rapid.IntRange(0, 7).Draw(t, label+"Rare") == 0 {
+		return rapid.SampledFrom(rare).Draw(t, label)
+	}
+	return rapid.SampledFrom(common).Draw(t, label)
+}
+
+// code draws a reason code: none, one registered for status, or any other
+// (unregistered for this state, reserved, malformed).
+func (mc *machine) code(t *rapid.T, mach model.Machine, status string) string {
+	switch rapid.IntRange(0, 5).Draw(t, "codeKind") {
+	case 0, 1:
+		return ""
+	case 2, 3, 4:
+		if codes := mach.CodesFor(status); len(codes) > 0 {
+			return rapid.SampledFrom(codes).Draw(t, "code")
+		}
+	}
+	return rapid.SampledFrom(anyCodes).Draw(t, "anyCode")
+}
+
+// CreateChild creates a fresh task under a known parent (builds trees).
+func (mc *machine) CreateChild(t *rapid.T) {
+	if len(mc.created) == 0 {
+		t.Skip("no parent yet")
+	}
+	mc.tick(t)
+	parent := rapid.SampledFrom(mc.created).Draw(t, "parent")
+	id := poolID(rapid.IntRange(0, 40).Draw(t, "childPool"))
+	p := ledger.CreateParams{TaskID: spell(id, rapid.IntRange(0, 6).Draw(t, "idSpelling")), ParentID: parent,
+		DeliveryRequired: rapid.Bool().Draw(t, "required")}
+	if rapid.Bool().Draw(t, "hasTimeout") {
+		v := rapid.SampledFrom([]float64{0, 0.25, 30, 1e10}).Draw(t, "timeout")
+		p.TimeoutSeconds = &v
+	}
+	mc.logf(t, "create id=%q parent=%q required=%v", p.TaskID, p.ParentID, p.DeliveryRequired)
+	got, gerr := mc.l.Create(p)
+	want, werr := mc.m.Create(model.CreateParams{TaskID: id, ParentID: parent, TimeoutSeconds: p.TimeoutSeconds, DeliveryRequired: p.DeliveryRequired}, mc.clock.now)
+	compareTask(t, "create child", got, gerr, want, werr)
+	if werr == nil {
+		mc.remember(want.ID)
+	}
+}
+
+// Start a task (queued, running, terminal or unknown).
+func (mc *machine) Start(t *rapid.T) {
+	mc.tick(t)
+	arg, id := mc.target(t, "id")
+	mc.logf(t, "start %q", arg)
+	got, gerr := mc.l.Start(arg)
+	want, werr := mc.m.Start(id, mc.clock.now)
+	compareTask(t, "start", got, gerr, want, werr)
+}
+
+// Heartbeat a task.
+func (mc *machine) Heartbeat(t *rapid.T) {
+	mc.tick(t)
+	arg, id := mc.target(t, "id")
+	mc.logf(t, "heartbeat %q", arg)
+	got, gerr := mc.l.Heartbeat(arg)
+	want, werr := mc.m.Heartbeat(id, mc.clock.now)
+	compareTask(t, "heartbeat", got, gerr, want, werr)
+}
+
+// Close a task with any status word and a valid, unregistered or malformed code.
+func (mc *machine) Close(t *rapid.T) {
+	mc.tick(t)
+	arg, id := mc.target(t, "id")
+	status := pick(t, "status", model.TaskMachine.Terminal, []string{"queued", "running", "bogus", ""})
+	code := mc.code(t, model.TaskMachine, status)
+	mc.logf(t, "close %q %q %q", arg, status, code)
+	got, gerr := mc.l.CloseTask(arg, status, code)
+	want, werr := mc.m.Close(id, status, code, mc.clock.now)
+	compareTask(t, "close", got, gerr, want, werr)
+}
+
+// SetDelivery with any delivery word and code.
+func (mc *machine) SetDelivery(t *rapid.T) {
+	mc.tick(t)
+	arg, id := mc.target(t, "id")
+	status := pick(t, "status", model.DeliveryMachine.Terminal, []string{"pending", "bogus"})
+	code := mc.code(t, model.DeliveryMachine, status)
+	mc.logf(t, "delivery %q %q %q", arg, status, code)
+	got, gerr := mc.l.SetDelivery(arg, status, code)
+	want, werr := mc.m.SetDelivery(id, status, code, mc.clock.now)
+	compareTask(t, "delivery", got, gerr, want, werr)
+}
+
+// Get a task.
+func (mc *machine) Get(t *rapid.T) {
+	arg, id := mc.target(t, "id")
+	mc.logf(t, "get %q", arg)
+	got, gerr := mc.l.Get(arg)
+	want, werr := mc.m.Get(id)
+	compareTask(t, "get", got, gerr, want, werr)
+}
+
+// ChildrenOf a task.
+func (mc *machine) ChildrenOf(t *rapid.T) {
+	arg, id := mc.target(t, "id")
+	mc.logf(t, "children %q", arg)
+	got, gerr := mc.l.ChildrenOf(arg)
+	want, werr := mc.m.ChildrenOf(id)
+	if classOf(gerr) != classOf(werr) {
+		t.Fatalf("children: ledger %s (%v), model %s", classOf(gerr), gerr, classOf(werr))
+	}
+	if len(got) != len(want) {
+		t.Fatalf("children: ledger %d, model %d", len(got), len(want))
+	}
+	for i := range got {
+		if !reflect.DeepEqual(toModel(got[i]), want[i]) {
+			t.Fatalf("child %d differs\nledger %s\nmodel  %s", i, show(toModel(got[i])), show(want[i]))
+		}
+	}
+}
+
+// Reconcile with random graces, as a dry run or applied.
+func (mc *machine) Reconcile(t *rapid.T) {
+	mc.tick(t)
+	grace := func(label string) float64 {
+		if rapid.IntRange(0, 3).Draw(t, label+"Random") == 0 {
+			return rapid.Float64Range(0, 2000).Draw(t, label)
+		}
+		return pick(t, label, []float64{0, 0.5, 600, 1e10}, []float64{-1, math.NaN(), math.Inf(1)})
+	}
+	active, delivery := grace("activeGrace"), grace("deliveryGrace")
+	dry := rapid.Bool().Draw(t, "dryRun")
+	mc.logf(t, "reconcile active=%v delivery=%v dry=%v", active, delivery, dry)
+	got, gerr := mc.l.Reconcile(active, delivery, dry)
+	want, werr := mc.m.Reconcile(mc.clock.now, active, delivery, dry)
+	if classOf(gerr) != classOf(werr) {
+		t.Fatalf("reconcile: ledger %s (%v), model %s (%v)", classOf(gerr), gerr, classOf(werr), werr)
+	}
+	t.Logf("  -> %s %+v", classOf(werr), want)
+	if gerr == nil && fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
+		t.Fatalf("reconcile report\nledger %+v\nmodel  %+v", got, want)
+	}
+}
+
+// check runs after every action: full rows, doctor and Checker agree.
+func (mc *machine) check(t *rapid.T) {
+	tasks, events, err := readRows(mc.reader)
+	if err != nil {
+		t.Fatalf("read rows: %v", err)
+	}
+	wantTasks, wantEvents := mc.m.Tasks(), mc.m.Events()
+	if len(tasks) != len(wantTasks) {
+		t.Fatalf("rows: ledger %d tasks, model %d", len(tasks), len(wantTasks))
+	}
+	for i := range tasks {
+		if !reflect.DeepEqual(tasks[i], wantTasks[i]) {
+			t.Fatalf("row %d differs\nledger %s\nmodel  %s", i, show(tasks[i]), show(wantTasks[i]))
+		}
+	}
+	if !reflect.DeepEqual(events, wantEvents) {
+		t.Fatalf("events differ\nledger %s\nmodel  %s", showEvents(events), showEvents(wantEvents))
+	}
+	counts := model.Check(tasks, events)
+	if !counts.Healthy() {
+		t.Fatalf("Checker finds the ledger's rows unhealthy: %+v", counts)
+	}
+	doc, err := mc.l.Doctor()
+	if err != nil {
+		t.Fatalf("doctor: %v", err)
+	}
+	if !doc.Healthy || doc.QuickCheck != "ok" || !doc.SchemaOK || doc.DoctorErrorCount != 0 {
+		t.Fatalf("doctor unhealthy: %+v", doc)
+	}
+	if doc.TaskCount != counts.TaskCount || doc.EventCount != counts.EventCount ||
+		!reflect.DeepEqual(doc.TaskStatusCounts, counts.TaskStatusCounts) ||
+		!reflect.DeepEqual(doc.DeliveryStatusCounts, counts.DeliveryStatusCounts) ||
+		doc.OrphanCount != counts.OrphanCount || doc.ParentCycleCount != counts.ParentCycleCount ||
+		doc.ForeignKeyErrorCount != counts.ForeignKeyErrorCount ||
+		doc.StateInconsistencyCount != counts.StateInconsistencyCount ||
+		doc.TimestampInconsistencyCount != counts.TimestampInconsistencyCount ||
+		doc.EventInconsistencyCount != counts.EventInconsistencyCount {
+		t.Fatalf("doctor and Checker disagree\ndoctor  %+v\nchecker %+v", doc, counts)
+	}
+}
+
+func showEvents(es []model.Event) string {
+	var b strings.Builder
+	for _, e := range es {
+		from, code := "null", "null"
+		if e.From != nil {
+			from = *e.From
+		}
+		if e.Code != nil {
+			code = *e.Code
+		}
+		fmt.Fprintf(&b, "\n  #%d %s %s %s->%s @%v code=%s", e.Sequence, e.TaskID, e.Kind, from, e.To, e.OccurredAt, code)
+	}
+	return b.String()
+}
+
+func TestLedgerMatchesModel(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		mc := newMachine(rt, t.TempDir())
+		defer mc.close(rt)
+		rt.Repeat(map[string]func(*rapid.T){
+			"create":    mc.Create,
+			"start":     mc.Start,
+			"heartbeat": mc.Heartbeat,
+			"close":     mc.Close,
+			"delivery":  mc.SetDelivery,
+			"get":       mc.Get,
+			"children":  mc.ChildrenOf,
+			"reconcile": mc.Reconcile,
+			"":          mc.check,
+		})
+	})
+}
