@@ -69,6 +69,10 @@ type Options struct {
 	BusyTimeoutMS int
 	// Clock defaults to the wall clock when nil.
 	Clock Clock
+	// NewID returns the id of a task created without one; it defaults to a
+	// random version-4 UUID. Tests inject a deterministic source. The value
+	// must be a canonical lowercase UUID.
+	NewID func() (string, error)
 }
 
 // CreateParams are the arguments of Create. Empty strings mean "not given".

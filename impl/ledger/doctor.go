@@ -1,0 +1,467 @@
+package ledger
+
+import (
+	"context"
+	"math"
+)
+
+// Doctor checks the ledger read-only and reports counts only (contract
+// §6). When the schema is not exactly v2 it returns the early report: all
+// counts zero, SchemaOK false, DoctorErrorCount 1.
+func (l *Ledger) Doctor() (DoctorReport, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return DoctorReport{}, errClosed
+	}
+	ctx := context.Background()
+	if !l.readOnly {
+		if _, err := l.conn.ExecContext(ctx, "PRAGMA query_only = 1"); err != nil {
+			return DoctorReport{}, classifySQLite("set query_only", err)
+		}
+		defer l.conn.ExecContext(ctx, "PRAGMA query_only = 0")
+	}
+	t, err := l.begin(ctx, "BEGIN")
+	if err != nil {
+		return DoctorReport{}, err
+	}
+	rep := runDoctor(t)
+	if err := l.finish(ctx, nil, "doctor"); err != nil {
+		return DoctorReport{}, err
+	}
+	return rep, nil
+}
+
+// newDoctorReport is the all-zero report with every state key present.
+func newDoctorReport() DoctorReport {
+	r := DoctorReport{QuickCheck: "ok", TaskStatusCounts: map[string]int{}, DeliveryStatusCounts: map[string]int{}}
+	for _, s := range taskStates {
+		r.TaskStatusCounts[s] = 0
+	}
+	for _, s := range deliveryStates {
+		r.DeliveryStatusCounts[s] = 0
+	}
+	return r
+}
+
+// doctorTask is one tasks row as stored, with types unchecked.
+type doctorTask struct {
+	id, parent, status, delivery, hash, tcode, dcode any
+	required, timeout, version                       any
+	created, started, updated, ended, deadline, dup  any
+}
+
+// doctorEvent is one task_events row as stored.
+type doctorEvent struct {
+	taskID, kind, from, to, at, code any
+}
+
+func runDoctor(t *txn) DoctorReport {
+	rep := newDoctorReport()
+	if !quickCheckOK(t) {
+		rep.QuickCheck = "failed"
+	}
+	st, err := readSchema(t.ctx, t)
+	if err != nil || !st.okV2() {
+		rep.SchemaVersion = st.version
+		rep.DoctorErrorCount = 1
+		return rep
+	}
+	rep.SchemaVersion = 2
+	rep.SchemaOK = true
+
+	tasks, terr := loadDoctorTasks(t)
+	events, eerr := loadDoctorEvents(t)
+	fk, ferr := countRows(t, "PRAGMA foreign_key_check")
+	for _, e := range []error{terr, eerr, ferr} {
+		if e != nil {
+			rep.DoctorErrorCount++
+		}
+	}
+	rep.ForeignKeyErrorCount = fk
+	rep.TaskCount = len(tasks)
+	rep.EventCount = len(events)
+
+	byID := make(map[string]*doctorTask, len(tasks))
+	for i := range tasks {
+		if id, ok := tasks[i].id.(string); ok {
+			byID[id] = &tasks[i]
+		}
+	}
+	eventsOf := make(map[string][]doctorEvent, len(tasks))
+	unknownEventTasks := map[any]bool{}
+	for _, e := range events {
+		id, ok := e.taskID.(string)
+		if !ok || byID[id] == nil {
+			unknownEventTasks[e.taskID] = true
+			continue
+		}
+		eventsOf[id] = append(eventsOf[id], e)
+	}
+	rep.EventInconsistencyCount += len(unknownEventTasks)
+
+	for i := range tasks {
+		task := &tasks[i]
+		if s, ok := task.status.(string); ok {
+			if _, known := rep.TaskStatusCounts[s]; known {
+				rep.TaskStatusCounts[s]++
+			}
+		}
+		if s, ok := task.delivery.(string); ok {
+			if _, known := rep.DeliveryStatusCounts[s]; known {
+				rep.DeliveryStatusCounts[s]++
+			}
+		}
+		var parent *doctorTask
+		if p, ok := task.parent.(string); ok {
+			parent = byID[p]
+			if parent == nil {
+				rep.OrphanCount++
+			}
+		} else if task.parent != nil {
+			rep.OrphanCount++
+		}
+		if !taskStateOK(task) {
+			rep.StateInconsistencyCount++
+		}
+		if !taskTimesOK(task, parent) {
+			rep.TimestampInconsistencyCount++
+		}
+		id, _ := task.id.(string)
+		if !eventChainOK(task, eventsOf[id]) {
+			rep.EventInconsistencyCount++
+		}
+	}
+	rep.ParentCycleCount = countCycles(tasks, byID)
+
+	rep.Healthy = rep.QuickCheck == "ok" && rep.SchemaOK && rep.OrphanCount == 0 && rep.ParentCycleCount == 0 &&
+		rep.ForeignKeyErrorCount == 0 && rep.StateInconsistencyCount == 0 && rep.TimestampInconsistencyCount == 0 &&
+		rep.EventInconsistencyCount == 0 && rep.DoctorErrorCount == 0
+	return rep
+}
+
+// quickCheckOK runs PRAGMA quick_check; anything but a single "ok" fails.
+func quickCheckOK(t *txn) bool {
+	rows, err := t.l.conn.QueryContext(t.ctx, "PRAGMA quick_check")
+	if err != nil {
+		return false
+	}
+	defer rows.Close()
+	var lines []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return false
+		}
+		lines = append(lines, s)
+	}
+	return rows.Err() == nil && len(lines) == 1 && lines[0] == "ok"
+}
+
+func countRows(t *txn, query string) (int, error) {
+	rows, err := t.l.conn.QueryContext(t.ctx, query)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		n++
+	}
+	return n, rows.Err()
+}
+
+func loadDoctorTasks(t *txn) ([]doctorTask, error) {
+	rows, err := t.QueryContext(t.ctx, `SELECT id, parent_id, status, delivery_status, delivery_required, payload_hash,
+		timeout_seconds, created_at, started_at, updated_at, ended_at, deadline_at, delivery_updated_at,
+		terminal_code, delivery_code, version FROM tasks`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []doctorTask
+	for rows.Next() {
+		var d doctorTask
+		if err := rows.Scan(&d.id, &d.parent, &d.status, &d.delivery, &d.required, &d.hash,
+			&d.timeout, &d.created, &d.started, &d.updated, &d.ended, &d.deadline, &d.dup,
+			&d.tcode, &d.dcode, &d.version); err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+func loadDoctorEvents(t *txn) ([]doctorEvent, error) {
+	rows, err := t.QueryContext(t.ctx, `SELECT task_id, event_kind, from_value, to_value, occurred_at, code FROM task_events ORDER BY sequence`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []doctorEvent
+	for rows.Next() {
+		var e doctorEvent
+		if err := rows.Scan(&e.taskID, &e.kind, &e.from, &e.to, &e.at, &e.code); err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// asText returns a TEXT value (the driver may hand out string or []byte).
+func asText(v any) (string, bool) {
+	switch s := v.(type) {
+	case string:
+		return s, true
+	case []byte:
+		return string(s), true
+	}
+	return "", false
+}
+
+// asTime returns a finite number; ok is false for NULL, text or non-finite.
+func asTime(v any) (float64, bool) {
+	switch f := v.(type) {
+	case float64:
+		return f, !math.IsNaN(f) && !math.IsInf(f, 0)
+	case int64:
+		return float64(f), true
+	}
+	return 0, false
+}
+
+// optTime returns (nil, true) for NULL, the value for a finite number, and
+// ok false for anything else.
+func optTime(v any) (*float64, bool) {
+	if v == nil {
+		return nil, true
+	}
+	f, ok := asTime(v)
+	if !ok {
+		return nil, false
+	}
+	return &f, true
+}
+
+func taskStateOK(d *doctorTask) bool {
+	id, ok := asText(d.id)
+	if !ok || !isCanonicalID(id) {
+		return false
+	}
+	if d.parent != nil {
+		p, ok := asText(d.parent)
+		if !ok || !isCanonicalID(p) {
+			return false
+		}
+	}
+	status, ok1 := asText(d.status)
+	delivery, ok2 := asText(d.delivery)
+	if !ok1 || !ok2 || !isTaskState(status) || !isDeliveryState(delivery) {
+		return false
+	}
+	req, ok := d.required.(int64)
+	if !ok || (req != 0 && req != 1) {
+		return false
+	}
+	if d.hash != nil {
+		h, ok := asText(d.hash)
+		if !ok || !validPayloadHash(h) {
+			return false
+		}
+	}
+	if d.timeout != nil {
+		f, ok := asTime(d.timeout)
+		if !ok || f < 0 {
+			return false
+		}
+	}
+	terminal := isTerminal(status)
+	if d.tcode != nil {
+		c, ok := asText(d.tcode)
+		if !ok || !terminal || !taskCodeAllowed(status, c) {
+			return false
+		}
+	}
+	if d.dcode != nil {
+		c, ok := asText(d.dcode)
+		if !ok || delivery == DeliveryPending || !deliveryCodeAllowed(delivery, c) {
+			return false
+		}
+	}
+	if delivery != DeliveryPending && !terminal {
+		return false
+	}
+	if req == 1 && delivery == DeliveryNotApplicable {
+		return false
+	}
+	if req == 0 && (delivery == DeliveryDelivered || delivery == DeliveryFailed) {
+		return false
+	}
+	version, ok := d.version.(int64)
+	if !ok {
+		return false
+	}
+	implied := int64(0)
+	if d.started != nil {
+		implied++
+	}
+	if terminal {
+		implied++
+	}
+	if delivery != DeliveryPending {
+		implied++
+	}
+	return version >= implied
+}
+
+func taskTimesOK(d *doctorTask, parent *doctorTask) bool {
+	created, ok1 := asTime(d.created)
+	updated, ok2 := asTime(d.updated)
+	dup, ok3 := asTime(d.dup)
+	started, ok4 := optTime(d.started)
+	ended, ok5 := optTime(d.ended)
+	deadline, ok6 := optTime(d.deadline)
+	timeout, ok7 := optTime(d.timeout)
+	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7) {
+		return false
+	}
+	if updated < created || dup < created {
+		return false
+	}
+	if started != nil && (*started < created || updated < *started) {
+		return false
+	}
+	if ended != nil && (*ended < created || (started != nil && *ended < *started)) {
+		return false
+	}
+	status, _ := asText(d.status)
+	delivery, _ := asText(d.delivery)
+	if isTerminal(status) && (ended == nil || updated != *ended) {
+		return false
+	}
+	if deadline != nil && (started == nil || timeout == nil || *deadline != *started+*timeout) {
+		return false
+	}
+	if deadline == nil && started != nil && timeout != nil {
+		return false
+	}
+	if status == StatusQueued && (started != nil || deadline != nil) {
+		return false
+	}
+	if status == StatusRunning && started == nil {
+		return false
+	}
+	if delivery == DeliveryPending && dup != created {
+		return false
+	}
+	if delivery != DeliveryPending && (ended == nil || dup < *ended) {
+		return false
+	}
+	if parent != nil {
+		if pc, ok := asTime(parent.created); ok && created < pc {
+			return false
+		}
+	}
+	return true
+}
+
+// eventChainOK compares a task's events, in sequence order, with the
+// chain its row implies.
+func eventChainOK(d *doctorTask, events []doctorEvent) bool {
+	created, ok := asTime(d.created)
+	if !ok {
+		return false
+	}
+	status, _ := asText(d.status)
+	delivery, _ := asText(d.delivery)
+	type want struct {
+		kind string
+		from any
+		to   string
+		at   any
+		code any
+	}
+	chain := []want{{eventCreated, nil, StatusQueued, created, codeCreated}}
+	from := StatusQueued
+	if d.started != nil {
+		chain = append(chain, want{eventTaskTransition, StatusQueued, StatusRunning, d.started, codeStarted})
+		from = StatusRunning
+	}
+	if isTerminal(status) {
+		chain = append(chain, want{eventTaskTransition, from, status, d.ended, d.tcode})
+	}
+	if delivery != DeliveryPending {
+		chain = append(chain, want{eventDeliveryTransition, DeliveryPending, delivery, d.dup, d.dcode})
+	}
+	if len(events) != len(chain) {
+		return false
+	}
+	for i, w := range chain {
+		e := events[i]
+		if !sameText(e.kind, w.kind) || !sameText(e.to, w.to) || !sameOptText(e.from, w.from) || !sameOptText(e.code, w.code) {
+			return false
+		}
+		got, ok1 := asTime(e.at)
+		wantAt, ok2 := asTime(w.at)
+		if !ok1 || !ok2 || got != wantAt {
+			return false
+		}
+	}
+	return true
+}
+
+func sameText(v any, want string) bool {
+	s, ok := asText(v)
+	return ok && s == want
+}
+
+func sameOptText(v, want any) bool {
+	if want == nil || v == nil {
+		return want == nil && v == nil
+	}
+	w, ok := asText(want)
+	return ok && sameText(v, w)
+}
+
+// countCycles counts parent cycles, each once, by walking parent links.
+func countCycles(tasks []doctorTask, byID map[string]*doctorTask) int {
+	const (
+		unseen = iota
+		onPath
+		done
+	)
+	state := make(map[string]int, len(tasks))
+	cycles := 0
+	for i := range tasks {
+		start, ok := asText(tasks[i].id)
+		if !ok || state[start] != unseen {
+			continue
+		}
+		var path []string
+		cur := start
+		for {
+			if s := state[cur]; s == onPath {
+				cycles++
+				break
+			} else if s == done {
+				break
+			}
+			state[cur] = onPath
+			path = append(path, cur)
+			node := byID[cur]
+			if node == nil {
+				break
+			}
+			p, ok := asText(node.parent)
+			if !ok || byID[p] == nil {
+				break
+			}
+			cur = p
+		}
+		for _, n := range path {
+			state[n] = done
+		}
+	}
+	return cycles
+}

@@ -1,0 +1,51 @@
+package ledger
+
+import "errors"
+
+// classError carries one error class and a fixed message that never names
+// an input value, id or path.
+type classError struct {
+	class error
+	msg   string
+}
+
+func (e *classError) Error() string { return e.class.Error() + ": " + e.msg }
+func (e *classError) Unwrap() error { return e.class }
+
+func invalidInput(msg string) error  { return &classError{ErrInvalidInput, msg} }
+func taskNotFound(msg string) error  { return &classError{ErrTaskNotFound, msg} }
+func stateConflict(msg string) error { return &classError{ErrStateConflict, msg} }
+
+// errClockBackwards is returned when the clock reads earlier than a
+// timestamp the operation depends on.
+var errClockBackwards = stateConflict("clock moved backwards")
+
+// errReadOnly is returned by every mutation on a read-only ledger.
+var errReadOnly = stateConflict("ledger is open read-only")
+
+// errClosed is returned by operations on a closed ledger.
+var errClosed = errors.New("ledger: closed")
+
+// internalError is an unexpected failure with no contract class (the CLI's
+// InternalError). Its message names only the operation: OS errors carry
+// paths, so the cause is reachable through Unwrap but never printed.
+type internalError struct {
+	op    string
+	cause error
+}
+
+func (e *internalError) Error() string { return "ledger: " + e.op + " failed" }
+func (e *internalError) Unwrap() error { return e.cause }
+
+// internal wraps err as an internalError unless it already carries a class.
+func internal(op string, err error) error {
+	var ce *classError
+	if errors.As(err, &ce) {
+		return err
+	}
+	var ie *internalError
+	if errors.As(err, &ie) {
+		return err
+	}
+	return &internalError{op: op, cause: err}
+}

@@ -1,0 +1,223 @@
+package ledger
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// guard is the storage boundary of one open ledger (contract §8): the
+// resolved database path, the remembered identity of the file, and the
+// shared descriptor that keeps it open for the ledger's lifetime.
+type guard struct {
+	path     string // resolved parent + final name
+	readOnly bool
+	ident    fileIdent
+	held     *heldFile
+	model    string // StorageInfo.PermissionModel
+}
+
+// openGuard checks (and, when writable, prepares) the storage for path.
+func openGuard(path string, opts Options) (*guard, error) {
+	clean, err := checkPathText(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := platformPreflight(opts); err != nil {
+		return nil, err
+	}
+	dir, missing, err := resolveParent(clean)
+	if err != nil {
+		return nil, err
+	}
+	if len(missing) > 0 && (opts.ReadOnly || !canCreateDirs) {
+		return nil, invalidInput("database directory does not exist")
+	}
+	if err := checkAncestors(dir); err != nil {
+		return nil, err
+	}
+	for _, name := range missing {
+		dir = filepath.Join(dir, name)
+		if err := makePrivateDir(dir); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkFinalDir(dir); err != nil {
+		return nil, err
+	}
+	g := &guard{path: filepath.Join(dir, filepath.Base(clean)), readOnly: opts.ReadOnly, model: permissionModel}
+
+	info, err := lstat(g.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if opts.ReadOnly {
+			return nil, invalidInput("database does not exist")
+		}
+		f, err := createPrivate(g.path)
+		if err != nil {
+			return nil, err
+		}
+		st, err := fstat(f)
+		if err != nil {
+			f.Close()
+			return nil, internal("stat database", err)
+		}
+		g.ident = st.ident
+		g.held = holdFile(f, st.ident)
+	case err != nil:
+		return nil, internal("stat database", err)
+	default:
+		if err := checkDBShape(info); err != nil {
+			return nil, err
+		}
+		if h := lookupHeld(info.ident); h != nil {
+			g.held = h
+		} else {
+			f, err := openNoFollow(g.path)
+			if err != nil {
+				return nil, invalidInput("database file cannot be opened safely")
+			}
+			st, err := fstat(f)
+			if err != nil || st.ident != info.ident {
+				f.Close()
+				return nil, stateConflict("database file changed while opening")
+			}
+			g.held = holdFile(f, st.ident)
+		}
+		g.ident = info.ident
+		if err := g.privateMode(g.held.f, info); err != nil {
+			g.release()
+			return nil, err
+		}
+	}
+	if err := g.checkSidecars(); err != nil {
+		g.release()
+		return nil, err
+	}
+	return g, nil
+}
+
+// checkDBShape refuses a database path that is a link, not a regular file,
+// or a file with more than one name.
+func checkDBShape(info fileInfo) error {
+	if info.isLink || !info.isReg {
+		return invalidInput("database path is not a regular file")
+	}
+	if info.nlink != 1 {
+		return invalidInput("database file has more than one link")
+	}
+	return nil
+}
+
+// privateMode tightens a writable ledger's file to 0600 and requires a
+// read-only ledger's file to be private already.
+func (g *guard) privateMode(f *os.File, info fileInfo) error {
+	if !posixModes || info.perm == 0o600 {
+		return nil
+	}
+	if g.readOnly {
+		if info.perm&0o077 != 0 {
+			return invalidInput("database file mode is not private")
+		}
+		return nil
+	}
+	if err := f.Chmod(0o600); err != nil {
+		return internal("tighten database mode", err)
+	}
+	return nil
+}
+
+// check re-verifies the storage before an operation: the path still names
+// the remembered file, which is still a regular single-link file, and the
+// sidecars are safe. It costs one lstat per file.
+func (g *guard) check() error {
+	info, err := lstat(g.path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return stateConflict("database file disappeared")
+		}
+		return internal("stat database", err)
+	}
+	if err := checkDBShape(info); err != nil {
+		return err
+	}
+	if info.ident != g.ident {
+		return stateConflict("database file was replaced")
+	}
+	if posixModes && info.perm != 0o600 {
+		if g.readOnly {
+			if info.perm&0o077 != 0 {
+				return invalidInput("database file mode is not private")
+			}
+		} else if err := g.held.f.Chmod(0o600); err != nil {
+			return internal("tighten database mode", err)
+		}
+	}
+	return g.checkSidecars()
+}
+
+// checkSidecars refuses linked or irregular sidecars and tightens (or, read
+// only, requires) private modes. A sidecar with zero links is SQLite
+// unlinking it right now and is skipped.
+func (g *guard) checkSidecars() error {
+	for _, suffix := range sidecarSuffixes {
+		p := g.path + suffix
+		info, err := lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return internal("stat sidecar", err)
+		}
+		if info.isLink || !info.isReg {
+			return invalidInput("sidecar is not a regular file")
+		}
+		if info.nlink == 0 {
+			continue
+		}
+		if info.nlink != 1 {
+			return invalidInput("sidecar has more than one link")
+		}
+		if posixModes && info.perm != 0o600 {
+			if g.readOnly {
+				if info.perm&0o077 != 0 {
+					return invalidInput("sidecar mode is not private")
+				}
+				continue
+			}
+			// chmod by path: opening a sidecar would drop SQLite's locks.
+			// The lstat above refused links; the window until chmod is
+			// only open to same-user processes, which are trusted.
+			if err := os.Chmod(p, 0o600); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return internal("tighten sidecar mode", err)
+			}
+		}
+	}
+	return nil
+}
+
+// sidecarsPresent reports which sidecars exist (with at least one link).
+func (g *guard) sidecarsPresent() (journal, wal, shm bool, err error) {
+	present := make([]bool, len(sidecarSuffixes))
+	for i, suffix := range sidecarSuffixes {
+		info, err := lstat(g.path + suffix)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return false, false, false, internal("stat sidecar", err)
+		}
+		present[i] = info.nlink > 0
+	}
+	return present[0], present[1], present[2], nil
+}
+
+// release drops the guard's reference to the shared descriptor. Call it
+// only after the ledger's SQLite connection is closed.
+func (g *guard) release() {
+	if g.held != nil {
+		g.held.release()
+		g.held = nil
+	}
+}

@@ -1,0 +1,348 @@
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// defaultBusyTimeoutMS is the busy_timeout when Options leaves it zero.
+const defaultBusyTimeoutMS = 5000
+
+// Ledger is one open task ledger. Its methods are safe for concurrent use
+// by goroutines; they run one at a time on a single SQLite connection,
+// because SQLite has one writer anyway.
+type Ledger struct {
+	mu       sync.Mutex
+	db       *sql.DB
+	conn     *sql.Conn
+	guard    *guard // nil for an in-memory snapshot's source after load
+	clock    Clock
+	newID    func() (string, error)
+	readOnly bool
+	snapshot []byte // the private copy while it is being loaded
+	inMemory bool   // a read-only ledger served from a private in-memory copy
+	schema   schemaStatus
+	info     StorageInfo
+	stmts    map[string]*sql.Stmt
+	closed   bool
+}
+
+// Open opens (or, unless read-only, creates) the ledger at path after the
+// storage checks of contract §8, and validates, creates or migrates the
+// schema (§7).
+func Open(path string, opts Options) (*Ledger, error) {
+	if opts.BusyTimeoutMS < 0 {
+		return nil, invalidInput("busy timeout must not be negative")
+	}
+	if opts.BusyTimeoutMS == 0 {
+		opts.BusyTimeoutMS = defaultBusyTimeoutMS
+	}
+	g, err := openGuard(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	l := &Ledger{
+		guard:    g,
+		clock:    opts.Clock,
+		newID:    opts.NewID,
+		readOnly: opts.ReadOnly,
+		stmts:    map[string]*sql.Stmt{},
+		info: StorageInfo{
+			BusyTimeoutMS:   opts.BusyTimeoutMS,
+			ForeignKeys:     true,
+			JournalMode:     "wal",
+			PermissionModel: g.model,
+		},
+	}
+	if l.clock == nil {
+		l.clock = wallClock
+	}
+	if l.newID == nil {
+		l.newID = randomTaskID
+	}
+	if opts.ReadOnly {
+		err = l.openReadOnly(opts)
+	} else {
+		err = l.openWritable(opts)
+	}
+	if err != nil {
+		l.shutdown()
+		return nil, err
+	}
+	return l, nil
+}
+
+// wallClock is the default Clock; it is only ever read inside operations.
+func wallClock() float64 {
+	return float64(time.Now().UnixNano()) / 1e9
+}
+
+// fileURI renders path as a SQLite URI with the given query.
+func fileURI(path, query string) string {
+	p := filepath.ToSlash(path)
+	if runtime.GOOS == "windows" && !strings.HasPrefix(p, "/") {
+		p = "/" + p
+	}
+	var b strings.Builder
+	b.WriteString("file:")
+	if strings.HasPrefix(p, "//") {
+		b.WriteString("//")
+	}
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch c {
+		case '?', '#', '%':
+			fmt.Fprintf(&b, "%%%02X", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteString("?")
+	b.WriteString(query)
+	return b.String()
+}
+
+// connect opens a one-connection pool and pins its connection.
+func (l *Ledger) connect(dsn string) error {
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return internal("open database", err)
+	}
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+	conn, err := db.Conn(context.Background())
+	if err != nil {
+		db.Close()
+		return classifySQLite("open database", err)
+	}
+	l.db, l.conn = db, conn
+	return nil
+}
+
+// pragmaInt runs a PRAGMA and returns its integer answer.
+func (l *Ledger) pragmaInt(q string) (int, error) {
+	var v int
+	err := l.conn.QueryRowContext(context.Background(), q).Scan(&v)
+	return v, err
+}
+
+// pragmaText runs a PRAGMA and returns its text answer.
+func (l *Ledger) pragmaText(q string) (string, error) {
+	var v string
+	err := l.conn.QueryRowContext(context.Background(), q).Scan(&v)
+	return v, err
+}
+
+// setBusyAndKeys sets and verifies busy_timeout and foreign_keys.
+func (l *Ledger) setBusyAndKeys() error {
+	ms := l.info.BusyTimeoutMS
+	if _, err := l.pragmaInt(fmt.Sprintf("PRAGMA busy_timeout = %d", ms)); err != nil {
+		return classifySQLite("set busy_timeout", err)
+	}
+	if got, err := l.pragmaInt("PRAGMA busy_timeout"); err != nil || got != ms {
+		return internal("verify busy_timeout", errOrMismatch(err))
+	}
+	if _, err := l.conn.ExecContext(context.Background(), "PRAGMA foreign_keys = ON"); err != nil {
+		return classifySQLite("set foreign_keys", err)
+	}
+	if got, err := l.pragmaInt("PRAGMA foreign_keys"); err != nil || got != 1 {
+		return internal("verify foreign_keys", errOrMismatch(err))
+	}
+	return nil
+}
+
+func errOrMismatch(err error) error {
+	if err != nil {
+		return err
+	}
+	return errors.New("setting did not take effect")
+}
+
+// openWritable connects read-write, validates the schema before anything
+// is written, then switches to WAL and creates or migrates the schema.
+func (l *Ledger) openWritable(opts Options) error {
+	if err := l.connect(fileURI(l.guard.path, "mode=rw")); err != nil {
+		return err
+	}
+	if err := l.guard.check(); err != nil {
+		return err
+	}
+	if err := l.setBusyAndKeys(); err != nil {
+		return err
+	}
+	ctx := context.Background()
+	st, err := readSchema(ctx, l.conn)
+	if err != nil {
+		return classifySQLite("read schema", err)
+	}
+	if !st.empty && !st.okV1() && !st.okV2() {
+		return stateConflict("schema does not match")
+	}
+	if st.okV1() {
+		// Refuse an unsafe v1 file before WAL is switched on, so that a
+		// refused file is left byte for byte as it was.
+		safe, err := v1MigrationSafe(ctx, l.conn)
+		if err != nil {
+			return classifySQLite("inspect v1 schema", err)
+		}
+		if !safe {
+			return stateConflict("schema v1 holds codes outside the registry")
+		}
+	}
+	mode, err := l.pragmaText("PRAGMA journal_mode = WAL")
+	if err != nil {
+		return classifySQLite("set journal_mode", err)
+	}
+	if !strings.EqualFold(mode, "wal") {
+		return internal("verify journal_mode", errOrMismatch(nil))
+	}
+	if _, err := l.conn.ExecContext(ctx, "PRAGMA synchronous = NORMAL"); err != nil {
+		return classifySQLite("set synchronous", err)
+	}
+	if got, err := l.pragmaInt("PRAGMA synchronous"); err != nil || got != 1 {
+		return internal("verify synchronous", errOrMismatch(err))
+	}
+	if err := l.guard.checkSidecars(); err != nil {
+		return err
+	}
+	if st.empty || st.okV1() {
+		err := l.write(func(tx *txn) error {
+			again, err := readSchema(ctx, tx)
+			if err != nil {
+				return err
+			}
+			switch {
+			case again.empty:
+				return createSchema(ctx, tx)
+			case again.okV1():
+				safe, err := v1MigrationSafe(ctx, tx)
+				if err != nil {
+					return err
+				}
+				if !safe {
+					return stateConflict("schema v1 holds codes outside the registry")
+				}
+				return migrateV1(ctx, tx)
+			case again.okV2():
+				return nil
+			}
+			return stateConflict("schema does not match")
+		})
+		if err != nil {
+			return err
+		}
+		st = schemaStatus{exact: true, version: 2, fingerprint: SchemaFingerprint}
+	}
+	l.schema = st
+	return nil
+}
+
+// classifySQLite maps SQLite failures that mean "this is not a usable
+// ledger file" to StateConflict, and busy or locked to StateConflict too;
+// anything else is internal.
+func classifySQLite(op string, err error) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT:
+			return stateConflict("database file is not a valid ledger")
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+			return stateConflict("database is busy")
+		case sqlite3.SQLITE_READONLY:
+			return stateConflict("database is read-only")
+		}
+	}
+	return internal(op, err)
+}
+
+// Close closes the connection, then releases the file descriptor (in that
+// order, so SQLite's locks are never dropped under an open connection),
+// and wipes a read-only ledger's private copy.
+func (l *Ledger) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil
+	}
+	l.closed = true
+	return l.shutdown()
+}
+
+func (l *Ledger) shutdown() error {
+	var err error
+	if l.inMemory && l.conn != nil {
+		l.scrubMemory()
+	}
+	for _, s := range l.stmts {
+		s.Close()
+	}
+	l.stmts = nil
+	if l.conn != nil {
+		if cerr := l.conn.Close(); cerr != nil {
+			err = cerr
+		}
+	}
+	if l.db != nil {
+		if cerr := l.db.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
+	if l.guard != nil {
+		l.guard.release()
+	}
+	wipe(l.snapshot)
+	l.snapshot = nil
+	if err != nil {
+		return internal("close", err)
+	}
+	return nil
+}
+
+// wipe zeroes a private copy of the database.
+func wipe(b []byte) {
+	for i := range b {
+		b[i] = 0
+	}
+}
+
+// StorageInfo describes the verified connection settings.
+func (l *Ledger) StorageInfo() StorageInfo { return l.info }
+
+// SchemaVersion reports the schema version found at open (1 or 2; 0 when
+// the schema is not exactly right, which only a read-only ledger admits).
+func (l *Ledger) SchemaVersion() int {
+	if !l.schema.exact {
+		return 0
+	}
+	return l.schema.version
+}
+
+// scrubMemory overwrites the in-memory copy's rows before the connection
+// closes: SQLite frees its buffer without zeroing it, so the rows are
+// deleted with secure_delete on, which zeroes the freed content. Errors
+// are ignored: a damaged copy is released anyway.
+func (l *Ledger) scrubMemory() {
+	ctx := context.Background()
+	for _, q := range []string{
+		"PRAGMA query_only = 0",
+		"PRAGMA foreign_keys = OFF",
+		"PRAGMA secure_delete = ON",
+		"DELETE FROM task_events",
+		"DELETE FROM tasks",
+		"DELETE FROM schema_meta",
+	} {
+		l.conn.ExecContext(ctx, q)
+	}
+}

@@ -1,0 +1,486 @@
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"math"
+)
+
+// taskColumns is the column list every task query selects, in the order
+// scanTask reads them.
+const taskColumns = `id, parent_id, status, delivery_status, delivery_required, payload_hash,
+	timeout_seconds, created_at, started_at, updated_at, ended_at, deadline_at,
+	delivery_updated_at, terminal_code, delivery_code, version`
+
+type rowScanner interface{ Scan(dest ...any) error }
+
+// scanTask reads one row selected with taskColumns.
+func scanTask(r rowScanner) (Task, error) {
+	var t Task
+	var parent, hash, tcode, dcode sql.NullString
+	var timeout, started, ended, deadline sql.NullFloat64
+	var required int64
+	err := r.Scan(&t.ID, &parent, &t.Status, &t.DeliveryStatus, &required, &hash,
+		&timeout, &t.CreatedAt, &started, &t.UpdatedAt, &ended, &deadline,
+		&t.DeliveryUpdatedAt, &tcode, &dcode, &t.Version)
+	if err != nil {
+		return Task{}, err
+	}
+	t.DeliveryRequired = required != 0
+	t.ParentID = nullString(parent)
+	t.PayloadHash = nullString(hash)
+	t.TerminalCode = nullString(tcode)
+	t.DeliveryCode = nullString(dcode)
+	t.TimeoutSeconds = nullFloat(timeout)
+	t.StartedAt = nullFloat(started)
+	t.EndedAt = nullFloat(ended)
+	t.DeadlineAt = nullFloat(deadline)
+	return t, nil
+}
+
+func nullString(v sql.NullString) *string {
+	if !v.Valid {
+		return nil
+	}
+	s := v.String
+	return &s
+}
+
+func nullFloat(v sql.NullFloat64) *float64 {
+	if !v.Valid {
+		return nil
+	}
+	f := v.Float64
+	return &f
+}
+
+// orNull turns "" into a NULL argument.
+func orNull(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// floatOrNull turns a nil pointer into a NULL argument.
+func floatOrNull(f *float64) any {
+	if f == nil {
+		return nil
+	}
+	return *f
+}
+
+// getTask loads one task inside t, or ErrTaskNotFound.
+func getTask(t *txn, id string) (Task, error) {
+	task, err := scanTask(t.QueryRowContext(t.ctx, `SELECT `+taskColumns+` FROM tasks WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Task{}, taskNotFound("task does not exist")
+	}
+	return task, err
+}
+
+// now reads the clock inside a write transaction and refuses a value that
+// is not a finite time.
+func (t *txn) now() (float64, error) {
+	now := t.l.clock()
+	if math.IsNaN(now) || math.IsInf(now, 0) {
+		return 0, internal("read clock", errors.New("clock returned a non-finite time"))
+	}
+	return now, nil
+}
+
+// notBefore refuses a clock earlier than any of the given timestamps.
+func notBefore(now float64, times ...float64) error {
+	for _, ts := range times {
+		if now < ts {
+			return errClockBackwards
+		}
+	}
+	return nil
+}
+
+// addEvent appends one event row.
+func addEvent(t *txn, taskID, kind string, from any, to string, at float64, code any) error {
+	_, err := t.ExecContext(t.ctx, `INSERT INTO task_events (task_id, event_kind, from_value, to_value, occurred_at, code) VALUES (?, ?, ?, ?, ?, ?)`,
+		taskID, kind, from, to, at, code)
+	return err
+}
+
+// lockedWrite takes the ledger lock and runs fn in a write transaction.
+func (l *Ledger) lockedWrite(fn func(*txn) error) error {
+	if l.readOnly {
+		return errReadOnly
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return errClosed
+	}
+	return l.write(fn)
+}
+
+// sameFloat compares two optional numbers.
+func sameFloat(a, b *float64) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return *a == *b
+}
+
+func sameString(a *string, b string) bool {
+	if a == nil {
+		return b == ""
+	}
+	return *a == b
+}
+
+// Create adds a queued task, or returns the stored one when the same id
+// already exists with identical parameters (contract §4).
+func (l *Ledger) Create(p CreateParams) (Task, error) {
+	if l.readOnly {
+		return Task{}, errReadOnly
+	}
+	var id, parent string
+	var err error
+	if p.TaskID != "" {
+		if id, err = ParseTaskID(p.TaskID); err != nil {
+			return Task{}, err
+		}
+	}
+	if p.ParentID != "" {
+		if parent, err = ParseTaskID(p.ParentID); err != nil {
+			return Task{}, err
+		}
+	}
+	if p.PayloadHash != "" && !validPayloadHash(p.PayloadHash) {
+		return Task{}, invalidInput("payload hash must be 64 lowercase hex characters")
+	}
+	if p.TimeoutSeconds != nil && !validSeconds(*p.TimeoutSeconds) {
+		return Task{}, invalidInput("timeout must be a finite, non-negative number")
+	}
+	var out Task
+	err = l.lockedWrite(func(t *txn) error {
+		if id == "" {
+			fresh, err := l.newID()
+			if err != nil {
+				return err
+			}
+			if !isCanonicalID(fresh) {
+				return internal("new id", errors.New("id source returned a non-canonical id"))
+			}
+			id = fresh
+		}
+		existing, err := getTask(t, id)
+		if err == nil {
+			if sameString(existing.ParentID, parent) && sameString(existing.PayloadHash, p.PayloadHash) &&
+				sameFloat(existing.TimeoutSeconds, p.TimeoutSeconds) && existing.DeliveryRequired == p.DeliveryRequired {
+				out = existing
+				return nil
+			}
+			return stateConflict("task exists with different parameters")
+		}
+		if !errors.Is(err, ErrTaskNotFound) {
+			return err
+		}
+		var parentTask Task
+		if parent != "" {
+			if parentTask, err = getTask(t, parent); err != nil {
+				return err
+			}
+		}
+		now, err := t.now()
+		if err != nil {
+			return err
+		}
+		if parent != "" {
+			if err := notBefore(now, parentTask.CreatedAt); err != nil {
+				return err
+			}
+		}
+		required := 0
+		if p.DeliveryRequired {
+			required = 1
+		}
+		if _, err := t.ExecContext(t.ctx, `INSERT INTO tasks (id, parent_id, status, delivery_status, delivery_required, payload_hash,
+			timeout_seconds, created_at, started_at, updated_at, ended_at, deadline_at, delivery_updated_at, terminal_code, delivery_code, version)
+			VALUES (?, ?, 'queued', 'pending', ?, ?, ?, ?, NULL, ?, NULL, NULL, ?, NULL, NULL, 0)`,
+			id, orNull(parent), required, orNull(p.PayloadHash), floatOrNull(p.TimeoutSeconds), now, now, now); err != nil {
+			return err
+		}
+		if err := addEvent(t, id, eventCreated, nil, StatusQueued, now, codeCreated); err != nil {
+			return err
+		}
+		out, err = getTask(t, id)
+		return err
+	})
+	return out, err
+}
+
+// Start moves a queued task to running; a running task is returned
+// unchanged.
+func (l *Ledger) Start(id string) (Task, error) {
+	if l.readOnly {
+		return Task{}, errReadOnly
+	}
+	cid, err := ParseTaskID(id)
+	if err != nil {
+		return Task{}, err
+	}
+	var out Task
+	err = l.lockedWrite(func(t *txn) error {
+		task, err := getTask(t, cid)
+		if err != nil {
+			return err
+		}
+		if task.Status == StatusRunning {
+			out = task
+			return nil
+		}
+		if task.Status != StatusQueued {
+			return stateConflict("task is not queued")
+		}
+		now, err := t.now()
+		if err != nil {
+			return err
+		}
+		if err := notBefore(now, task.CreatedAt, task.UpdatedAt); err != nil {
+			return err
+		}
+		var deadline any
+		if task.TimeoutSeconds != nil {
+			deadline = now + *task.TimeoutSeconds
+		}
+		if _, err := t.ExecContext(t.ctx, `UPDATE tasks SET status = 'running', started_at = ?, updated_at = ?, deadline_at = ?, version = version + 1 WHERE id = ?`,
+			now, now, deadline, cid); err != nil {
+			return err
+		}
+		if err := addEvent(t, cid, eventTaskTransition, StatusQueued, StatusRunning, now, codeStarted); err != nil {
+			return err
+		}
+		out, err = getTask(t, cid)
+		return err
+	})
+	return out, err
+}
+
+// Heartbeat refreshes a running task's updated_at.
+func (l *Ledger) Heartbeat(id string) (Task, error) {
+	if l.readOnly {
+		return Task{}, errReadOnly
+	}
+	cid, err := ParseTaskID(id)
+	if err != nil {
+		return Task{}, err
+	}
+	var out Task
+	err = l.lockedWrite(func(t *txn) error {
+		task, err := getTask(t, cid)
+		if err != nil {
+			return err
+		}
+		if task.Status != StatusRunning {
+			return stateConflict("task is not running")
+		}
+		now, err := t.now()
+		if err != nil {
+			return err
+		}
+		if err := notBefore(now, task.UpdatedAt); err != nil {
+			return err
+		}
+		if _, err := t.ExecContext(t.ctx, `UPDATE tasks SET updated_at = ?, version = version + 1 WHERE id = ?`, now, cid); err != nil {
+			return err
+		}
+		out, err = getTask(t, cid)
+		return err
+	})
+	return out, err
+}
+
+// CloseTask moves a task to a terminal state. Repeating the same terminal
+// state returns the stored task unchanged (before the code is checked); a
+// different terminal state is ErrStateConflict.
+func (l *Ledger) CloseTask(id, status, code string) (Task, error) {
+	if l.readOnly {
+		return Task{}, errReadOnly
+	}
+	cid, err := ParseTaskID(id)
+	if err != nil {
+		return Task{}, err
+	}
+	if !isTerminal(status) {
+		return Task{}, invalidInput("close status must be terminal")
+	}
+	var out Task
+	err = l.lockedWrite(func(t *txn) error {
+		task, err := getTask(t, cid)
+		if err != nil {
+			return err
+		}
+		if task.Status == status {
+			out = task
+			return nil
+		}
+		if isTerminal(task.Status) {
+			return stateConflict("task is already terminal")
+		}
+		if err := checkCode(code, taskCodeAllowed, status); err != nil {
+			return err
+		}
+		now, err := t.now()
+		if err != nil {
+			return err
+		}
+		times := []float64{task.CreatedAt, task.UpdatedAt}
+		if task.StartedAt != nil {
+			times = append(times, *task.StartedAt)
+		}
+		if err := notBefore(now, times...); err != nil {
+			return err
+		}
+		if _, err := t.ExecContext(t.ctx, `UPDATE tasks SET status = ?, updated_at = ?, ended_at = ?, terminal_code = ?, version = version + 1 WHERE id = ?`,
+			status, now, now, orNull(code), cid); err != nil {
+			return err
+		}
+		if err := addEvent(t, cid, eventTaskTransition, task.Status, status, now, orNull(code)); err != nil {
+			return err
+		}
+		out, err = getTask(t, cid)
+		return err
+	})
+	return out, err
+}
+
+// SetDelivery closes a terminal task's delivery. The same value again is
+// returned unchanged (before the code is checked); a delivery state the
+// task's kind does not allow is ErrStateConflict, also before the code.
+func (l *Ledger) SetDelivery(id, status, code string) (Task, error) {
+	if l.readOnly {
+		return Task{}, errReadOnly
+	}
+	cid, err := ParseTaskID(id)
+	if err != nil {
+		return Task{}, err
+	}
+	if status != DeliveryDelivered && status != DeliveryFailed && status != DeliveryNotApplicable {
+		return Task{}, invalidInput("delivery status must be terminal")
+	}
+	var out Task
+	err = l.lockedWrite(func(t *txn) error {
+		task, err := getTask(t, cid)
+		if err != nil {
+			return err
+		}
+		if task.DeliveryStatus == status {
+			out = task
+			return nil
+		}
+		if task.DeliveryStatus != DeliveryPending {
+			return stateConflict("delivery is already closed")
+		}
+		if task.DeliveryRequired == (status == DeliveryNotApplicable) {
+			return stateConflict("delivery state not allowed for this kind of task")
+		}
+		if !isTerminal(task.Status) {
+			return stateConflict("task is not terminal")
+		}
+		if err := checkCode(code, deliveryCodeAllowed, status); err != nil {
+			return err
+		}
+		now, err := t.now()
+		if err != nil {
+			return err
+		}
+		times := []float64{task.CreatedAt, task.DeliveryUpdatedAt}
+		if task.EndedAt != nil {
+			times = append(times, *task.EndedAt)
+		}
+		if err := notBefore(now, times...); err != nil {
+			return err
+		}
+		if _, err := t.ExecContext(t.ctx, `UPDATE tasks SET delivery_status = ?, delivery_updated_at = ?, delivery_code = ?, version = version + 1 WHERE id = ?`,
+			status, now, orNull(code), cid); err != nil {
+			return err
+		}
+		if err := addEvent(t, cid, eventDeliveryTransition, DeliveryPending, status, now, orNull(code)); err != nil {
+			return err
+		}
+		out, err = getTask(t, cid)
+		return err
+	})
+	return out, err
+}
+
+// usableForReading refuses a schema that reads cannot trust: anything but
+// an exact v2, or an exact v1 whose content could migrate.
+func (l *Ledger) usableForReading() error {
+	if l.schema.okV2() || (l.schema.okV1() && !l.schema.v1Unsafe) {
+		return nil
+	}
+	return stateConflict("schema does not match")
+}
+
+// lockedRead takes the ledger lock and runs fn in a read transaction.
+func (l *Ledger) lockedRead(fn func(*txn) error) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return errClosed
+	}
+	if err := l.usableForReading(); err != nil {
+		return err
+	}
+	ctx := context.Background()
+	t, err := l.begin(ctx, "BEGIN")
+	if err != nil {
+		return err
+	}
+	return l.finish(ctx, fn(t), "read")
+}
+
+// Get returns one task.
+func (l *Ledger) Get(id string) (Task, error) {
+	cid, err := ParseTaskID(id)
+	if err != nil {
+		return Task{}, err
+	}
+	var out Task
+	err = l.lockedRead(func(t *txn) error {
+		out, err = getTask(t, cid)
+		return err
+	})
+	return out, err
+}
+
+// ChildrenOf returns the direct children of a task, ordered by created_at
+// then id. An unknown id is ErrTaskNotFound.
+func (l *Ledger) ChildrenOf(id string) ([]Task, error) {
+	cid, err := ParseTaskID(id)
+	if err != nil {
+		return nil, err
+	}
+	var out []Task
+	err = l.lockedRead(func(t *txn) error {
+		if _, err := getTask(t, cid); err != nil {
+			return err
+		}
+		rows, err := t.QueryContext(t.ctx, `SELECT `+taskColumns+` FROM tasks WHERE parent_id = ? ORDER BY created_at, id`, cid)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			task, err := scanTask(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, task)
+		}
+		return rows.Err()
+	})
+	if out == nil && err == nil {
+		out = []Task{}
+	}
+	return out, err
+}

@@ -1,0 +1,181 @@
+package ledger
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+)
+
+// readOnlyAttempts bounds how often a read-only open retries a source that
+// changed under it (divergence L4) before it gives up.
+const readOnlyAttempts = 4
+
+// errSourceChanged marks a snapshot whose two reads differed; it is retried.
+var errSourceChanged = stateConflict("database changed while it was being read")
+
+// openReadOnly opens an existing ledger without creating, migrating or
+// tightening anything (contract §8, read-only bullet).
+func (l *Ledger) openReadOnly(opts Options) error {
+	var lastErr error = errSourceChanged
+	for attempt := 0; attempt < readOnlyAttempts; attempt++ {
+		journal, wal, shm, err := l.guard.sidecarsPresent()
+		if err != nil {
+			return err
+		}
+		switch {
+		case journal:
+			return stateConflict("a rollback journal is present")
+		case wal && shm:
+			return l.openSharedReadOnly()
+		case wal || shm:
+			// A writer may be creating or removing the pair right now.
+			lastErr = stateConflict("only one of the WAL/SHM pair is present")
+			continue
+		}
+		err = l.openSnapshot()
+		if errors.Is(err, errSourceChanged) {
+			lastErr = err
+			continue
+		}
+		return err
+	}
+	return lastErr
+}
+
+// openSharedReadOnly reads the file in place with SQLite's normal locking.
+func (l *Ledger) openSharedReadOnly() error {
+	if err := l.connect(fileURI(l.guard.path, "mode=ro")); err != nil {
+		return err
+	}
+	if err := l.setBusyAndKeys(); err != nil {
+		return err
+	}
+	ctx := context.Background()
+	if _, err := l.conn.ExecContext(ctx, "PRAGMA query_only = 1"); err != nil {
+		return classifySQLite("set query_only", err)
+	}
+	mode, err := l.pragmaText("PRAGMA journal_mode")
+	if err != nil {
+		return classifySQLite("read journal_mode", err)
+	}
+	if mode != "wal" {
+		return invalidInput("database is not in WAL mode")
+	}
+	if err := l.guard.check(); err != nil {
+		return err
+	}
+	return l.loadSchemaReadOnly()
+}
+
+// loadSchemaReadOnly records the schema status in one read transaction.
+func (l *Ledger) loadSchemaReadOnly() error {
+	ctx := context.Background()
+	if _, err := l.conn.ExecContext(ctx, "BEGIN"); err != nil {
+		return classifySQLite("begin", err)
+	}
+	st, err := readSchema(ctx, l.conn)
+	if err == nil && st.okV1() {
+		// Whether a v1 file may be previewed depends on its content.
+		var safe bool
+		safe, err = v1MigrationSafe(ctx, l.conn)
+		st.v1Unsafe = !safe
+	}
+	l.conn.ExecContext(ctx, "ROLLBACK")
+	if err != nil {
+		return classifySQLite("read schema", err)
+	}
+	if st.empty {
+		return stateConflict("database holds no ledger")
+	}
+	l.schema = st
+	return nil
+}
+
+// openSnapshot reads a cleanly closed file twice through the held
+// descriptor, requires both reads (identity, times, size, SHA-256) to
+// agree, and loads the private copy into an in-memory database.
+func (l *Ledger) openSnapshot() error {
+	g := l.guard
+	before, err := lstat(g.path)
+	if err != nil {
+		return stateConflict("database file disappeared")
+	}
+	if err := checkDBShape(before); err != nil {
+		return err
+	}
+	if before.ident != g.ident {
+		return errSourceChanged
+	}
+	if before.size > maxSnapshotBytes {
+		return invalidInput("database is larger than the read-only snapshot limit")
+	}
+	first, err := readAllAt(g.held.f, before.size)
+	if err != nil {
+		return internal("read database", err)
+	}
+	second, err := readAllAt(g.held.f, before.size)
+	if err != nil {
+		wipe(first)
+		return internal("read database", err)
+	}
+	after, err := fstat(g.held.f)
+	if err != nil {
+		wipe(first)
+		wipe(second)
+		return internal("stat database", err)
+	}
+	_, wal, shm, serr := g.sidecarsPresent()
+	sum1, sum2 := sha256.Sum256(first), sha256.Sum256(second)
+	wipe(second)
+	if serr != nil || wal || shm || after.ident != before.ident || after.size != before.size ||
+		after.modTime != before.modTime || after.chTime != before.chTime || sum1 != sum2 {
+		wipe(first)
+		return errSourceChanged
+	}
+	if len(first) < 100 || !bytes.HasPrefix(first, []byte("SQLite format 3\x00")) {
+		wipe(first)
+		return stateConflict("database file is not a valid ledger")
+	}
+	if first[18] != 2 || first[19] != 2 {
+		wipe(first)
+		return invalidInput("database is not in WAL mode")
+	}
+	// Only the copy's WAL header bytes change: an in-memory database
+	// cannot be in WAL mode.
+	first[18], first[19] = 1, 1
+	l.snapshot = first
+	// The source is no longer needed: drop our descriptor now, before the
+	// in-memory connection exists (it never touches the file).
+	g.release()
+	l.guard = nil
+
+	if err := l.connect("file:ledger-snapshot?mode=memory"); err != nil {
+		return err
+	}
+	err = l.conn.Raw(func(dc any) error {
+		d, ok := dc.(interface{ Deserialize([]byte) error })
+		if !ok {
+			return invalidInput("driver cannot load a private copy")
+		}
+		return d.Deserialize(l.snapshot)
+	})
+	// SQLite now owns its own copy; ours is no longer needed.
+	wipe(l.snapshot)
+	l.snapshot = nil
+	l.inMemory = true
+	if err != nil {
+		var ce *classError
+		if errors.As(err, &ce) {
+			return err
+		}
+		return classifySQLite("load snapshot", err)
+	}
+	if err := l.setBusyAndKeys(); err != nil {
+		return err
+	}
+	if _, err := l.conn.ExecContext(context.Background(), "PRAGMA query_only = 1"); err != nil {
+		return classifySQLite("set query_only", err)
+	}
+	return l.loadSchemaReadOnly()
+}

@@ -1,0 +1,245 @@
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"math"
+	"sort"
+)
+
+// reconcileActive is an active task as reconciliation sees it.
+type reconcileActive struct {
+	id, status        string
+	required          bool
+	created, updated  float64
+	started, deadline *float64
+}
+
+// reconcilePending is a terminal task whose delivery is still pending.
+type reconcilePending struct {
+	id              string
+	required        bool
+	created         float64
+	ended           *float64
+	deliveryUpdated float64
+}
+
+// reconcileChange is one write the plan would make.
+type reconcileChange struct {
+	id, code string
+	delivery bool   // false: task times out; true: delivery closes
+	to       string // delivery target when delivery is true
+}
+
+// planReconcile decides, as a pure function of the snapshot and now, what
+// restart reconciliation does (contract §5). Changes are in write order.
+func planReconcile(active []reconcileActive, pending []reconcilePending, now, activeGrace, deliveryGrace float64) (ReconcileReport, []reconcileChange, error) {
+	var rep ReconcileReport
+	var changes []reconcileChange
+	staleBefore := now - activeGrace
+	var timedOut []reconcilePending
+	for _, a := range active {
+		rep.ActiveExamined++
+		code := ""
+		if a.status == StatusRunning {
+			switch {
+			case a.deadline != nil && *a.deadline < now:
+				code = codeDeadlineExceeded
+			case a.updated <= staleBefore:
+				code = codeRestartStale
+			}
+		}
+		if code == "" {
+			rep.FreshActiveRetained++
+			continue
+		}
+		if err := notBefore(now, a.created, a.updated); err != nil {
+			return rep, nil, err
+		}
+		if a.started != nil {
+			if err := notBefore(now, *a.started); err != nil {
+				return rep, nil, err
+			}
+		}
+		rep.TasksTimedOut++
+		changes = append(changes, reconcileChange{id: a.id, code: code})
+		ended := now
+		timedOut = append(timedOut, reconcilePending{id: a.id, required: a.required, created: a.created, ended: &ended, deliveryUpdated: a.created})
+	}
+	// The tasks just timed out join the pending deliveries, in the same
+	// (ended_at, id) order a second query after the first step would see.
+	all := append(append([]reconcilePending(nil), pending...), timedOut...)
+	sort.SliceStable(all, func(i, j int) bool {
+		ei, ej := endedKey(all[i]), endedKey(all[j])
+		if ei != ej {
+			return ei < ej
+		}
+		return all[i].id < all[j].id
+	})
+	deliveryCutoff := now - deliveryGrace
+	for _, p := range all {
+		rep.PendingDeliveryExamined++
+		if p.ended == nil || *p.ended > deliveryCutoff {
+			rep.PendingDeliveryRetained++
+			continue
+		}
+		if err := notBefore(now, *p.ended, p.deliveryUpdated, p.created); err != nil {
+			return rep, nil, err
+		}
+		if p.required {
+			rep.DeliveriesFailed++
+			changes = append(changes, reconcileChange{id: p.id, delivery: true, to: DeliveryFailed, code: codeGraceExpired})
+		} else {
+			rep.DeliveriesNotApplicable++
+			changes = append(changes, reconcileChange{id: p.id, delivery: true, to: DeliveryNotApplicable, code: codeInternalTask})
+		}
+	}
+	return rep, changes, nil
+}
+
+// endedKey orders a missing ended_at (only in a damaged file) first, as
+// SQLite orders NULL first.
+func endedKey(p reconcilePending) float64 {
+	if p.ended == nil {
+		return math.Inf(-1)
+	}
+	return *p.ended
+}
+
+// Reconcile runs restart reconciliation in one transaction: the snapshot
+// is read first, then the clock is sampled. A dry run makes the same
+// decisions under query_only in a read transaction and writes nothing; it
+// works on a read-only ledger.
+func (l *Ledger) Reconcile(activeGrace, deliveryGrace float64, dryRun bool) (ReconcileReport, error) {
+	if !validSeconds(activeGrace) || !validSeconds(deliveryGrace) {
+		return ReconcileReport{}, invalidInput("grace must be a finite, non-negative number")
+	}
+	var rep ReconcileReport
+	run := func(t *txn) error {
+		active, pending, err := reconcileSnapshot(t)
+		if err != nil {
+			return err
+		}
+		now, err := t.now()
+		if err != nil {
+			return err
+		}
+		var changes []reconcileChange
+		rep, changes, err = planReconcile(active, pending, now, activeGrace, deliveryGrace)
+		if err != nil || dryRun {
+			return err
+		}
+		return applyReconcile(t, changes, now)
+	}
+	var err error
+	if dryRun {
+		err = l.lockedQuery(run)
+	} else {
+		if l.readOnly {
+			return ReconcileReport{}, errReadOnly
+		}
+		err = l.lockedWrite(run)
+	}
+	if err != nil {
+		return ReconcileReport{}, err
+	}
+	rep.DryRun = dryRun
+	rep.Applied = !dryRun
+	return rep, nil
+}
+
+// reconcileSnapshot reads the active and pending-delivery tasks.
+func reconcileSnapshot(t *txn) ([]reconcileActive, []reconcilePending, error) {
+	rows, err := t.QueryContext(t.ctx, `SELECT id, status, delivery_required, created_at, updated_at, started_at, deadline_at FROM tasks
+		WHERE status IN ('queued','running') ORDER BY created_at, id`)
+	if err != nil {
+		return nil, nil, err
+	}
+	var active []reconcileActive
+	for rows.Next() {
+		var a reconcileActive
+		var started, deadline sql.NullFloat64
+		var required int64
+		if err := rows.Scan(&a.id, &a.status, &required, &a.created, &a.updated, &started, &deadline); err != nil {
+			rows.Close()
+			return nil, nil, err
+		}
+		a.started, a.deadline = nullFloat(started), nullFloat(deadline)
+		a.required = required != 0
+		active = append(active, a)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	rows, err = t.QueryContext(t.ctx, `SELECT id, delivery_required, created_at, ended_at, delivery_updated_at FROM tasks
+		WHERE delivery_status = 'pending' AND status IN ('succeeded','failed','timed_out','cancelled') ORDER BY ended_at, id`)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	var pending []reconcilePending
+	for rows.Next() {
+		var p reconcilePending
+		var required int64
+		var ended sql.NullFloat64
+		if err := rows.Scan(&p.id, &required, &p.created, &ended, &p.deliveryUpdated); err != nil {
+			return nil, nil, err
+		}
+		p.required = required != 0
+		p.ended = nullFloat(ended)
+		pending = append(pending, p)
+	}
+	return active, pending, rows.Err()
+}
+
+// applyReconcile writes the planned changes in order, with their events.
+func applyReconcile(t *txn, changes []reconcileChange, now float64) error {
+	for _, c := range changes {
+		if !c.delivery {
+			if _, err := t.ExecContext(t.ctx, `UPDATE tasks SET status = 'timed_out', updated_at = ?, ended_at = ?, terminal_code = ?, version = version + 1 WHERE id = ? AND status = 'running'`,
+				now, now, c.code, c.id); err != nil {
+				return err
+			}
+			if err := addEvent(t, c.id, eventTaskTransition, StatusRunning, StatusTimedOut, now, c.code); err != nil {
+				return err
+			}
+			continue
+		}
+		if _, err := t.ExecContext(t.ctx, `UPDATE tasks SET delivery_status = ?, delivery_updated_at = ?, delivery_code = ?, version = version + 1 WHERE id = ? AND delivery_status = 'pending'`,
+			c.to, now, c.code, c.id); err != nil {
+			return err
+		}
+		if err := addEvent(t, c.id, eventDeliveryTransition, DeliveryPending, c.to, now, c.code); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lockedQuery runs fn in a read transaction with query_only set, so that
+// nothing in fn can write (the dry run's guarantee).
+func (l *Ledger) lockedQuery(fn func(*txn) error) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return errClosed
+	}
+	if err := l.usableForReading(); err != nil {
+		return err
+	}
+	ctx := context.Background()
+	if !l.readOnly {
+		if _, err := l.conn.ExecContext(ctx, "PRAGMA query_only = 1"); err != nil {
+			return classifySQLite("set query_only", err)
+		}
+		defer l.conn.ExecContext(ctx, "PRAGMA query_only = 0")
+	}
+	t, err := l.begin(ctx, "BEGIN")
+	if err != nil {
+		return err
+	}
+	return l.finish(ctx, fn(t), "dry run")
+}

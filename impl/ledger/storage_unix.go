@@ -1,0 +1,157 @@
+//go:build linux || darwin
+
+package ledger
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// posixModes: permission bits, ownership and sticky ancestors are checked.
+const posixModes = true
+
+// canCreateDirs: missing parent directories are created 0700.
+const canCreateDirs = true
+
+// permissionModel is what StorageInfo reports on this platform.
+const permissionModel = "posix_mode"
+
+// platformPreflight has nothing to check on POSIX.
+func platformPreflight(Options) error { return nil }
+
+func infoFromStat(st *syscall.Stat_t) fileInfo {
+	mode := uint32(st.Mode)
+	return fileInfo{
+		ident:   fileIdent{dev: uint64(st.Dev), ino: uint64(st.Ino)},
+		nlink:   uint64(st.Nlink),
+		perm:    fs.FileMode(mode & 0o777),
+		sticky:  mode&syscall.S_ISVTX != 0,
+		uid:     int(st.Uid),
+		isLink:  mode&syscall.S_IFMT == syscall.S_IFLNK,
+		isDir:   mode&syscall.S_IFMT == syscall.S_IFDIR,
+		isReg:   mode&syscall.S_IFMT == syscall.S_IFREG,
+		size:    int64(st.Size),
+		modTime: statMtime(st),
+		chTime:  statCtime(st),
+	}
+}
+
+// lstat reads path's metadata without following a final symlink.
+func lstat(path string) (fileInfo, error) {
+	var st syscall.Stat_t
+	for {
+		err := syscall.Lstat(path, &st)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return fileInfo{}, &fs.PathError{Op: "lstat", Path: path, Err: err}
+		}
+		return infoFromStat(&st), nil
+	}
+}
+
+// fstat reads an open file's metadata.
+func fstat(f *os.File) (fileInfo, error) {
+	var st syscall.Stat_t
+	raw, err := f.SyscallConn()
+	if err != nil {
+		return fileInfo{}, err
+	}
+	var serr error
+	if err := raw.Control(func(fd uintptr) { serr = syscall.Fstat(int(fd), &st) }); err != nil {
+		return fileInfo{}, err
+	}
+	if serr != nil {
+		return fileInfo{}, serr
+	}
+	return infoFromStat(&st), nil
+}
+
+// openNoFollow opens an existing database file read-only without following
+// a symlink in the final component.
+func openNoFollow(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+}
+
+// createPrivate creates a new database file 0600 without following links,
+// and tightens it to 0600 whatever the umask did.
+func createPrivate(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil, stateConflict("database file appeared while opening")
+		}
+		return nil, internal("create database", err)
+	}
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return nil, internal("tighten database mode", err)
+	}
+	return f, nil
+}
+
+// checkAncestors walks the resolved directory from the root down: every
+// component must be a real directory, and every group- or world-writable
+// one must be sticky. The final directory gets its own stricter check.
+func checkAncestors(dir string) error {
+	var chain []string
+	for p := dir; ; p = filepath.Dir(p) {
+		chain = append(chain, p)
+		if filepath.Dir(p) == p {
+			break
+		}
+	}
+	for i := len(chain) - 1; i >= 0; i-- {
+		info, err := lstat(chain[i])
+		if err != nil {
+			return invalidInput("database directory cannot be inspected")
+		}
+		if info.isLink || !info.isDir {
+			return invalidInput("database directory path has a non-directory component")
+		}
+		if i > 0 && info.perm&0o022 != 0 && !info.sticky {
+			return invalidInput("a writable ancestor directory is not sticky")
+		}
+	}
+	return nil
+}
+
+// makePrivateDir creates one missing directory 0700 (whatever the umask).
+func makePrivateDir(dir string) error {
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return invalidInput("database directory cannot be created")
+	}
+	info, err := lstat(dir)
+	if err != nil || info.isLink || !info.isDir {
+		return invalidInput("database directory path has a non-directory component")
+	}
+	if info.perm != 0o700 && info.uid == os.Geteuid() {
+		if err := os.Chmod(dir, 0o700); err != nil {
+			return internal("tighten directory mode", err)
+		}
+	}
+	return nil
+}
+
+// checkFinalDir requires the database's own directory to be a real
+// directory owned by the effective user and not group- or world-writable.
+func checkFinalDir(dir string) error {
+	info, err := lstat(dir)
+	if err != nil {
+		return invalidInput("database directory cannot be inspected")
+	}
+	if info.isLink || !info.isDir {
+		return invalidInput("database directory is not a directory")
+	}
+	if info.uid != os.Geteuid() {
+		return invalidInput("database directory is not owned by the effective user")
+	}
+	if info.perm&0o022 != 0 {
+		return invalidInput("database directory is group- or world-writable")
+	}
+	return nil
+}

@@ -1,0 +1,121 @@
+//go:build windows
+
+package ledger
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// posixModes: Windows privacy is an externally managed DACL; no mode bits.
+const posixModes = false
+
+// canCreateDirs: on Windows the parent directory must already exist.
+const canCreateDirs = false
+
+// permissionModel is what StorageInfo reports on this platform.
+const permissionModel = "external_acl"
+
+// platformPreflight requires the caller's external-ACL acknowledgement,
+// which certifies nothing: the DACL cannot be inspected here.
+func platformPreflight(opts Options) error {
+	if !opts.AllowExternalACL {
+		return invalidInput("external ACL acknowledgement is required on Windows")
+	}
+	return nil
+}
+
+// handleInfo reads identity, link count and reparse attributes through a
+// handle opened on the path itself (a reparse point is not followed).
+func handleInfo(path string) (fileInfo, error) {
+	p, err := syscall.UTF16PtrFromString(path)
+	if err != nil {
+		return fileInfo{}, &fs.PathError{Op: "lstat", Path: path, Err: syscall.EINVAL}
+	}
+	h, err := syscall.CreateFile(p, 0,
+		syscall.FILE_SHARE_READ|syscall.FILE_SHARE_WRITE|syscall.FILE_SHARE_DELETE,
+		nil, syscall.OPEN_EXISTING,
+		syscall.FILE_FLAG_BACKUP_SEMANTICS|syscall.FILE_FLAG_OPEN_REPARSE_POINT, 0)
+	if err != nil {
+		if err == syscall.ERROR_FILE_NOT_FOUND || err == syscall.ERROR_PATH_NOT_FOUND {
+			return fileInfo{}, &fs.PathError{Op: "lstat", Path: path, Err: fs.ErrNotExist}
+		}
+		return fileInfo{}, &fs.PathError{Op: "lstat", Path: path, Err: err}
+	}
+	defer syscall.CloseHandle(h)
+	var d syscall.ByHandleFileInformation
+	if err := syscall.GetFileInformationByHandle(h, &d); err != nil {
+		return fileInfo{}, err
+	}
+	return infoFromHandle(&d), nil
+}
+
+func infoFromHandle(d *syscall.ByHandleFileInformation) fileInfo {
+	attr := d.FileAttributes
+	isLink := attr&syscall.FILE_ATTRIBUTE_REPARSE_POINT != 0
+	isDir := attr&syscall.FILE_ATTRIBUTE_DIRECTORY != 0
+	return fileInfo{
+		ident:   fileIdent{dev: uint64(d.VolumeSerialNumber), ino: uint64(d.FileIndexHigh)<<32 | uint64(d.FileIndexLow)},
+		nlink:   uint64(d.NumberOfLinks),
+		perm:    0o600,
+		uid:     -1,
+		isLink:  isLink,
+		isDir:   isDir && !isLink,
+		isReg:   !isDir && !isLink,
+		size:    int64(d.FileSizeHigh)<<32 | int64(d.FileSizeLow),
+		modTime: d.LastWriteTime.Nanoseconds(),
+	}
+}
+
+// lstat reads path's metadata without following a reparse point.
+func lstat(path string) (fileInfo, error) { return handleInfo(path) }
+
+// fstat reads an open file's metadata.
+func fstat(f *os.File) (fileInfo, error) {
+	var d syscall.ByHandleFileInformation
+	if err := syscall.GetFileInformationByHandle(syscall.Handle(f.Fd()), &d); err != nil {
+		return fileInfo{}, err
+	}
+	return infoFromHandle(&d), nil
+}
+
+// openNoFollow opens an existing database file read-only; the caller has
+// already refused reparse points and compares identities after opening.
+func openNoFollow(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY, 0)
+}
+
+// createPrivate creates a new database file exclusively.
+func createPrivate(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return nil, stateConflict("database file appeared while opening")
+		}
+		return nil, internal("create database", err)
+	}
+	return f, nil
+}
+
+// checkAncestors refuses a resolved parent chain whose final directory is a
+// reparse point or not a directory; modes are the external DACL's business.
+func checkAncestors(dir string) error { return checkFinalDir(dir) }
+
+// makePrivateDir is never reached on Windows (canCreateDirs is false).
+func makePrivateDir(string) error {
+	return invalidInput("database directory does not exist")
+}
+
+// checkFinalDir requires the parent to be an existing real directory.
+func checkFinalDir(dir string) error {
+	info, err := lstat(dir)
+	if err != nil {
+		return invalidInput("database directory cannot be inspected")
+	}
+	if info.isLink || !info.isDir {
+		return invalidInput("database directory is not a directory")
+	}
+	return nil
+}

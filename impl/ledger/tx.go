@@ -1,0 +1,119 @@
+package ledger
+
+import (
+	"context"
+	"database/sql"
+)
+
+// txn is one transaction on the ledger's pinned connection. Statements are
+// prepared once per ledger and reused.
+type txn struct {
+	l   *Ledger
+	ctx context.Context
+}
+
+func (t *txn) stmt(query string) (*sql.Stmt, error) {
+	if s, ok := t.l.stmts[query]; ok {
+		return s, nil
+	}
+	s, err := t.l.conn.PrepareContext(t.ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	t.l.stmts[query] = s
+	return s, nil
+}
+
+// ExecContext runs a statement inside the transaction.
+func (t *txn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	s, err := t.stmt(query)
+	if err != nil {
+		return nil, err
+	}
+	return s.ExecContext(ctx, args...)
+}
+
+// QueryContext runs a query inside the transaction.
+func (t *txn) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	s, err := t.stmt(query)
+	if err != nil {
+		return nil, err
+	}
+	return s.QueryContext(ctx, args...)
+}
+
+// QueryRowContext runs a one-row query inside the transaction.
+func (t *txn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	s, err := t.stmt(query)
+	if err != nil {
+		// Let Scan report the error: run the query unprepared.
+		return t.l.conn.QueryRowContext(ctx, query, args...)
+	}
+	return s.QueryRowContext(ctx, args...)
+}
+
+// begin checks the storage and opens a transaction with the given BEGIN
+// statement; the caller holds l.mu.
+func (l *Ledger) begin(ctx context.Context, beginSQL string) (*txn, error) {
+	if l.closed {
+		return nil, errClosed
+	}
+	if l.guard != nil {
+		if err := l.guard.check(); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := l.conn.ExecContext(ctx, beginSQL); err != nil {
+		return nil, classifySQLite("begin", err)
+	}
+	return &txn{l: l, ctx: ctx}, nil
+}
+
+// finish commits when err is nil and rolls back otherwise.
+func (l *Ledger) finish(ctx context.Context, err error, op string) error {
+	if err != nil {
+		l.conn.ExecContext(ctx, "ROLLBACK")
+		return classifySQLite(op, err)
+	}
+	if _, cerr := l.conn.ExecContext(ctx, "COMMIT"); cerr != nil {
+		l.conn.ExecContext(ctx, "ROLLBACK")
+		return classifySQLite(op, cerr)
+	}
+	return nil
+}
+
+// write runs fn in one BEGIN IMMEDIATE transaction; the caller holds l.mu
+// (or is Open, before the ledger is shared).
+func (l *Ledger) write(fn func(*txn) error) error {
+	if l.readOnly {
+		return errReadOnly
+	}
+	ctx := context.Background()
+	t, err := l.begin(ctx, "BEGIN IMMEDIATE")
+	if err != nil {
+		return err
+	}
+	err = fn(t)
+	if err == nil && l.guard != nil {
+		// The file must still be the one we locked before we commit to it.
+		err = l.guard.check()
+	}
+	return l.finish(ctx, err, "write")
+}
+
+// read runs fn in one read transaction under query_only, so nothing in fn
+// can write even by mistake.
+func (l *Ledger) read(fn func(*txn) error) error {
+	ctx := context.Background()
+	if !l.readOnly {
+		if _, err := l.conn.ExecContext(ctx, "PRAGMA query_only = 1"); err != nil {
+			return classifySQLite("set query_only", err)
+		}
+		defer l.conn.ExecContext(ctx, "PRAGMA query_only = 0")
+	}
+	t, err := l.begin(ctx, "BEGIN")
+	if err != nil {
+		return err
+	}
+	return l.finish(ctx, fn(t), "read")
+}
