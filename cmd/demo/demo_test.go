@@ -1,0 +1,61 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// seedLines are the three output lines the reference README (seed
+// 001_e7625241c9ab5fad) and fixtures/ledger/demo-output.txt show.
+var seedLines = []string{
+	`[preview] output: {"ok":true,"reconcile":{"active_examined":2,"applied":false,"deliveries_failed":1,"deliveries_not_applicable":1,"dry_run":true,"fresh_active_retained":1,"pending_delivery_examined":3,"pending_delivery_retained":1,"tasks_timed_out":1}}`,
+	`[apply] output: {"ok":true,"reconcile":{"active_examined":2,"applied":true,"deliveries_failed":1,"deliveries_not_applicable":1,"dry_run":false,"fresh_active_retained":1,"pending_delivery_examined":3,"pending_delivery_retained":1,"tasks_timed_out":1}}`,
+	`[idempotent-recheck] output: {"ok":true,"reconcile":{"active_examined":1,"applied":true,"deliveries_failed":0,"deliveries_not_applicable":0,"dry_run":false,"fresh_active_retained":1,"pending_delivery_examined":1,"pending_delivery_retained":1,"tasks_timed_out":0}}`,
+}
+
+// referenceDoctorLine is the reference demo's doctor output
+// (fixtures/ledger/demo-output.txt): the same sample gives the same counts.
+const referenceDoctorLine = `[doctor] output: {"delivery_status_counts":{"delivered":0,"failed":1,"not_applicable":1,"pending":2},"doctor_error_count":0,"event_count":10,"event_inconsistency_count":0,"foreign_key_error_count":0,"healthy":true,"orphan_count":0,"parent_cycle_count":0,"quick_check":"ok","schema_ok":true,"schema_version":2,"state_inconsistency_count":0,"task_count":4,"task_status_counts":{"cancelled":0,"failed":0,"queued":1,"running":0,"succeeded":2,"timed_out":1},"timestamp_inconsistency_count":0}`
+
+func TestDemoIsDeterministicAndMatchesTheSeed(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	var first, second bytes.Buffer
+	if status := run(&first); status != 0 {
+		t.Fatalf("first run exited %d:\n%s", status, first.String())
+	}
+	if status := run(&second); status != 0 {
+		t.Fatalf("second run exited %d:\n%s", status, second.String())
+	}
+	if first.String() != second.String() {
+		t.Fatalf("two runs differ:\n%s\n---\n%s", first.String(), second.String())
+	}
+	var outputs []string
+	for _, line := range strings.Split(strings.TrimSuffix(first.String(), "\n"), "\n") {
+		if strings.Contains(line, "] output: ") {
+			outputs = append(outputs, line)
+		}
+	}
+	if len(outputs) != 4 {
+		t.Fatalf("want 4 output lines, got %d:\n%s", len(outputs), first.String())
+	}
+	for i, want := range seedLines {
+		if outputs[i] != want {
+			t.Errorf("output line %d:\n got %s\nwant %s", i+1, outputs[i], want)
+		}
+	}
+	if outputs[3] != referenceDoctorLine {
+		t.Errorf("doctor line:\n got %s\nwant %s", outputs[3], referenceDoctorLine)
+	}
+	// The demo removes its temporary directory.
+	left, err := filepath.Glob(filepath.Join(os.Getenv("TMPDIR"), "stateguard-demo-*"))
+	if err != nil || len(left) != 0 {
+		t.Fatalf("temporary directories left behind: %v", left)
+	}
+	// The path placeholder hides the real temporary directory.
+	if strings.Contains(first.String(), os.Getenv("TMPDIR")) {
+		t.Fatal("output leaks the temporary path")
+	}
+}

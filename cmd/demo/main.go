@@ -1,0 +1,167 @@
+// Command demo runs the task-state-guard restart walk-through end to end on
+// a throwaway directory: it seeds a small synthetic ledger through the Go
+// API with an injected clock, then drives the real CLI for a preview, an
+// apply, an idempotent recheck and the doctor, printing each command line
+// and its output. Run it with `go run ./cmd/demo`.
+//
+// The output is deterministic: every id is fixed, the ledger's clock is
+// injected while seeding, and the CLI runs with its test clock
+// (TASK_STATE_GUARD_TEST_CLOCK=1) pinned to one instant. The temporary path
+// is printed as <temporary-demo>, so two runs print identical bytes.
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/stateguard/stateguard/impl/ledger"
+	"github.com/stateguard/stateguard/impl/ledger/cli"
+)
+
+// Demo clock: everything is seeded at seedTime (2001-01-01T00:00:00Z); the
+// CLI runs a little over a day later, past both graces.
+const (
+	seedTime      = 978307200.0
+	reconcileTime = seedTime + 100000
+	activeGrace   = "600"
+	deliveryGrace = "86400"
+)
+
+// The synthetic sample: fixed, public, non-identifying ids.
+const (
+	queuedID   = "00000000-0000-4000-8000-00000000d001"
+	staleID    = "00000000-0000-4000-8000-00000000d002"
+	requiredID = "00000000-0000-4000-8000-00000000d003"
+	internalID = "00000000-0000-4000-8000-00000000d004"
+)
+
+func main() {
+	os.Exit(run(os.Stdout))
+}
+
+// run performs the whole demo and returns the exit status.
+func run(out io.Writer) int {
+	dir, err := os.MkdirTemp("", "stateguard-demo-")
+	if err != nil {
+		fmt.Fprintln(out, "demo: cannot create a temporary directory")
+		return 1
+	}
+	defer os.RemoveAll(dir)
+
+	if err := ledgerWalk(out, dir); err != nil {
+		fmt.Fprintln(out, "demo:", err)
+		return 1
+	}
+	if err := sweepWalk(out, dir); err != nil {
+		fmt.Fprintln(out, "demo:", err)
+		return 1
+	}
+	return 0
+}
+
+// ledgerWalk is the task-state-guard part of the demo.
+func ledgerWalk(out io.Writer, dir string) error {
+	db := filepath.Join(dir, "tasks.sqlite")
+	if err := seedLedger(db); err != nil {
+		return err
+	}
+	reconcile := []string{"reconcile", "--active-grace-seconds", activeGrace, "--delivery-grace-seconds", deliveryGrace}
+	steps := []struct {
+		label      string
+		args       []string
+		wantStatus int
+	}{
+		{"preview", append(append([]string{}, reconcile...), "--dry-run"), 0},
+		{"apply", reconcile, 0},
+		{"idempotent-recheck", reconcile, 0},
+		{"doctor", []string{"doctor"}, 0},
+	}
+	restore := pinCLIClock(reconcileTime)
+	defer restore()
+	for _, s := range steps {
+		argv := append([]string{"--db", db}, s.args...)
+		var stdout, stderr bytes.Buffer
+		status := cli.Main(argv, &stdout, &stderr)
+		shown := "task-state-guard --db <temporary-demo>/tasks.sqlite " + strings.Join(s.args, " ")
+		fmt.Fprintf(out, "[%s] command: %s\n", s.label, shown)
+		fmt.Fprintf(out, "[%s] output: %s", s.label, stdout.String())
+		if status != s.wantStatus || stderr.Len() != 0 {
+			return fmt.Errorf("%s exited %d", s.label, status)
+		}
+	}
+	return nil
+}
+
+// sweepWalk is the place for the sweep-state part of the demo (owned by
+// the sweep engine's engineer). It prints nothing yet.
+func sweepWalk(out io.Writer, dir string) error {
+	_, _ = out, dir
+	return nil
+}
+
+// seedLedger writes the synthetic sample through the Go API: one queued
+// task, one running task that goes stale, and one delivery-required and one
+// internal task that ended at seed time and wait for delivery.
+func seedLedger(db string) error {
+	l, err := ledger.Open(db, ledger.Options{Clock: func() float64 { return seedTime }})
+	if err != nil {
+		return errors.New("cannot open the demo ledger")
+	}
+	seed := func() error {
+		for _, p := range []ledger.CreateParams{
+			{TaskID: queuedID, DeliveryRequired: true},
+			{TaskID: staleID, DeliveryRequired: true},
+			{TaskID: requiredID, DeliveryRequired: true},
+			{TaskID: internalID},
+		} {
+			if _, err := l.Create(p); err != nil {
+				return err
+			}
+		}
+		if _, err := l.Start(staleID); err != nil {
+			return err
+		}
+		for _, id := range []string{requiredID, internalID} {
+			if _, err := l.CloseTask(id, ledger.StatusSucceeded, "worker_completed"); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	seedErr := seed()
+	closeErr := l.Close()
+	if seedErr != nil || closeErr != nil {
+		return errors.New("cannot seed the demo ledger")
+	}
+	return nil
+}
+
+// pinCLIClock switches on the CLI's test clock at now and returns a
+// function that restores the previous environment.
+func pinCLIClock(now float64) func() {
+	saved := map[string]*string{}
+	for _, k := range []string{cli.TestClockEnv, cli.TestNowEnv} {
+		if v, ok := os.LookupEnv(k); ok {
+			saved[k] = &v
+		} else {
+			saved[k] = nil
+		}
+	}
+	os.Setenv(cli.TestClockEnv, "1")
+	os.Setenv(cli.TestNowEnv, strconv.FormatFloat(now, 'f', -1, 64))
+	return func() {
+		for k, v := range saved {
+			if v == nil {
+				os.Unsetenv(k)
+			} else {
+				os.Setenv(k, *v)
+			}
+		}
+	}
+}
