@@ -1,0 +1,193 @@
+package sweepstate
+
+import (
+	"errors"
+	"io/fs"
+	"math/big"
+	"os"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/stateguard/stateguard/impl/sweepstate/durable"
+	"github.com/stateguard/stateguard/impl/sweepstate/isotime"
+	"github.com/stateguard/stateguard/impl/yamlsubset"
+	"github.com/stateguard/stateguard/model/value"
+)
+
+// Engine runs subcommands against state files.
+type Engine struct {
+	// Clock supplies "now" for lease stamps when a command has no --now
+	// (or an empty one). Nil means the system clock. It is read once per
+	// call, before the decision, never inside it.
+	Clock func() time.Time
+}
+
+// loaded is a document after a successful load.
+type loaded struct {
+	doc *value.Map
+	// fresh is true when the file was absent or held only whitespace: the
+	// NO-STATE case, whose next write creates the file with version 1.
+	fresh bool
+}
+
+// Run executes cmd against the state file at path: one load, one decision,
+// at most one write. Mutating commands hold the file lock throughout.
+func (e *Engine) Run(path string, cmd Command) Result {
+	if cmd.mutating() {
+		if err := durable.EnsureParent(path); err != nil {
+			return errorResult("cannot create the state file's parent directory")
+		}
+		lock, err := durable.Acquire(durable.LockPath(path))
+		if err != nil {
+			return errorResult("cannot lock the state file")
+		}
+		defer lock.Unlock()
+	}
+	st, failed := load(path)
+	if failed != nil {
+		return *failed
+	}
+	in := input{loaded: st, now: e.now(cmd)}
+	if imp, ok := cmd.(ImportLegacy); ok {
+		in.legacy = readLegacy(imp.File)
+	}
+	res, write := decide(in, cmd)
+	if !write {
+		return res
+	}
+	stampVersion(st)
+	if err := durable.WriteFile(path, yamlsubset.Emit(st.doc)); err != nil {
+		return errorResult("cannot write the state file")
+	}
+	return res
+}
+
+// now resolves the command's --now: verbatim when given, else the clock in
+// Python's isoformat.
+func (e *Engine) now(cmd Command) string {
+	var given string
+	switch c := cmd.(type) {
+	case UpsertItem:
+		given = c.Now
+	case CursorAdvance:
+		given = c.Now
+	case LeaseAcquire:
+		given = c.Now
+	default:
+		return ""
+	}
+	if given != "" {
+		return given
+	}
+	clock := e.Clock
+	if clock == nil {
+		clock = time.Now
+	}
+	return isotime.Format(clock())
+}
+
+func errorResult(reason string) Result { return Result{Word: WordError, Reason: reason} }
+
+var corrupt = &Result{Word: WordCorrupt}
+
+// load reads and checks the state file (contract sections 2, 10, 12, 15).
+func load(path string) (loaded, *Result) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return loaded{doc: freshDoc(), fresh: true}, nil
+	}
+	if err != nil || fi.IsDir() || !durable.OwnedByEffectiveUser(fi) {
+		return loaded{}, corrupt
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return loaded{}, corrupt
+	}
+	if !utf8.Valid(data) {
+		return loaded{}, corrupt // Python's UTF-8 read would fail
+	}
+	if strings.TrimFunc(string(data), isPySpace) == "" {
+		return loaded{doc: freshDoc(), fresh: true}, nil
+	}
+	doc, err := yamlsubset.Parse(data)
+	if err != nil || !doc.Has("schema_version") {
+		return loaded{}, corrupt
+	}
+	for _, k := range []string{"sources", "items"} {
+		v, ok := doc.Get(k)
+		if !ok {
+			doc.Set(k, value.NewMap())
+			continue
+		}
+		if _, isMap := v.(*value.Map); !isMap {
+			r := errorResult("the state file's " + k + " is not a mapping")
+			return loaded{}, &r
+		}
+	}
+	renameLegacyEvidence(mapAt(doc, "items"))
+	return loaded{doc: doc}, nil
+}
+
+// renameLegacyEvidence moves a truthy verified_merge_sha to
+// verified_revision_id on items that lack the latter; a falsy one is dropped.
+func renameLegacyEvidence(items *value.Map) {
+	for _, k := range items.Keys() {
+		v, _ := items.Get(k)
+		item, ok := v.(*value.Map)
+		if !ok || !item.Has("verified_merge_sha") || item.Has("verified_revision_id") {
+			continue
+		}
+		sha, _ := item.Get("verified_merge_sha")
+		item.Delete("verified_merge_sha")
+		if truthy(sha) {
+			item.Set("verified_revision_id", sha)
+		}
+	}
+}
+
+func freshDoc() *value.Map {
+	doc := value.NewMap()
+	doc.Set("schema_version", value.Int(1))
+	doc.Set("sources", value.NewMap())
+	doc.Set("items", value.NewMap())
+	return doc
+}
+
+// stampVersion sets schema_version before a write: 1, unless the file
+// already carried a higher integer version (divergence D1).
+func stampVersion(st loaded) {
+	if !st.fresh {
+		if v, ok := st.doc.Get("schema_version"); ok {
+			if n, isInt := v.(*big.Int); isInt && n.Cmp(big.NewInt(1)) > 0 {
+				return
+			}
+		}
+	}
+	st.doc.Set("schema_version", value.Int(1))
+}
+
+// mapAt returns doc[k] as a map; load guarantees it for sources and items.
+func mapAt(doc *value.Map, k string) *value.Map {
+	v, _ := doc.Get(k)
+	m, _ := v.(*value.Map)
+	if m == nil {
+		m = value.NewMap()
+		doc.Set(k, m)
+	}
+	return m
+}
+
+// legacyInput is the legacy file for import-legacy, read at the edge.
+type legacyInput struct {
+	data    []byte
+	present bool
+}
+
+func readLegacy(path string) legacyInput {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return legacyInput{}
+	}
+	return legacyInput{data: data, present: true}
+}

@@ -1,0 +1,591 @@
+package sweepstate_test
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"math/big"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/stateguard/stateguard/impl/pyjson"
+	"github.com/stateguard/stateguard/impl/sweepstate/cli"
+	"github.com/stateguard/stateguard/impl/yamlsubset"
+	"github.com/stateguard/stateguard/model/sweep"
+	"github.com/stateguard/stateguard/model/value"
+)
+
+// TestEngineMatchesModel drives the real engine, through its command line,
+// and the executable model (model/sweep) with the same random sequences of
+// every subcommand, plus hand edits of the file, and compares after every
+// step: the status word and payload bytes, and the file's parsed content.
+// On failure it prints the op log as argv lines, which replay in order
+// against an empty directory (paths are relative to it).
+//
+// Default: rapid's 100 checks. Deeper: go test -run EngineMatchesModel
+// -rapid.checks=5000 -rapid.steps=60 ./impl/sweepstate/
+func TestEngineMatchesModel(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		m := &machine{dir: t.TempDir()}
+		m.state = filepath.Join(m.dir, "sub", "state.yml")
+		rt.Repeat(rapid.StateMachineActions(m))
+	})
+}
+
+// machine holds the model's view of the file next to a real directory.
+type machine struct {
+	dir, state string
+	// model is what the model says the file holds.
+	model sweep.State
+	// raw is the file's bytes when the model cannot describe them (blank
+	// or unreadable); they must never change.
+	raw []byte
+	// log is the replayable op log, one line per op.
+	log []string
+	// secrets are body/quote texts the model redacted: never on disk.
+	secrets []string
+	// cursors are the last cursors seen per source since the file was last
+	// replaced by hand; a cursor never moves backwards.
+	cursors map[string]string
+	n       int // op counter, makes generated texts unique
+}
+
+var (
+	writers  = []string{"w1", "w2", "w3"}
+	sources  = []string{"src-1", "gh:issues", "yes", "s p", "ü-ch", "true", "C42"}
+	itemIDs  = []string{"1", "9", "10", "a b", "x:y", "ñ", "null", "off", "line\nbreak", "1700000000.000100"}
+	statuses = []string{"ingested", "ack_deferred", "acknowledged", "needs_download", "needs_analysis",
+		"manual_stuck", "analyzed", "in_plan", "fix_pending", "closed", "closed", "closed", "source_gone", "mystery"}
+	outcomes = []string{"completed", "aborted-locked", "partial", "failed"}
+)
+
+// baseTime anchors generated lease times; no wall clock is read.
+var baseTime = time.Date(2026, 7, 2, 12, 0, 0, 0, time.UTC)
+
+// epochMicros is 1970-01-01 in the model's microseconds since year 1.
+const epochMicros = 62135596800 * 1_000_000
+
+// Check compares the file with the model and checks the invariants.
+func (m *machine) Check(t *rapid.T) {
+	b, err := os.ReadFile(m.state)
+	exists := err == nil
+	switch m.model.Kind {
+	case sweep.Absent:
+		if exists {
+			m.fail(t, "model says no file, but the engine left %q", b)
+		}
+		return
+	case sweep.Blank, sweep.Unreadable:
+		if !bytes.Equal(b, m.raw) {
+			m.fail(t, "file bytes changed: got %q, want %q", b, m.raw)
+		}
+		return
+	}
+	if !exists {
+		m.fail(t, "model has a document, file is missing: %v", err)
+	}
+	doc, err := yamlsubset.Parse(b)
+	if err != nil {
+		m.fail(t, "file does not parse (%v):\n%s", err, b)
+	}
+	if !value.EqualOrdered(doc, m.model.Doc) {
+		m.fail(t, "file content\n got %s\nwant %s\nfile:\n%s", pyjson.Encode(doc), pyjson.Encode(m.model.Doc), b)
+	}
+	for _, s := range m.secrets {
+		if bytes.Contains(b, []byte(s)) {
+			m.fail(t, "redacted text %q reached the disk", s)
+		}
+	}
+	if fi, err := os.Stat(m.state); err == nil && fi.Mode().Perm() != 0o600 {
+		m.fail(t, "file mode %v, want 0600", fi.Mode().Perm())
+	}
+	if m.cursors == nil {
+		m.cursors = map[string]string{}
+	}
+	if srcs, ok := mustMap(doc, "sources"); ok {
+		for _, k := range srcs.Keys() {
+			entry, _ := mustMap(srcs, k)
+			if entry == nil {
+				continue
+			}
+			c, _ := entry.Get("cursor")
+			cur, isString := c.(string)
+			if !isString {
+				continue
+			}
+			if old, seen := m.cursors[k]; seen && sweep.CursorLess(cur, old) {
+				m.fail(t, "cursor of %q moved backwards from %q to %q", k, old, cur)
+			}
+			m.cursors[k] = cur
+		}
+	}
+}
+
+func mustMap(m *value.Map, k string) (*value.Map, bool) {
+	v, _ := m.Get(k)
+	sub, ok := v.(*value.Map)
+	return sub, ok
+}
+
+// fail reports a mismatch with the replayable op log.
+func (m *machine) fail(t *rapid.T, format string, args ...any) {
+	t.Helper()
+	t.Fatalf("%s\nop log (cwd = an empty directory):\n  %s", fmt.Sprintf(format, args...), strings.Join(m.log, "\n  "))
+}
+
+// run executes argv with the engine and cmd with the model and compares.
+func (m *machine) run(t *rapid.T, cmd sweep.Command, args ...string) {
+	t.Helper()
+	argv := append([]string{args[0], "--state", m.state}, args[1:]...)
+	m.log = append(m.log, quoteArgv(m.relative(argv)))
+	var stdout, stderr bytes.Buffer
+	code := cli.Main(argv, &stdout, &stderr)
+	res, next := sweep.Apply(m.model, cmd)
+	want := res.Word + "\n"
+	if res.Payload != nil {
+		want += string(pyjson.Encode(res.Payload)) + "\n"
+	}
+	if code != 0 || stdout.String() != want {
+		m.fail(t, "engine answered exit %d stdout %q (stderr %q), model %q", code, stdout.String(), stderr.String(), want)
+	}
+	m.model = next
+}
+
+// relative shows paths inside the test directory relative to it.
+func (m *machine) relative(argv []string) []string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		out[i] = strings.ReplaceAll(a, m.dir+string(filepath.Separator), "")
+	}
+	return out
+}
+
+func quoteArgv(argv []string) string {
+	parts := make([]string, len(argv))
+	for i, a := range argv {
+		parts[i] = strconv.Quote(a)
+	}
+	return strings.Join(parts, " ")
+}
+
+// flag renders --name value, or --name=value when value starts with '-'
+// (argparse would read it as an option otherwise).
+func flag(name, val string) []string {
+	if strings.HasPrefix(val, "-") {
+		return []string{"--" + name + "=" + val}
+	}
+	return []string{"--" + name, val}
+}
+
+func args(sub string, flags ...[]string) []string {
+	out := []string{sub}
+	for _, f := range flags {
+		out = append(out, f...)
+	}
+	return out
+}
+
+// holder is the model's current lease writer, if any.
+func (m *machine) holder() (string, *value.Map) {
+	if m.model.Kind != sweep.Parsed {
+		return "", nil
+	}
+	l, _ := mustMap(m.model.Doc, "lease")
+	if l == nil {
+		return "", nil
+	}
+	w, _ := l.Get("writer")
+	s, _ := w.(string)
+	return s, l
+}
+
+// writer picks the lease holder most of the time, so owned writes succeed.
+func (m *machine) writer(t *rapid.T) string {
+	if h, _ := m.holder(); h != "" && rapid.IntRange(0, 3).Draw(t, "holder?") > 0 {
+		return h
+	}
+	return rapid.SampledFrom(writers).Draw(t, "writer")
+}
+
+// now draws a --now value, often straddling the current lease's TTL
+// exactly (timestamp + ttl*60 s, and 1 µs either side), written in
+// assorted offsets and forms.
+func (m *machine) now(t *rapid.T) string {
+	at := baseTime.Add(time.Duration(rapid.IntRange(0, 180).Draw(t, "minutes")) * time.Minute)
+	if _, l := m.holder(); l != nil && rapid.Bool().Draw(t, "near ttl?") {
+		ts, _ := l.Get("timestamp")
+		tsText, _ := ts.(string)
+		if stamped, ok := sweep.ParseTime(tsText); ok {
+			ttlV, _ := l.Get("ttl_minutes")
+			ttl, ok := sweep.PyInt(ttlV)
+			if !ok || !ttl.IsInt64() || ttl.Int64() > 100000 || ttl.Int64() < -100000 {
+				ttl = big.NewInt(60)
+			}
+			delta := rapid.SampledFrom([]int64{-1_000_000, -1, 0, 0, 1, 1, 1_000_000}).Draw(t, "delta µs")
+			at = time.UnixMicro(int64(stamped) - epochMicros + ttl.Int64()*60_000_000 + delta).UTC()
+		}
+	}
+	if rapid.IntRange(0, 20).Draw(t, "unparseable?") == 0 {
+		return "soon"
+	}
+	return formatTime(at, rapid.IntRange(0, 5).Draw(t, "time form"))
+}
+
+func formatTime(at time.Time, form int) string {
+	frac := ""
+	if us := at.Nanosecond() / 1000; us != 0 {
+		frac = fmt.Sprintf(".%06d", us)
+	}
+	switch form {
+	case 0:
+		return at.Format("2006-01-02T15:04:05") + frac + "Z"
+	case 1:
+		return at.Format("2006-01-02T15:04:05") + frac + "+00:00"
+	case 2:
+		return at.Format("2006-01-02T15:04:05") + frac // naive is UTC
+	case 3:
+		l := at.In(time.FixedZone("", 5*3600+30*60))
+		return l.Format("2006-01-02T15:04:05") + frac + "+05:30"
+	case 4:
+		l := at.In(time.FixedZone("", -7*3600))
+		return l.Format("2006-01-02 15:04:05") + frac + "-0700"
+	default:
+		return at.Format("20060102T150405") + strings.Replace(frac, ".", ",", 1) + "Z"
+	}
+}
+
+// LeaseAcquire takes, re-stamps or reclaims the lease.
+func (m *machine) LeaseAcquire(t *rapid.T) {
+	w := rapid.SampledFrom(writers).Draw(t, "writer")
+	now := m.now(t)
+	cmd := sweep.LeaseAcquire{Writer: w, Now: now}
+	a := args("lease-acquire", flag("writer", w), flag("now", now))
+	if ttl := rapid.SampledFrom([]int{-1, 0, 1, 5, 60}).Draw(t, "ttl"); ttl >= 0 {
+		cmd.TTLMinutes = big.NewInt(int64(ttl))
+		a = append(a, flag("ttl-minutes", strconv.Itoa(ttl))...)
+	}
+	m.run(t, cmd, a...)
+}
+
+// LeaseRelease drops the lease of a writer.
+func (m *machine) LeaseRelease(t *rapid.T) {
+	w := m.writer(t)
+	m.run(t, sweep.LeaseRelease{Writer: w}, args("lease-release", flag("writer", w))...)
+}
+
+// UpsertItem merges a random JSON object (or invalid JSON) into an item.
+func (m *machine) UpsertItem(t *rapid.T) {
+	m.n++
+	w, src, id := m.writer(t), rapid.SampledFrom(sources).Draw(t, "source"), rapid.SampledFrom(itemIDs).Draw(t, "id")
+	now := m.now(t)
+	var text string
+	if rapid.IntRange(0, 9).Draw(t, "invalid json?") == 0 {
+		text = rapid.SampledFrom([]string{`{"a": 1,}`, `[1, 2]`, `5`, `"s"`, `{"x": NaN}`, `{"x": 1e999}`, `{"x": -Infinity}`, ``}).Draw(t, "bad json")
+	} else {
+		text = string(pyjson.Encode(m.itemObject(t)))
+	}
+	v, err := pyjson.Decode(text)
+	cmd := sweep.UpsertItem{Source: src, ID: id, Writer: w, Now: now, Item: sweep.Decoded{Value: v, OK: err == nil}}
+	before := m.model
+	m.run(t, cmd, args("upsert-item", flag("source", src), flag("id", id), flag("json", text), flag("writer", w), flag("now", now))...)
+	m.noteRedaction(before, src, id, v)
+}
+
+// noteRedaction records body/quote texts that the model dropped.
+func (m *machine) noteRedaction(before sweep.State, src, id string, in value.Value) {
+	obj, ok := in.(*value.Map)
+	if !ok || m.model.Kind != sweep.Parsed || before.Kind == sweep.Parsed && value.EqualOrdered(before.Doc, m.model.Doc) {
+		return
+	}
+	items, _ := mustMap(m.model.Doc, "items")
+	item, _ := mustMap(items, src+":"+id)
+	if item == nil || item.Has("body") || item.Has("quote") {
+		return
+	}
+	for _, k := range []string{"body", "quote"} {
+		if s, ok := obj.Get(k); ok {
+			if text, ok := s.(string); ok && strings.HasPrefix(text, "secret-") {
+				// The ASCII marker part: it appears verbatim if written.
+				marker, _, _ := strings.Cut(text, " ")
+				marker, _, _ = strings.Cut(marker, "\n")
+				m.secrets = append(m.secrets, marker)
+			}
+		}
+	}
+}
+
+// itemObject draws an item: known fields, sensitive flags of every kind,
+// evidence or none, and awkward values.
+func (m *machine) itemObject(t *rapid.T) *value.Map {
+	o := value.NewMap()
+	if rapid.Bool().Draw(t, "status?") {
+		o.Set("status", rapid.SampledFrom(statuses).Draw(t, "status"))
+	}
+	switch rapid.IntRange(0, 4).Draw(t, "sensitive") {
+	case 1:
+		o.Set("sensitive", true)
+	case 2:
+		o.Set("sensitive", rapid.SampledFrom([]value.Value{"true", value.Int(1), false, nil}).Draw(t, "not-true"))
+	}
+	if rapid.Bool().Draw(t, "body?") {
+		o.Set("body", fmt.Sprintf("secret-%d-body ✓ \U0001F600", m.n))
+	}
+	if rapid.IntRange(0, 3).Draw(t, "quote?") == 0 {
+		o.Set("quote", fmt.Sprintf("secret-%d-quote \n\u2028", m.n))
+	}
+	for _, f := range []string{"fix_ref", "verified_revision_id", "verified_at", "verified_merge_sha"} {
+		if rapid.IntRange(0, 2).Draw(t, f+"?") == 0 {
+			o.Set(f, rapid.SampledFrom(evidenceValues).Draw(t, f))
+		}
+	}
+	for i, n := 0, rapid.IntRange(0, 3).Draw(t, "extra keys"); i < n; i++ {
+		o.Set(rapid.SampledFrom(extraKeys).Draw(t, "key"), awkwardValue(t, 2))
+	}
+	return o
+}
+
+var evidenceValues = []value.Value{"PR#7", "rev9", "2026-07-01T00:00:00Z", "0", "", nil, false, value.Int(0), 0.0,
+	math.Copysign(0, -1), []value.Value{}, value.NewMap(), []value.Value{value.Int(0)}}
+
+var extraKeys = []string{"title", "url", "source", "id", "x:y", "yes", "n", "ü", "a b", "k\u2028", "nested", "Z", "_a.b-c", "", "line\nkey", "\u007f"}
+
+var awkwardStrings = []string{"", "plain", "ünï", "\U0001F600", "\u007f\u0085\u2028\u2029\ufffe", "tab\tnl\ncr\r\x01\x1f", `quote " back \ slash`, "yes", "null", "0x10", " lead", "#hash", "- dash"}
+
+// awkwardValue draws JSON values that stress the codecs: unicode, big
+// integers, float spellings, empty containers, nesting.
+func awkwardValue(t *rapid.T, depth int) value.Value {
+	kind := rapid.IntRange(0, 9).Draw(t, "value kind")
+	if depth == 0 && kind >= 8 {
+		kind = 0
+	}
+	switch kind {
+	case 0:
+		return rapid.SampledFrom(awkwardStrings).Draw(t, "string")
+	case 1:
+		big1 := new(big.Int).Lsh(big.NewInt(1), 70)
+		return rapid.SampledFrom([]value.Value{value.Int(0), value.Int(-7), big1, new(big.Int).Neg(big1), value.Int(math.MaxInt64)}).Draw(t, "int")
+	case 2:
+		return rapid.SampledFrom([]float64{math.Copysign(0, -1), 1e16, 1e-05, 0.1, 123456789.0, 1.5, -2.5e-300, 1e300}).Draw(t, "float")
+	case 3:
+		return rapid.SampledFrom([]value.Value{true, false, nil}).Draw(t, "constant")
+	case 4:
+		return []value.Value{}
+	case 5:
+		return value.NewMap()
+	case 6:
+		return "s" + strconv.Itoa(rapid.IntRange(0, 99).Draw(t, "n"))
+	case 7:
+		return rapid.Float64().Draw(t, "any float")
+	case 8:
+		n := rapid.IntRange(1, 3).Draw(t, "list len")
+		l := make([]value.Value, n)
+		for i := range l {
+			l[i] = awkwardValue(t, depth-1)
+		}
+		return l
+	default:
+		mp := value.NewMap()
+		for i, n := 0, rapid.IntRange(1, 3).Draw(t, "map len"); i < n; i++ {
+			mp.Set(rapid.SampledFrom(extraKeys).Draw(t, "key"), awkwardValue(t, depth-1))
+		}
+		return mp
+	}
+}
+
+// CursorAdvance moves a cursor, past a known or unknown item.
+func (m *machine) CursorAdvance(t *rapid.T) {
+	w, src := m.writer(t), rapid.SampledFrom(sources).Draw(t, "source")
+	past := rapid.SampledFrom(itemIDs).Draw(t, "past item")
+	to := rapid.SampledFrom([]string{"9", "10", "0010", "100", "99999999999999999999999", "10a", "9a",
+		"1700000000.000100", "1700000000.000200", "a", "b", "é", "-5", "0"}).Draw(t, "to")
+	now := m.now(t)
+	m.run(t, sweep.CursorAdvance{Source: src, To: to, PastItem: past, Writer: w, Now: now},
+		args("cursor-advance", flag("source", src), flag("to", to), flag("past-item", past), flag("writer", w), flag("now", now))...)
+}
+
+// CursorGet reads a cursor.
+func (m *machine) CursorGet(t *rapid.T) {
+	src := rapid.SampledFrom(sources).Draw(t, "source")
+	m.run(t, sweep.CursorGet{Source: src}, args("cursor-get", flag("source", src))...)
+}
+
+// Read reads the whole document.
+func (m *machine) Read(t *rapid.T) {
+	m.run(t, sweep.Read{}, "read")
+}
+
+// Validate downgrades closed items without evidence.
+func (m *machine) Validate(t *rapid.T) {
+	m.run(t, sweep.Validate{}, "validate")
+}
+
+// RunRecord records a run outcome with valid or invalid counts.
+func (m *machine) RunRecord(t *rapid.T) {
+	w, outcome := rapid.SampledFrom(writers).Draw(t, "writer"), rapid.SampledFrom(outcomes).Draw(t, "outcome")
+	var counts string
+	switch rapid.IntRange(0, 3).Draw(t, "counts kind") {
+	case 0:
+		counts = rapid.SampledFrom([]string{"nope", "{", `[1, 2]`, `5`, `"text"`, `null`}).Draw(t, "odd counts")
+	default:
+		c := value.NewMap()
+		for i, n := 0, rapid.IntRange(0, 3).Draw(t, "counts len"); i < n; i++ {
+			c.Set(rapid.SampledFrom([]string{"ingested", "closed", "by_source", "errors"}).Draw(t, "count"), awkwardValue(t, 1))
+		}
+		counts = string(pyjson.Encode(c))
+	}
+	ts := rapid.SampledFrom([]string{"2026-07-02T12:00:00Z", "2026-07-02T12:10:00+02:00", "whenever"}).Draw(t, "timestamp")
+	v, err := pyjson.Decode(counts)
+	m.run(t, sweep.RunRecord{Writer: w, Outcome: outcome, Timestamp: ts, Counts: sweep.Decoded{Value: v, OK: err == nil}},
+		args("run-record", flag("writer", w), flag("outcome", outcome), flag("counts", counts), flag("timestamp", ts))...)
+}
+
+// ImportLegacy imports a generated legacy file (JSON or YAML subset, dict
+// or list items), a missing one, with or without a source map.
+func (m *machine) ImportLegacy(t *rapid.T) {
+	m.n++
+	name := fmt.Sprintf("legacy-%d.json", m.n)
+	path := filepath.Join(m.dir, name)
+	var legacy sweep.Decoded
+	if rapid.IntRange(0, 5).Draw(t, "legacy missing?") > 0 {
+		doc := legacyDoc(t)
+		var b []byte
+		if rapid.IntRange(0, 3).Draw(t, "yaml?") == 0 {
+			b = yamlsubset.Emit(doc)
+		} else {
+			b = pyjson.Encode(doc)
+		}
+		m.writeFile(t, path, b)
+		legacy = decodeLegacy(b)
+	}
+	cmd := sweep.ImportLegacy{Legacy: legacy}
+	a := args("import-legacy", flag("file", path))
+	switch rapid.IntRange(0, 2).Draw(t, "source map") {
+	case 1:
+		sm := `{"C42": "slack:C42", "C111": "gh-issues", "C9": null, "C7": 5}`
+		v, _ := pyjson.Decode(sm)
+		cmd.SourceMap = sweep.Decoded{Value: v, OK: true}
+		a = append(a, flag("source-map", sm)...)
+	case 2:
+		a = append(a, flag("source-map", "not json")...)
+	}
+	m.run(t, cmd, a...)
+}
+
+func legacyDoc(t *rapid.T) *value.Map {
+	doc := value.NewMap()
+	if rapid.Bool().Draw(t, "channels?") {
+		ch := value.NewMap()
+		for _, id := range []string{"C42", "C111", "C9", "C7", "src-1"} {
+			if !rapid.Bool().Draw(t, "channel "+id) {
+				continue
+			}
+			e := value.NewMap()
+			cursors := []value.Value{"1700000000.000100", "1700000000.000300", "10", "9", "abc", "", nil}
+			if rapid.Bool().Draw(t, "lpts?") {
+				e.Set("last_processed_ts", rapid.SampledFrom(cursors).Draw(t, "lpts"))
+			}
+			if rapid.Bool().Draw(t, "cursor?") {
+				e.Set("cursor", rapid.SampledFrom(cursors).Draw(t, "cursor"))
+			}
+			ch.Set(id, e)
+		}
+		doc.Set("channels", ch)
+	}
+	fields := func() *value.Map {
+		f := value.NewMap()
+		for _, k := range []string{"status", "source", "channel", "title", "url", "extra"} {
+			if rapid.Bool().Draw(t, k+"?") {
+				f.Set(k, rapid.SampledFrom([]value.Value{"ingested", "C42", "t ✓", nil, value.Int(3)}).Draw(t, k))
+			}
+		}
+		return f
+	}
+	switch rapid.IntRange(0, 2).Draw(t, "items form") {
+	case 1:
+		items := value.NewMap()
+		for i, n := 0, rapid.IntRange(0, 3).Draw(t, "n items"); i < n; i++ {
+			items.Set(rapid.SampledFrom([]string{"C42:9", "src-1:1", "bare", ""}).Draw(t, "legacy id"), fields())
+		}
+		doc.Set("items", items)
+	case 2:
+		var items []value.Value
+		for i, n := 0, rapid.IntRange(0, 3).Draw(t, "n items"); i < n; i++ {
+			f := fields()
+			id := rapid.SampledFrom([]value.Value{"a1", value.Int(5), 1.5, true, value.Int(0), "", nil, "src-1:1"}).Draw(t, "list id")
+			f.Set("id", id)
+			items = append(items, f)
+		}
+		doc.Set("items", items)
+	}
+	return doc
+}
+
+// decodeLegacy reads a legacy file as JSON, or else as the YAML subset.
+func decodeLegacy(b []byte) sweep.Decoded {
+	if v, err := pyjson.Decode(string(b)); err == nil {
+		return sweep.Decoded{Value: v, OK: true}
+	}
+	if doc, err := yamlsubset.Parse(b); err == nil {
+		return sweep.Decoded{Value: doc, OK: true}
+	}
+	return sweep.Decoded{}
+}
+
+// HandEdit replaces the state file by hand: corrupt text, a file without
+// schema_version, whitespace only, or a valid document with hand-made
+// values (TTL as text or float, newer schema, legacy evidence field).
+func (m *machine) HandEdit(t *rapid.T) {
+	text := rapid.SampledFrom([]string{
+		"schema_version: 1\nthis line has no colon\n",
+		"sources: {}\nitems: {}\n",
+		"  \n\n",
+		"schema_version: 1\nitems: 5\n",
+		"schema_version: 2\nlease:\n  writer: \"w2\"\n  timestamp: \"2026-07-02T12:00:00Z\"\n  ttl_minutes: \"30\"\nfuture: {\"k\": [1, 2]}\n",
+		"schema_version: 1\nlease:\n  writer: \"w1\"\n  timestamp: \"2026-07-02T12:00:00+05:30\"\n  ttl_minutes: 1.9\n  note: \"x\"\nsources:\n  src-1:\n    sensitive: true\n    cursor: \"10\"\nitems:\n  \"src-1:1\":\n    status: \"closed\"\n    fix_ref: \"PR#1\"\n    verified_at: \"2026-07-01\"\n    verified_merge_sha: \"abc\"\n    body: \"old text\"\n",
+		"# comment\nschema_version: 1\nzeta: 1\nlast_run:\n  outcome: \"completed\"\n",
+		"schema_version: 1\nlease:\n  writer: \"w3\"\n  timestamp: \"not a time\"\n  ttl_minutes: 0\n",
+	}).Draw(t, "hand file")
+	m.writeFile(t, m.state, []byte(text))
+	m.log = append(m.log, fmt.Sprintf("write %s %s", "sub/state.yml", strconv.Quote(text)))
+	m.raw = []byte(text)
+	m.cursors = nil
+	switch {
+	case strings.TrimSpace(text) == "":
+		m.model = sweep.State{Kind: sweep.Blank}
+	default:
+		doc, err := yamlsubset.Parse([]byte(text))
+		if err != nil {
+			m.model = sweep.State{Kind: sweep.Unreadable}
+		} else {
+			m.model = sweep.State{Kind: sweep.Parsed, Doc: doc}
+		}
+	}
+}
+
+// Remove deletes the state file.
+func (m *machine) Remove(t *rapid.T) {
+	if err := os.Remove(m.state); err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	m.log = append(m.log, "rm sub/state.yml")
+	m.model = sweep.State{Kind: sweep.Absent}
+	m.cursors = nil
+}
+
+func (m *machine) writeFile(t *rapid.T, path string, b []byte) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if path != m.state {
+		m.log = append(m.log, fmt.Sprintf("write %s %s", filepath.Base(path), strconv.Quote(string(b))))
+	}
+}
