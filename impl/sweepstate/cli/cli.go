@@ -240,4 +240,3 @@ func subHelp(sub *subcommand) string {
 	}
 	return b.String()
 }
-

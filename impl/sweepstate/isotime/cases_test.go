@@ -5,9 +5,9 @@ package isotime
 // pythonCases pairs an input with microseconds since the epoch as Python 3.11.7
 // computes them (naive taken as UTC), or ok=false where Python refuses it.
 var pythonCases = []struct {
-	in string
+	in     string
 	micros int64
-	ok bool
+	ok     bool
 }{
 	{"2026-07-02T12:00:00Z", 1782993600000000, true},
 	{"2026-07-02T12:00:00+00:00", 1782993600000000, true},
