@@ -1,0 +1,138 @@
+package ledger
+
+import (
+	"database/sql"
+	"os"
+	"testing"
+)
+
+// damage runs SQL on a copy of small-v2 through a plain connection (no
+// ledger has the file open) and returns the copy's path.
+func damage(t *testing.T, stmts ...string) string {
+	t.Helper()
+	p := copyFixture(t, "small-v2.sqlite")
+	db, err := sql.Open("sqlite", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, s := range stmts {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	return p
+}
+
+func doctorOf(t *testing.T, p string) DoctorReport {
+	t.Helper()
+	// A plain connection may leave a WAL pair; either read-only path works.
+	l, err := Open(p, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	defer l.Close()
+	rep, err := l.Doctor()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+const t07 = "'7a5c0007-0000-4000-8000-000000000007'"
+const t09 = "'7a5c0009-0000-4000-8000-000000000009'"
+const t10 = "'7a5c000a-0000-4000-8000-00000000000a'"
+
+func TestDoctorDetectsDamage(t *testing.T) {
+	requireFixtures(t)
+	cases := []struct {
+		name  string
+		stmts []string
+		count func(DoctorReport) int
+	}{
+		{"status edited", []string{"UPDATE tasks SET status='failed' WHERE id=" + t07},
+			func(r DoctorReport) int { return r.EventInconsistencyCount }},
+		{"event deleted", []string{"DELETE FROM task_events WHERE sequence = (SELECT max(sequence) FROM task_events WHERE task_id=" + t07 + ")"},
+			func(r DoctorReport) int { return r.EventInconsistencyCount }},
+		{"event time moved", []string{"UPDATE task_events SET occurred_at = occurred_at + 1 WHERE task_id=" + t10},
+			func(r DoctorReport) int { return r.EventInconsistencyCount }},
+		{"event for unknown task", []string{"PRAGMA foreign_keys=OFF", "INSERT INTO task_events (task_id, event_kind, from_value, to_value, occurred_at, code) VALUES ('00000000-0000-4000-8000-0000000000ee','created',NULL,'queued',978307200,'created')"},
+			func(r DoctorReport) int { return r.EventInconsistencyCount }},
+		{"updated before started", []string{"UPDATE tasks SET updated_at = started_at - 5 WHERE id=" + t09},
+			func(r DoctorReport) int { return r.TimestampInconsistencyCount }},
+		{"text timestamp", []string{"UPDATE tasks SET updated_at = 'soon' WHERE id=" + t10},
+			func(r DoctorReport) int { return r.TimestampInconsistencyCount }},
+		{"orphan", []string{"PRAGMA foreign_keys=OFF", "UPDATE tasks SET parent_id='00000000-0000-4000-8000-0000000000ff' WHERE id=" + t10},
+			func(r DoctorReport) int { return r.OrphanCount + r.ForeignKeyErrorCount }},
+		{"cycle of two", []string{"UPDATE tasks SET parent_id=" + t10 + " WHERE id=" + t09, "UPDATE tasks SET parent_id=" + t09 + " WHERE id=" + t10},
+			func(r DoctorReport) int { return r.ParentCycleCount }},
+		{"unregistered code", []string{"UPDATE tasks SET terminal_code='worker_failed' WHERE id=" + t07},
+			func(r DoctorReport) int { return r.StateInconsistencyCount }},
+		{"upper-case id", []string{"PRAGMA foreign_keys=OFF", "UPDATE tasks SET id=upper(id) WHERE id=" + t10},
+			func(r DoctorReport) int { return r.StateInconsistencyCount }},
+		{"version too low", []string{"UPDATE tasks SET version=0 WHERE id=" + t07},
+			func(r DoctorReport) int { return r.StateInconsistencyCount }},
+		{"internal task delivered", []string{"UPDATE tasks SET delivery_required=0 WHERE id=" + t07},
+			func(r DoctorReport) int { return r.StateInconsistencyCount }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rep := doctorOf(t, damage(t, c.stmts...))
+			if rep.Healthy || c.count(rep) == 0 || !rep.SchemaOK {
+				t.Fatalf("not detected: %s", reportJSON(rep))
+			}
+		})
+	}
+}
+
+func TestDoctorSchemaDamage(t *testing.T) {
+	requireFixtures(t)
+	for name, stmts := range map[string][]string{
+		"wrong fingerprint": {"UPDATE schema_meta SET value='00' WHERE key='schema_fingerprint'"},
+		"extra meta key":    {"INSERT INTO schema_meta VALUES ('note','x')"},
+		"version 3":         {"UPDATE schema_meta SET value='3' WHERE key='schema_version'"},
+		"extra index":       {"CREATE INDEX extra_idx ON tasks(created_at)"},
+		"dropped index":     {"DROP INDEX tasks_parent_idx"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rep := doctorOf(t, damage(t, stmts...))
+			if rep.SchemaOK || rep.Healthy || rep.DoctorErrorCount != 1 || rep.TaskCount != 0 {
+				t.Fatalf("schema damage not reported early: %s", reportJSON(rep))
+			}
+		})
+	}
+}
+
+// TestDoctorQuickCheck overwrites the b-tree header of an index page in a
+// copy: quick_check fails and the doctor says so.
+func TestDoctorQuickCheck(t *testing.T) {
+	requireFixtures(t)
+	p := copyFixture(t, "small-v2.sqlite")
+	db, err := sql.Open("sqlite", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var root int
+	err = db.QueryRow("SELECT rootpage FROM sqlite_master WHERE name='tasks_status_idx'").Scan(&root)
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(p + "-wal")
+	os.Remove(p + "-shm")
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := (root - 1) * 4096
+	for i := 8; i < 40; i++ {
+		data[off+i] = 0xff
+	}
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rep := doctorOf(t, p)
+	if rep.QuickCheck != "failed" || rep.Healthy {
+		t.Fatalf("corruption not detected: %s", reportJSON(rep))
+	}
+}

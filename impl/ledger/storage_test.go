@@ -1,0 +1,280 @@
+//go:build linux || darwin
+
+package ledger
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestPathRules(t *testing.T) {
+	for _, p := range []string{"", ":memory:", "a\x00b", `\\server\share\db`, "/"} {
+		if _, err := Open(p, Options{}); !errors.Is(err, ErrInvalidInput) {
+			t.Errorf("Open(%q): %v, want InvalidInput", p, err)
+		}
+	}
+}
+
+func TestMissingDirsCreatedPrivate(t *testing.T) {
+	base := privateDir(t)
+	p := filepath.Join(base, "a", "b", "ledger.sqlite")
+	l, err := Open(p+"/", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	for _, d := range []string{filepath.Join(base, "a"), filepath.Join(base, "a", "b")} {
+		info, err := os.Stat(d)
+		if err != nil || info.Mode().Perm() != 0o700 {
+			t.Errorf("%s: %v %v", d, info.Mode(), err)
+		}
+	}
+	info, err := os.Stat(p)
+	if err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("db mode %v %v", info.Mode(), err)
+	}
+}
+
+func TestSymlinkedParentAccepted(t *testing.T) {
+	base := privateDir(t)
+	real := filepath.Join(base, "real")
+	os.Mkdir(real, 0o700)
+	link := filepath.Join(base, "link")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Open(filepath.Join(link, "ledger.sqlite"), Options{})
+	if err != nil {
+		t.Fatalf("symlinked parent: %v", err)
+	}
+	l.Close()
+	if _, err := os.Lstat(filepath.Join(real, "ledger.sqlite")); err != nil {
+		t.Fatalf("db not in resolved dir: %v", err)
+	}
+}
+
+// snapshotDir records names, modes and bytes of every file in dir.
+func snapshotDir(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		p := filepath.Join(dir, e.Name())
+		info, _ := os.Lstat(p)
+		data, _ := os.ReadFile(p)
+		out[e.Name()] = info.Mode().String() + string(data)
+	}
+	return out
+}
+
+func sameSnapshot(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func newLedgerFile(t *testing.T, dir string) string {
+	t.Helper()
+	p := filepath.Join(dir, "ledger.sqlite")
+	l, err := Open(p, Options{Clock: fixedClock(1000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Create(CreateParams{DeliveryRequired: true}); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	return p
+}
+
+func TestStorageRefusals(t *testing.T) {
+	cases := map[string]func(t *testing.T, dir, db string) string{
+		"symlinked db": func(t *testing.T, dir, db string) string {
+			link := filepath.Join(dir, "link.sqlite")
+			os.Symlink(db, link)
+			return link
+		},
+		"hardlinked db": func(t *testing.T, dir, db string) string {
+			os.Link(db, filepath.Join(dir, "alias.sqlite"))
+			return db
+		},
+		"symlinked wal": func(t *testing.T, dir, db string) string {
+			os.WriteFile(filepath.Join(dir, "elsewhere"), nil, 0o600)
+			os.Symlink(filepath.Join(dir, "elsewhere"), db+"-wal")
+			return db
+		},
+		"hardlinked shm": func(t *testing.T, dir, db string) string {
+			os.WriteFile(filepath.Join(dir, "other"), nil, 0o600)
+			os.Link(filepath.Join(dir, "other"), db+"-shm")
+			return db
+		},
+		"group-writable dir": func(t *testing.T, dir, db string) string {
+			os.Chmod(dir, 0o770)
+			return db
+		},
+		"db is a directory": func(t *testing.T, dir, db string) string {
+			d := filepath.Join(dir, "d.sqlite")
+			os.Mkdir(d, 0o700)
+			return d
+		},
+	}
+	for name, setup := range cases {
+		t.Run(name, func(t *testing.T) {
+			dir := privateDir(t)
+			db := newLedgerFile(t, dir)
+			target := setup(t, dir, db)
+			before := snapshotDir(t, dir)
+			for _, ro := range []bool{false, true} {
+				l, err := Open(target, Options{ReadOnly: ro})
+				if err == nil {
+					l.Close()
+					t.Fatalf("read-only=%v: accepted", ro)
+				}
+				if !errors.Is(err, ErrInvalidInput) {
+					t.Fatalf("read-only=%v: %v, want InvalidInput", ro, err)
+				}
+			}
+			if !sameSnapshot(before, snapshotDir(t, dir)) {
+				t.Errorf("refused open changed the directory")
+			}
+		})
+	}
+}
+
+func TestNonStickyWritableAncestor(t *testing.T) {
+	base := privateDir(t)
+	open := filepath.Join(base, "open")
+	os.Mkdir(open, 0o700)
+	os.Chmod(open, 0o777)
+	leaf := filepath.Join(open, "leaf")
+	os.Mkdir(leaf, 0o700)
+	_, err := Open(filepath.Join(leaf, "ledger.sqlite"), Options{})
+	wantClass(t, err, ErrInvalidInput)
+	if _, err := os.Lstat(filepath.Join(leaf, "ledger.sqlite")); err == nil {
+		t.Fatal("refused open created the file")
+	}
+	os.Chmod(open, 0o777|os.ModeSticky)
+	l, err := Open(filepath.Join(leaf, "ledger.sqlite"), Options{})
+	if err != nil {
+		t.Fatalf("sticky ancestor: %v", err)
+	}
+	l.Close()
+}
+
+func TestTightensModes(t *testing.T) {
+	dir := privateDir(t)
+	db := newLedgerFile(t, dir)
+	os.Chmod(db, 0o644)
+	if l, err := Open(db, Options{ReadOnly: true}); !errors.Is(err, ErrInvalidInput) {
+		if l != nil {
+			l.Close()
+		}
+		t.Fatalf("read-only open of 0644 file: %v", err)
+	}
+	if info, _ := os.Stat(db); info.Mode().Perm() != 0o644 {
+		t.Fatal("read-only open tightened the file")
+	}
+	l, err := Open(db, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if info, _ := os.Stat(db); info.Mode().Perm() != 0o600 {
+		t.Fatalf("mode %v", info.Mode())
+	}
+	os.Chmod(db+"-wal", 0o644)
+	if _, err := l.Create(CreateParams{}); err != nil {
+		t.Fatal(err)
+	}
+	if info, _ := os.Stat(db + "-wal"); info.Mode().Perm() != 0o600 {
+		t.Fatalf("wal mode %v", info.Mode())
+	}
+}
+
+// TestReplacedBetweenOperations renames another file over the database
+// while it is open: the next operation refuses and writes nothing.
+func TestReplacedBetweenOperations(t *testing.T) {
+	dir := privateDir(t)
+	db := newLedgerFile(t, dir)
+	other := newLedgerFile(t, privateDir(t))
+	l, err := Open(db, Options{Clock: fixedClock(2000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := os.Rename(other, db); err != nil {
+		t.Fatal(err)
+	}
+	before := fileSHA(t, db)
+	_, err = l.Create(CreateParams{})
+	wantClass(t, err, ErrStateConflict)
+	_, err = l.Reconcile(0, 0, false)
+	wantClass(t, err, ErrStateConflict)
+	_, err = l.Doctor()
+	wantClass(t, err, ErrStateConflict)
+	if fileSHA(t, db) != before {
+		t.Fatal("replacement file changed")
+	}
+	// A symlink put in its place is refused too.
+	os.Remove(db)
+	os.Symlink(other, db)
+	_, err = l.Get("00000000-0000-4000-8000-000000000001")
+	wantClass(t, err, ErrInvalidInput)
+}
+
+// TestReadOnlySidecarRules: a rollback journal or half a WAL pair refuses
+// a read-only open; a complete pair opens with normal locking.
+func TestReadOnlySidecarRules(t *testing.T) {
+	dir := privateDir(t)
+	db := newLedgerFile(t, dir)
+	os.WriteFile(db+"-journal", []byte("x"), 0o600)
+	_, err := Open(db, Options{ReadOnly: true})
+	wantClass(t, err, ErrStateConflict)
+	os.Remove(db + "-journal")
+	os.WriteFile(db+"-wal", nil, 0o600)
+	_, err = Open(db, Options{ReadOnly: true})
+	wantClass(t, err, ErrStateConflict)
+	os.Remove(db + "-wal")
+
+	w, err := Open(db, Options{Clock: fixedClock(3000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ro, err := Open(db, Options{ReadOnly: true, Clock: fixedClock(3000)})
+	if err != nil {
+		t.Fatalf("read-only beside a writer: %v", err)
+	}
+	defer ro.Close()
+	if _, err := w.Create(CreateParams{}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := ro.Doctor()
+	if err != nil || !rep.Healthy || rep.TaskCount != 2 {
+		t.Fatalf("shared read-only doctor: %s %v", reportJSON(rep), err)
+	}
+	// The writer still works after the reader opened and read the file
+	// (its locks were not dropped).
+	if _, err := w.Create(CreateParams{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReadOnlyMissingFile(t *testing.T) {
+	dir := privateDir(t)
+	_, err := Open(filepath.Join(dir, "none.sqlite"), Options{ReadOnly: true})
+	wantClass(t, err, ErrInvalidInput)
+	_, err = Open(filepath.Join(dir, "nodir", "none.sqlite"), Options{ReadOnly: true})
+	wantClass(t, err, ErrInvalidInput)
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatal("read-only open created something")
+	}
+}
