@@ -25,8 +25,9 @@ import (
 //   - any other token starting with '-' is an unknown option (misuse at the
 //     end, unless help runs first).
 //
-// An option without "=value" takes the next value token, skipping one "--"
-// before or after it; an option token is never taken as a value, so
+// An option without "=value" takes the next token if it is a value; an
+// option token or "--" is never taken as a value (and "--" itself is left
+// over, hence misuse), so
 // "--json -x" is misuse while "--to -5" and "--to=-x" work. Options run
 // in order: -h prints help at once (exit 0), even after an unknown option;
 // a conversion error (--ttl-minutes, --outcome) is misuse at once. Then
@@ -255,19 +256,13 @@ func (p parserSpec) parse(args []string) (parsed, error) {
 		if t.explicit != nil {
 			val = *t.explicit
 		} else {
-			// nargs=None takes the pattern -*A-*: one value, with the first
-			// "--" skipped before or after it.
+			// The next token must be a value; Python 3.11.7 neither skips
+			// nor takes "--" here (it stays behind as an unrecognized token).
 			j := i + 1
-			for j < len(toks) && toks[j].kind == kindDashDash {
-				j++
-			}
 			if j >= len(toks) || toks[j].kind != kindValue {
 				return parsed{}, misuse("argument %s: expected one argument", opt.name)
 			}
 			val = toks[j].text
-			for j+1 < len(toks) && toks[j+1].kind == kindDashDash {
-				j++
-			}
 			i = j
 		}
 		if opt.convert != nil {

@@ -121,18 +121,42 @@ const prog = "sweep-state"
 // Main runs the command line and returns the exit status: 0 for every
 // operational outcome (ERROR included), 2 for misuse. It never exits.
 func Main(args []string, stdout, stderr io.Writer) int {
+	cl, err := parseCommandLine(args)
+	if err != nil {
+		return usage(stderr, cl.sub, err)
+	}
+	if cl.help {
+		if cl.sub == nil {
+			io.WriteString(stdout, topHelp())
+		} else {
+			io.WriteString(stdout, subHelp(cl.sub))
+		}
+		return 0
+	}
+	return run(cl.sub.build(cl.values), cl.values["--state"], stdout, stderr)
+}
+
+// commandLine is a parsed argv: help for sub (nil: the top level), or the
+// option values of sub.
+type commandLine struct {
+	sub    *subcommand
+	help   bool
+	values map[string]string
+}
+
+// parseCommandLine applies the top-level parser, then the subcommand's.
+func parseCommandLine(args []string) (commandLine, error) {
 	toks, err := topSpec.classify(args)
 	if err != nil {
-		return usage(stderr, nil, err)
+		return commandLine{}, err
 	}
 	topExtras := 0
 	for i, t := range toks {
 		if t.kind == kindOption && t.option == helpOption {
 			if t.explicit != nil && (!t.short || *t.explicit == "" || strings.Trim(*t.explicit, "h") != "") {
-				return usage(stderr, nil, misuse("argument -h/--help: ignored explicit argument"))
+				return commandLine{}, misuse("argument -h/--help: ignored explicit argument")
 			}
-			io.WriteString(stdout, topHelp())
-			return 0
+			return commandLine{help: true}, nil
 		}
 		if t.kind == kindOption {
 			topExtras++
@@ -141,7 +165,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		// The first value (or "--") starts the subcommand, which takes
 		// every remaining token.
 		if t.kind == kindDashDash {
-			return usage(stderr, nil, misuse("argument command: invalid choice"))
+			return commandLine{}, misuse("argument command: invalid choice")
 		}
 		var sub *subcommand
 		for k := range commands {
@@ -150,22 +174,21 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			}
 		}
 		if sub == nil {
-			return usage(stderr, nil, misuse("argument command: invalid choice (choose from %s)", commandNames()))
+			return commandLine{}, misuse("argument command: invalid choice (choose from %s)", commandNames())
 		}
 		p, err := sub.spec.parse(args[i+1:])
 		if err != nil {
-			return usage(stderr, sub, err)
+			return commandLine{sub: sub}, err
 		}
 		if p.help {
-			io.WriteString(stdout, subHelp(sub))
-			return 0
+			return commandLine{sub: sub, help: true}, nil
 		}
 		if topExtras > 0 {
-			return usage(stderr, nil, misuse("unrecognized arguments (%d)", topExtras))
+			return commandLine{}, misuse("unrecognized arguments (%d)", topExtras)
 		}
-		return run(sub.build(p.values), p.values["--state"], stdout, stderr)
+		return commandLine{sub: sub, values: p.values}, nil
 	}
-	return usage(stderr, nil, misuse("the following arguments are required: command"))
+	return commandLine{}, misuse("the following arguments are required: command")
 }
 
 func run(cmd sweepstate.Command, state string, stdout, stderr io.Writer) int {
