@@ -205,12 +205,14 @@ func (mc *machine) close(t *rapid.T) {
 
 // tick moves the clock: mostly forward, sometimes not at all, sometimes back.
 func (mc *machine) tick(t *rapid.T) {
+	// Steps equal to the timeouts and graces below make deadlines and grace
+	// limits land exactly on now, where <= and < differ.
 	switch rapid.IntRange(0, 9).Draw(t, "clockKind") {
 	case 0:
 		mc.clock.now -= rapid.SampledFrom([]float64{0.5, 1, 100, 700}).Draw(t, "back")
-	case 1:
+	case 1, 2:
 	default:
-		mc.clock.now += rapid.SampledFrom([]float64{0.001, 0.25, 1, 30, 599.5, 600, 700, 1e5}).Draw(t, "forward")
+		mc.clock.now += rapid.SampledFrom([]float64{0.001, 0.25, 0.5, 30, 599.5, 600, 700, 1e5}).Draw(t, "forward")
 	}
 }
 
@@ -285,7 +287,7 @@ func (mc *machine) Create(t *rapid.T) {
 	p.PayloadHash = pick(t, "hash", []string{"", "", hashes[2], hashes[3]}, hashes[4:])
 	mp.PayloadHash = p.PayloadHash
 	if rapid.Bool().Draw(t, "hasTimeout") {
-		v := pick(t, "timeout", []float64{0, 0.5, 0.1, 30, 600, 1e10, 1e308, math.Copysign(0, -1)}, []float64{-1, math.NaN(), math.Inf(1)})
+		v := pick(t, "timeout", []float64{0, 0.25, 0.5, 0.1, 30, 600, 1e10, 1e308, math.Copysign(0, -1)}, []float64{-1, math.NaN(), math.Inf(1)})
 		if rapid.IntRange(0, 4).Draw(t, "randomTimeout") == 0 {
 			v = rapid.Float64Range(0, 2000).Draw(t, "timeoutValue")
 		}
@@ -360,7 +362,7 @@ func (mc *machine) CreateChild(t *rapid.T) {
 	p := ledger.CreateParams{TaskID: spell(id, rapid.IntRange(0, 6).Draw(t, "idSpelling")), ParentID: parent,
 		DeliveryRequired: rapid.Bool().Draw(t, "required")}
 	if rapid.Bool().Draw(t, "hasTimeout") {
-		v := rapid.SampledFrom([]float64{0, 0.25, 30, 1e10}).Draw(t, "timeout")
+		v := rapid.SampledFrom([]float64{0, 0.25, 0.5, 30, 600, 1e10}).Draw(t, "timeout")
 		p.TimeoutSeconds = &v
 	}
 	mc.logf(t, "create id=%q parent=%q required=%v", p.TaskID, p.ParentID, p.DeliveryRequired)
@@ -451,9 +453,10 @@ func (mc *machine) Reconcile(t *rapid.T) {
 		if rapid.IntRange(0, 3).Draw(t, label+"Random") == 0 {
 			return rapid.Float64Range(0, 2000).Draw(t, label)
 		}
-		return pick(t, label, []float64{0, 0.5, 600, 1e10}, []float64{-1, math.NaN(), math.Inf(1)})
+		return pick(t, label, []float64{0, 0.25, 0.5, 30, 600, 1e10}, []float64{-1, math.NaN(), math.Inf(1)})
 	}
 	active, delivery := grace("activeGrace"), grace("deliveryGrace")
+	mc.boundaryClock(t, active, delivery)
 	dry := rapid.Bool().Draw(t, "dryRun")
 	mc.logf(t, "reconcile active=%v delivery=%v dry=%v", active, delivery, dry)
 	got, gerr := mc.l.Reconcile(active, delivery, dry)
@@ -464,6 +467,28 @@ func (mc *machine) Reconcile(t *rapid.T) {
 	t.Logf("  -> %s %+v", classOf(werr), want)
 	if gerr == nil && fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
 		t.Fatalf("reconcile report\nledger %+v\nmodel  %+v", got, want)
+	}
+}
+
+// boundaryClock sometimes moves the clock onto a decision boundary of a
+// stored task: its deadline, its last update plus the active grace, or its
+// end plus the delivery grace (where <= and < differ).
+func (mc *machine) boundaryClock(t *rapid.T, active, delivery float64) {
+	tasks := mc.m.Tasks()
+	if len(tasks) == 0 || rapid.IntRange(0, 2).Draw(t, "boundary") != 0 {
+		return
+	}
+	task := tasks[rapid.IntRange(0, len(tasks)-1).Draw(t, "boundaryTask")]
+	candidates := []float64{task.UpdatedAt + active}
+	if task.DeadlineAt != nil {
+		candidates = append(candidates, *task.DeadlineAt)
+	}
+	if task.EndedAt != nil {
+		candidates = append(candidates, *task.EndedAt+delivery)
+	}
+	next := rapid.SampledFrom(candidates).Draw(t, "boundaryAt")
+	if !math.IsNaN(next) && !math.IsInf(next, 0) {
+		mc.clock.now = next
 	}
 }
 
