@@ -1,0 +1,182 @@
+package ledger
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+// benchNow is the clock of every benchmark.
+const benchNow = 1.7e9
+
+var (
+	templatesMu sync.Mutex
+	templates   = map[int]string{}
+)
+
+// seededTemplate returns a seeded ledger of n tasks, built once per run.
+func seededTemplate(b *testing.B, n int) string {
+	templatesMu.Lock()
+	defer templatesMu.Unlock()
+	if p, ok := templates[n]; ok {
+		return p
+	}
+	dir, err := os.MkdirTemp("", "ledger-bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := filepath.Join(dir, "seed.sqlite")
+	if err := SeedBenchmark(p, n, benchNow); err != nil {
+		b.Fatal(err)
+	}
+	templates[n] = p
+	return p
+}
+
+// copyTemplate copies a seeded ledger into a fresh private directory.
+func copyTemplate(b *testing.B, src string) string {
+	dir, err := os.MkdirTemp(b.TempDir(), "c")
+	if err != nil {
+		b.Fatal(err)
+	}
+	dst := filepath.Join(dir, "ledger.sqlite")
+	in, err := os.Open(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o600)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		b.Fatal(err)
+	}
+	out.Close()
+	return dst
+}
+
+var benchSizes = []int{20000, 100000}
+
+func BenchmarkReconcile(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			src := seededTemplate(b, n)
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				l, err := Open(copyTemplate(b, src), Options{Clock: fixedClock(benchNow)})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				rep, err := l.Reconcile(600, 600, false)
+				b.StopTimer()
+				if err != nil || rep.TasksTimedOut != n*3/10 {
+					b.Fatalf("%+v %v", rep, err)
+				}
+				l.Close()
+				b.StartTimer()
+			}
+		})
+	}
+}
+
+func BenchmarkDryRun(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			l, err := Open(copyTemplate(b, seededTemplate(b, n)), Options{Clock: fixedClock(benchNow)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer l.Close()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				rep, err := l.Reconcile(600, 600, true)
+				if err != nil || rep.TasksTimedOut != n*3/10 {
+					b.Fatalf("%+v %v", rep, err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkDoctor(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			l, err := Open(copyTemplate(b, seededTemplate(b, n)), Options{Clock: fixedClock(benchNow)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer l.Close()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				rep, err := l.Doctor()
+				if err != nil || !rep.Healthy || rep.TaskCount != n {
+					b.Fatalf("%s %v", reportJSON(rep), err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkMixedOps cycles create, start, heartbeat, close, delivery and
+// get on one open ledger; every operation still re-checks the file
+// identity and the sidecars.
+func BenchmarkMixedOps(b *testing.B) {
+	clock := benchNow
+	l, err := Open(filepath.Join(b.TempDir(), "mixed.sqlite"), Options{Clock: func() float64 { return clock }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	var id string
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		clock += 0.001
+		var err error
+		switch i % 6 {
+		case 0:
+			var task Task
+			task, err = l.Create(CreateParams{DeliveryRequired: true})
+			id = task.ID
+		case 1:
+			_, err = l.Start(id)
+		case 2:
+			_, err = l.Heartbeat(id)
+		case 3:
+			_, err = l.CloseTask(id, StatusSucceeded, "worker_completed")
+		case 4:
+			_, err = l.SetDelivery(id, DeliveryDelivered, "transport_acknowledged")
+		case 5:
+			_, err = l.Get(id)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+}
+
+func TestSeedBenchmarkHealthy(t *testing.T) {
+	p := filepath.Join(privateDir(t), "seed.sqlite")
+	if err := SeedBenchmark(p, 200, benchNow); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Open(p, Options{Clock: fixedClock(benchNow)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	healthy(t, l)
+	rep, err := l.Reconcile(600, 600, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.TasksTimedOut != 60 || rep.FreshActiveRetained != 60 || rep.DeliveriesFailed != 40 || rep.DeliveriesNotApplicable != 40 || rep.PendingDeliveryRetained != 60 {
+		t.Fatalf("%+v", rep)
+	}
+	healthy(t, l)
+}

@@ -1,0 +1,79 @@
+package ledger
+
+import (
+	"fmt"
+)
+
+// SeedBenchmark creates a ledger at path holding the benchmark workload,
+// for benchmarks and tests only: n tasks, of which 30% are queued, 30% are
+// running and stale (half of them with a 900 s timeout whose deadline has
+// passed), and 40% are terminal with a pending delivery (half of them
+// internal). Every time lies between now-100000 and now-90000, so with
+// graces of 600 s a reconcile at now times out every running task and
+// closes every pending delivery that was terminal before.
+//
+// The rows and events are exactly what Create, Start and CloseTask would
+// write at those times (the doctor finds the file healthy), but they are
+// inserted in one write transaction, because seeding 100,000 tasks one
+// operation at a time would take minutes.
+func SeedBenchmark(path string, n int, now float64) error {
+	l, err := Open(path, Options{Clock: fixedClock(now)})
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.write(func(t *txn) error {
+		base := now - 100000
+		for i := 0; i < n; i++ {
+			id := fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i)
+			created := base + float64(i)*0.05
+			var (
+				status            = StatusQueued
+				required          = 1
+				started, deadline any
+				ended, code       any
+				timeout           any
+				updated           = created
+				version           = 0
+			)
+			switch i % 10 {
+			case 3, 4, 5:
+				status = StatusRunning
+				s := created + 1
+				started, updated, version = s, s, 1
+				if i%2 == 0 {
+					timeout, deadline = 900.0, s+900
+				}
+			case 6, 7, 8, 9:
+				status = StatusSucceeded
+				s, e := created+1, created+2
+				started, ended, updated, code, version = s, e, e, "completed", 2
+				if i%2 == 1 {
+					required = 0
+				}
+			}
+			if _, err := t.ExecContext(t.ctx, `INSERT INTO tasks (id, parent_id, status, delivery_status, delivery_required, payload_hash,
+				timeout_seconds, created_at, started_at, updated_at, ended_at, deadline_at, delivery_updated_at, terminal_code, delivery_code, version)
+				VALUES (?, NULL, ?, 'pending', ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)`,
+				id, status, required, timeout, created, started, updated, ended, deadline, created, code, version); err != nil {
+				return err
+			}
+			if err := addEvent(t, id, eventCreated, nil, StatusQueued, created, codeCreated); err != nil {
+				return err
+			}
+			if started != nil {
+				if err := addEvent(t, id, eventTaskTransition, StatusQueued, StatusRunning, started.(float64), codeStarted); err != nil {
+					return err
+				}
+			}
+			if ended != nil {
+				if err := addEvent(t, id, eventTaskTransition, StatusRunning, status, ended.(float64), code); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
