@@ -200,7 +200,7 @@ func splitKey(ln line) (key, rest string, err error) {
 			return "", "", corruptf(ln.number, "line without a colon")
 		}
 		key, after = c[:i], c[i+1:]
-		if !isPlainString(key) {
+		if !isPlainKey(key) {
 			return "", "", corruptf(ln.number, "ambiguous unquoted key")
 		}
 	}
@@ -231,30 +231,55 @@ func parseValue(s string, depthLeft, lineNo int) (value.Value, error) {
 		}
 		return v, nil
 	}
-	if isPlainString(s) {
+	if isPlainValue(s) {
 		return s, nil
 	}
 	return nil, corruptf(lineNo, "ambiguous unquoted scalar")
 }
 
-// isPlainString is the rule for an unquoted word (a value, or a bare key)
-// that the file keeps as a string: only where every YAML reader would read
-// the same string too. It is accepted iff, after trimming spaces,
+// isPlainValue is the rule for an unquoted value word that the file keeps as
+// a string: only where every YAML reader would read the same string too.
+// It is accepted iff it passes isPlainWord and, in any mix of case, it is
+// none of y, yes, n, no, true, false, on, off, null (the YAML 1.1 booleans
+// and null; other case mixes are strings to YAML but are refused to stay on
+// the safe side), nor nan, inf, infinity (which the reference's number
+// reading could take for a non-finite float). Everything else that is not
+// null/true/false/a JSON number, string, object or array is ambiguous and
+// the file is CORRUPT.
+func isPlainValue(s string) bool {
+	if !isPlainWord(s) {
+		return false
+	}
+	if len(s) <= len("infinity") {
+		switch strings.ToLower(s) {
+		case "y", "yes", "n", "no", "true", "false", "on", "off", "null", "nan", "inf", "infinity":
+			return false
+		}
+	}
+	return true
+}
+
+// isPlainKey is the rule for a bare key: it passes isPlainWord (after its
+// trailing spaces, which the key keeps, are set aside) and is not one of the
+// exact YAML 1.1 boolean and null spellings of divergence D8. Other case
+// mixes (tRUE) and words like nan are strings to every YAML reader and the
+// writer puts them bare, so they must read back.
+func isPlainKey(s string) bool {
+	s = strings.TrimRight(s, " ")
+	return isPlainWord(s) && !yaml11Words[s]
+}
+
+// isPlainWord is the shape every unquoted word must have, after trimming
+// spaces:
 //   - it is not empty;
 //   - its first character is an ASCII letter, '_' or '/' (this excludes
 //     numbers, dates, '~', '-', '+', '.', quotes and every YAML indicator);
 //   - it contains no " #" (a comment) and no ": " and does not end in ':'
 //     (a nested mapping);
 //   - it contains no control character, tab, DEL, C1 control, U+2028,
-//     U+2029, U+FEFF, U+FFFE or U+FFFF (forbidden raw or line breaks to a
-//     YAML 1.1 reader);
-//   - in any mix of case it is none of y, yes, n, no, true, false, on, off,
-//     null (YAML 1.1 booleans and null), nor nan, inf, infinity (which the
-//     reference's number reading would take for a non-finite float).
-//
-// Everything else that is not null/true/false/a JSON number, string, object
-// or array is ambiguous and the file is CORRUPT.
-func isPlainString(s string) bool {
+//     U+2029, U+FEFF, U+FFFE or U+FFFF (forbidden raw, or line breaks to a
+//     YAML 1.1 reader).
+func isPlainWord(s string) bool {
 	s = strings.Trim(s, " ")
 	if s == "" {
 		return false
@@ -268,12 +293,6 @@ func isPlainString(s string) bool {
 	}
 	for _, r := range s {
 		if r < 0x20 || r == 0x7f || needsEscape(r) || r == 0xfeff {
-			return false
-		}
-	}
-	if len(s) <= len("infinity") {
-		switch strings.ToLower(s) {
-		case "y", "yes", "n", "no", "true", "false", "on", "off", "null", "nan", "inf", "infinity":
 			return false
 		}
 	}

@@ -98,7 +98,7 @@ func TestParseRefuses(t *testing.T) {
 }
 
 // TestUnquotedWordRule is the table of the plain-scalar rule (see
-// isPlainString): which unquoted values are kept as strings and which make
+// isPlainValue and isPlainKey): which unquoted values are kept as strings and which make
 // the file CORRUPT because YAML readers would disagree about them.
 func TestUnquotedWordRule(t *testing.T) {
 	accepted := []string{
@@ -128,9 +128,16 @@ func TestUnquotedWordRule(t *testing.T) {
 		}
 	}
 	// The same rule guards bare keys.
-	for _, w := range []string{"yes", "Null", "nan", "1", "-x", "é"} {
+	for _, w := range []string{"yes", "Null", "true", "Y", "~", "1", "-x", "é", ".5", "a #b"} {
 		if _, err := yamlsubset.Parse([]byte(w + ": 1\n")); !errors.Is(err, yamlsubset.ErrCorrupt) {
 			t.Errorf("bare key %q: %v, want ErrCorrupt", w, err)
+		}
+	}
+	// Keys the writer puts bare although values of that spelling are refused.
+	for _, w := range []string{"tRUE", "nULL", "yES", "nan", "Infinity", "inf"} {
+		doc, err := yamlsubset.Parse([]byte(w + ": 1\n"))
+		if err != nil || !doc.Has(w) {
+			t.Errorf("bare key %q: %v", w, err)
 		}
 	}
 }
