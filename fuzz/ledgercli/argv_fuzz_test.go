@@ -1,0 +1,159 @@
+// Package ledgercli fuzzes the task-state-guard command line, the trust
+// boundary where arbitrary argv meets the ledger.
+//
+//	go test ./fuzz/ledgercli                       # seed corpus only (fast)
+//	go test ./fuzz/ledgercli -fuzz FuzzArgv -fuzztime 5m
+package ledgercli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stateguard/stateguard/impl/ledger/cli"
+)
+
+// Ids present in the seeded ledger, so fuzzed commands reach the ledger's
+// state machines and not only its id parser.
+const (
+	rootID     = "7a5c0001-0000-4000-8000-000000000001"
+	runningID  = "7a5c0002-0000-4000-8000-000000000002"
+	closedID   = "7a5c0003-0000-4000-8000-000000000003"
+	internalID = "7a5c0004-0000-4000-8000-000000000004"
+)
+
+// errorLines are the only outputs a refusal may print: the class, never
+// an input value.
+var errorLines = map[string]int{
+	`{"error":"InvalidInput","ok":false}` + "\n":  2,
+	`{"error":"TaskNotFound","ok":false}` + "\n":  2,
+	`{"error":"StateConflict","ok":false}` + "\n": 2,
+	`{"error":"InternalError","ok":false}` + "\n": 3,
+}
+
+// seedLedger builds the ledger every fuzz input starts from and returns
+// its bytes.
+func seedLedger(f *testing.F) []byte {
+	dir := filepath.Join(f.TempDir(), "seed")
+	db := filepath.Join(dir, "tasks.sqlite")
+	for _, argv := range [][]string{
+		{"create", "--task-id", rootID, "--timeout-seconds", "900"},
+		{"create", "--task-id", runningID, "--parent-id", rootID},
+		{"start", runningID},
+		{"create", "--task-id", closedID, "--parent-id", rootID},
+		{"close", closedID, "--status", "succeeded", "--code", "completed"},
+		{"create", "--task-id", internalID, "--internal", "--payload-sha256", strings.Repeat("ab", 32)},
+	} {
+		var out bytes.Buffer
+		if status := cli.Main(append([]string{"--db", db}, argv...), &out, &out); status != 0 {
+			f.Fatalf("seeding %v: exit %d: %s", argv, status, out.String())
+		}
+	}
+	content, err := os.ReadFile(db)
+	if err != nil {
+		f.Fatal(err)
+	}
+	return content
+}
+
+// splitArgs turns fuzz bytes into argv: NUL separates arguments (a real
+// argv cannot contain NUL either). Every spelling of the top-level --db
+// option is dropped, so the command always runs against the scratch
+// ledger and never against a path the fuzzer made up.
+func splitArgs(input string) []string {
+	var args []string
+	for _, a := range strings.Split(input, "\x00") {
+		name, _, _ := strings.Cut(a, "=")
+		if len(name) >= 3 && strings.HasPrefix("--db", name) {
+			continue
+		}
+		args = append(args, a)
+	}
+	return args
+}
+
+func FuzzArgv(f *testing.F) {
+	f.Setenv(cli.TestClockEnv, "1")
+	f.Setenv(cli.TestNowEnv, "978308200")
+	seed := seedLedger(f)
+
+	for _, s := range []string{
+		"init",
+		"doctor",
+		"create",
+		"create\x00--task-id\x00" + rootID + "\x00--timeout-seconds\x00900",
+		"create\x00--ta\x00{7A5C0009-0000-4000-8000-000000000009}\x00--par\x00" + rootID + "\x00--i",
+		"create\x00--timeout-seconds\x00 1e308 ",
+		"create\x00--t\x005",
+		"start\x00" + rootID,
+		"start\x00not-a-uuid",
+		"heartbeat\x00" + runningID,
+		"close\x00" + runningID + "\x00--status\x00timed_out\x00--code\x00deadline_exceeded",
+		"close\x00" + closedID + "\x00--status=succeeded\x00--code=Bad Code",
+		"delivery\x00" + closedID + "\x00--status\x00delivered\x00--code\x00transport_acknowledged",
+		"delivery\x00" + internalID + "\x00--status\x00not_applicable",
+		"reconcile",
+		"reconcile\x00--dry-run\x00--active-grace-seconds\x000\x00--de\x00-0",
+		"reconcile\x00--d\x005",
+		"get\x00urn:uuid:7a5c0002000040008000000000000002",
+		"children\x00" + rootID,
+		"--help",
+		"create\x00--help",
+		"--version",
+		"--allow-external-acl\x00doctor",
+		"frobnicate",
+		"--=x\x00init",
+		"-hx",
+		"close\x00" + rootID + "\x00--status",
+	} {
+		f.Add(s)
+	}
+
+	f.Fuzz(func(t *testing.T, input string) {
+		dir := filepath.Join(t.TempDir(), "ledger")
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		db := filepath.Join(dir, "tasks.sqlite")
+		if err := os.WriteFile(db, seed, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		argv := append([]string{"--db", db}, splitArgs(input)...)
+		var stdout, stderr bytes.Buffer
+		status := cli.Main(argv, &stdout, &stderr)
+		out := stdout.String()
+		if stderr.Len() != 0 {
+			t.Fatalf("argv %q: stderr not empty", argv)
+		}
+		if status == 0 && (strings.HasPrefix(out, "usage: task-state-guard") || out == "task-state-guard 0.1.0\n") {
+			return // help and version are the only plain-text outputs
+		}
+		if strings.Count(out, "\n") != 1 || !strings.HasSuffix(out, "\n") || !json.Valid([]byte(out)) {
+			t.Fatalf("argv %q: stdout is not one JSON line: %q", argv, out)
+		}
+		if want, isError := errorLines[out]; isError {
+			if status != want {
+				t.Fatalf("argv %q: exit %d for %s", argv, status, out)
+			}
+			if status == 3 {
+				// The scratch ledger is only ever changed through the CLI,
+				// so nothing here may be unexpected.
+				t.Fatalf("argv %q: InternalError on a healthy ledger", argv)
+			}
+			return
+		}
+		switch status {
+		case 0:
+		case 1:
+			t.Fatalf("argv %q: doctor found a ledger written only by the CLI unhealthy: %s", argv, out)
+		default:
+			t.Fatalf("argv %q: exit %d with output %s", argv, status, out)
+		}
+		if strings.Contains(out, `"error"`) {
+			t.Fatalf("argv %q: success output carries an error key: %s", argv, out)
+		}
+	})
+}
