@@ -81,13 +81,18 @@ func upsertItem(doc *value.Map, c UpsertItem) Result {
 	if doc == nil || !holds(doc, c.Writer) {
 		return Result{Word: LeaseLost}
 	}
+	// The JSON is judged after the file and the lease (a decision the
+	// contract leaves open): CORRUPT, then LEASE-LOST, then ERROR.
+	incoming, isMap := c.Item.Value.(*value.Map)
+	if !c.Item.OK || !isMap {
+		return Result{Word: Error}
+	}
 	items := mapAt(doc, "items")
 	key := c.Source + ":" + c.ID
 	item := mapAt(items, key) // a non-map value counts as an empty item
 	if item == nil {
 		item = value.NewMap()
 	}
-	incoming := c.Item.Value.(*value.Map)
 	for _, k := range incoming.Keys() {
 		v, _ := incoming.Get(k)
 		item.Set(k, value.Clone(v))

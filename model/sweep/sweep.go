@@ -128,13 +128,6 @@ func (ImportLegacy) command()  {}
 // State is what the file holds afterwards; after a write it is the document
 // in canonical order, exactly as a later load will see it.
 func Apply(st State, cmd Command) (Result, State) {
-	// Input checked before the file is touched: a bad --json is ERROR
-	// whatever the file or lease say (a model decision, see spec/).
-	if c, ok := cmd.(UpsertItem); ok {
-		if _, isMap := c.Item.Value.(*value.Map); !c.Item.OK || !isMap {
-			return Result{Word: Error}, st
-		}
-	}
 	doc, word := load(st)
 	if word != "" {
 		return Result{Word: word}, st
