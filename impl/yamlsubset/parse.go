@@ -40,7 +40,7 @@ func Parse(data []byte) (*value.Map, error) {
 	if !utf8.Valid(data) {
 		return nil, fmt.Errorf("%w: not valid UTF-8", ErrCorrupt)
 	}
-	p := parser{rest: string(data)}
+	p := parser{rest: string(data), lf: -1}
 	root := value.NewMap()
 	first, ok, err := p.peek()
 	if err != nil {
@@ -79,6 +79,7 @@ type line struct {
 // slice of all lines is ever built.
 type parser struct {
 	rest    string
+	lf      int // index in rest of the next '\n' (len(rest) if none), or -1 when unknown
 	lineNo  int
 	pending line
 	has     bool
@@ -114,25 +115,31 @@ func (p *parser) peek() (line, bool, error) {
 func (p *parser) take() { p.has = false }
 
 // nextRawLine cuts the next line off p.rest, accepting \n, \r\n and \r.
+// The position of the next '\n' is remembered so that a file with CR-only
+// line ends is still read in linear time.
 func (p *parser) nextRawLine() string {
 	p.lineNo++
 	s := p.rest
-	end := strings.IndexByte(s, '\n')
-	if end < 0 {
-		end = len(s)
+	if p.lf < 0 {
+		p.lf = strings.IndexByte(s, '\n')
+		if p.lf < 0 {
+			p.lf = len(s)
+		}
 	}
-	next := end + 1
+	end, next := p.lf, p.lf+1
 	if cr := strings.IndexByte(s[:end], '\r'); cr >= 0 {
-		end = cr
-		next = cr + 1
-		if next < len(s) && s[next] == '\n' {
-			next++
+		end, next = cr, cr+1
+		if next == p.lf {
+			next++ // CRLF
 		}
 	}
 	if next > len(s) {
 		next = len(s)
 	}
 	p.rest = s[next:]
+	if p.lf -= next; p.lf < 0 {
+		p.lf = -1 // consumed: find the next one on the next call
+	}
 	return s[:end]
 }
 

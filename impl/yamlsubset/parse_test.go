@@ -2,11 +2,13 @@ package yamlsubset_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/stateguard/stateguard/impl/pyjson"
 	"github.com/stateguard/stateguard/impl/yamlsubset"
+	"github.com/stateguard/stateguard/model/value"
 )
 
 // TestParseAccepts: each document reads to the given value, shown as
@@ -139,5 +141,24 @@ func TestUnquotedWordRule(t *testing.T) {
 		if err != nil || !doc.Has(w) {
 			t.Errorf("bare key %q: %v", w, err)
 		}
+	}
+}
+
+// TestParseCROnlyLargeFile: CR-only line ends over 2 MB parse (the line
+// splitter once searched for '\n' from every line start, which made such a
+// file quadratic; this test would then run for minutes).
+func TestParseCROnlyLargeFile(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("schema_version: 1\ritems:\r")
+	for i := range 100000 {
+		fmt.Fprintf(&b, "  \"s:%d\": \"x\"\r", i)
+	}
+	doc, err := yamlsubset.Parse([]byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, _ := doc.Get("items")
+	if n := items.(*value.Map).Len(); n != 100000 {
+		t.Fatalf("%d items", n)
 	}
 }
