@@ -43,7 +43,7 @@ func planReconcile(active []reconcileActive, pending []reconcilePending, now, ac
 		code := ""
 		if a.status == StatusRunning {
 			switch {
-			case a.deadline != nil && *a.deadline < now:
+			case a.deadline != nil && *a.deadline <= now:
 				code = codeDeadlineExceeded
 			case a.updated <= staleBefore:
 				code = codeRestartStale
