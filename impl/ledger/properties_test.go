@@ -1,0 +1,333 @@
+package ledger_test
+
+// Algebraic laws of reconciliation over reachable ledgers (gopter):
+//
+//   - a dry run reports exactly what apply then does at the same clock, and
+//     changes neither the database file's bytes, mode and mtime (through a
+//     ReadOnly open of a cleanly closed file, and through a writable one);
+//   - reconciling twice at the same clock changes nothing the second time;
+//   - a later clock never times out fewer tasks.
+//
+// A reachable ledger is built by applying a generated op program through the
+// public API with an injected clock. Runs are seeded (-props.seed, default 1)
+// and sized by -props.n (default 20 per property); a failure prints the seed
+// and the decoded op program.
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leanovate/gopter"
+	"github.com/leanovate/gopter/gen"
+	"github.com/leanovate/gopter/prop"
+
+	"github.com/stateguard/stateguard/impl/ledger"
+)
+
+var (
+	propsSeed = flag.Int64("props.seed", 1, "seed of the gopter properties in properties_test.go")
+	propsN    = flag.Int("props.n", 20, "successful cases per gopter property")
+)
+
+// progOp is one generated operation, decoded from a single integer so that
+// gopter's slice shrinking shrinks programs.
+type progOp struct {
+	kind   int // index into opNames
+	target int
+	choice int
+	step   int
+	extra  int
+}
+
+// opKinds weights the operations: creates and starts dominate so that
+// programs end with running work for reconciliation to judge.
+var opKinds = []int{0, 0, 0, 1, 1, 2, 2, 2, 2, 3, 4, 4, 5, 5, 6, 6}
+
+var opNames = []string{"create", "child", "start", "heartbeat", "close", "delivery", "reconcile"}
+
+func decodeOp(x int) progOp {
+	return progOp{kind: opKinds[x%16], target: (x / 16) % 16, choice: (x / 256) % 16, step: (x / 4096) % 16, extra: (x / 65536) % 8}
+}
+
+// clockSteps: mostly forward, a few equal to timeouts and graces, two back.
+var clockSteps = []float64{0, 0, 0.25, 0.5, 1, 30, 30, 120, 599.5, 600, 601, 3600, 86400, 1e5, -1, -300}
+
+var propTimeouts = []float64{0, 0.25, 0.5, 30, 600, 3600, 1e10}
+
+var propGraces = []float64{0, 0.25, 0.5, 30, 600, 601, 3600, 1e10}
+
+func (o progOp) String() string {
+	return fmt.Sprintf("%s(t%d c%d %+g e%d)", opNames[o.kind], o.target, o.choice, clockSteps[o.step], o.extra)
+}
+
+func programString(prog []int) string {
+	parts := make([]string, len(prog))
+	for i, x := range prog {
+		parts[i] = decodeOp(x).String()
+	}
+	return strings.Join(parts, " ")
+}
+
+// world is a ledger file built from a program, with its clock.
+type world struct {
+	path  string
+	clock *scriptedClock
+	ids   []string
+}
+
+// openAt opens the ledger at w.path reading w.clock.
+func (w *world) open(readOnly bool) (*ledger.Ledger, error) {
+	n := len(w.ids)
+	return ledger.Open(w.path, ledger.Options{ReadOnly: readOnly, Clock: w.clock.read, NewID: func() (string, error) {
+		n++
+		return fmt.Sprintf("0000%04x-0000-4000-8000-%012x", n, n), nil
+	}})
+}
+
+// build applies prog through the API (refusals are part of the game and are
+// ignored) and closes the ledger cleanly.
+func build(dir string, prog []int) (*world, error) {
+	w := &world{path: filepath.Join(dir, "ledger.sqlite"), clock: &scriptedClock{now: 1.7e9}}
+	l, err := w.open(false)
+	if err != nil {
+		return nil, err
+	}
+	// pickID prefers the newest tasks (targets 0-7) so that a task is
+	// usually created, started and left running in a few steps.
+	pickID := func(o progOp) string {
+		n := len(w.ids)
+		switch {
+		case n == 0:
+			return "00000000-0000-4000-8000-000000000000"
+		case o.target < 8:
+			return w.ids[max(0, n-1-o.target%3)]
+		}
+		return w.ids[o.target%n]
+	}
+	terminals := []string{ledger.StatusSucceeded, ledger.StatusFailed, ledger.StatusTimedOut, ledger.StatusCancelled}
+	for _, x := range prog {
+		o := decodeOp(x)
+		w.clock.now += clockSteps[o.step]
+		switch o.kind {
+		case 0, 1:
+			p := ledger.CreateParams{DeliveryRequired: o.extra%3 != 0}
+			if o.choice < len(propTimeouts) {
+				p.TimeoutSeconds = &propTimeouts[o.choice]
+			}
+			if o.kind == 1 && len(w.ids) > 0 {
+				p.ParentID = pickID(o)
+			}
+			if t, err := l.Create(p); err == nil {
+				w.ids = append(w.ids, t.ID)
+			}
+		case 2:
+			l.Start(pickID(o))
+		case 3:
+			l.Heartbeat(pickID(o))
+		case 4:
+			l.CloseTask(pickID(o), terminals[o.choice%4], "")
+		case 5:
+			t, err := l.Get(pickID(o))
+			if err != nil {
+				continue
+			}
+			status := ledger.DeliveryNotApplicable
+			if t.DeliveryRequired {
+				status = []string{ledger.DeliveryDelivered, ledger.DeliveryFailed}[o.choice%2]
+			}
+			l.SetDelivery(t.ID, status, "")
+		case 6:
+			l.Reconcile(propGraces[o.choice%len(propGraces)], propGraces[o.extra], false)
+		}
+	}
+	return w, l.Close()
+}
+
+// fileState is what a dry run must not change.
+type fileState struct {
+	data  []byte
+	mode  os.FileMode
+	mtime time.Time
+}
+
+func stateOf(path string) (fileState, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return fileState{}, err
+	}
+	data, err := os.ReadFile(path)
+	return fileState{data: data, mode: info.Mode(), mtime: info.ModTime()}, err
+}
+
+func (a fileState) same(b fileState) bool {
+	return bytes.Equal(a.data, b.data) && a.mode == b.mode && a.mtime.Equal(b.mtime)
+}
+
+func dirNames(dir string) string {
+	entries, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	sort.Strings(names)
+	return strings.Join(names, ",")
+}
+
+func counts(r ledger.ReconcileReport) ledger.ReconcileReport {
+	r.DryRun, r.Applied = false, false
+	return r
+}
+
+func propertyParams() *gopter.TestParameters {
+	p := gopter.DefaultTestParametersWithSeed(*propsSeed)
+	p.MinSuccessfulTests = *propsN
+	p.MinSize = 5 // ops per program
+	p.MaxSize = 40
+	return p
+}
+
+var (
+	genProgram = gen.SliceOf(gen.IntRange(0, 1<<19-1))
+	genAdvance = gen.OneConstOf(0.0, 0.25, 0.5, 30.0, 600.0, 601.0, 3600.0, 1e5, 1e7, -1.0)
+	genGrace   = gen.OneConstOf(0.0, 0.25, 0.5, 30.0, 600.0, 601.0, 3600.0, 1e10)
+)
+
+func TestReconcileLaws(t *testing.T) {
+	props := gopter.NewProperties(propertyParams())
+
+	props.Property("a dry run reports what apply does and writes nothing", prop.ForAll(
+		func(prog []int, advance, active, delivery float64) string {
+			dir := t.TempDir()
+			w, err := build(dir, prog)
+			if err != nil {
+				return "build: " + err.Error()
+			}
+			w.clock.now += advance
+			before, err := stateOf(w.path)
+			if err != nil {
+				return err.Error()
+			}
+			names := dirNames(dir)
+
+			// 1. Through a read-only open of the cleanly closed file.
+			ro, err := w.open(true)
+			if err != nil {
+				return "read-only open: " + err.Error()
+			}
+			roRep, roErr := ro.Reconcile(active, delivery, true)
+			if err := ro.Close(); err != nil {
+				return "read-only close: " + err.Error()
+			}
+			if after, err := stateOf(w.path); err != nil || !after.same(before) || dirNames(dir) != names {
+				return fmt.Sprintf("read-only dry run changed the file or directory (%v) in %s", err, programString(prog))
+			}
+			if _, err := ro.Reconcile(active, delivery, false); err == nil {
+				return "apply on a read-only ledger succeeded"
+			}
+
+			// 2. Through a writable ledger: the dry run leaves the main file
+			// and the WAL alone (the -shm index may record reader marks).
+			l, err := w.open(false)
+			if err != nil {
+				return "open: " + err.Error()
+			}
+			defer l.Close()
+			mainBefore, _ := stateOf(w.path)
+			walBefore, _ := stateOf(w.path + "-wal")
+			rwRep, rwErr := l.Reconcile(active, delivery, true)
+			mainAfter, _ := stateOf(w.path)
+			walAfter, _ := stateOf(w.path + "-wal")
+			if !mainAfter.same(mainBefore) || !walAfter.same(walBefore) {
+				return "writable dry run changed the database or its WAL in " + programString(prog)
+			}
+			applied, applyErr := l.Reconcile(active, delivery, false)
+			if classOf(roErr) != classOf(applyErr) || classOf(rwErr) != classOf(applyErr) {
+				return fmt.Sprintf("classes differ: read-only dry %s, writable dry %s, apply %s in %s",
+					classOf(roErr), classOf(rwErr), classOf(applyErr), programString(prog))
+			}
+			if applyErr != nil {
+				return ""
+			}
+			if !roRep.DryRun || roRep.Applied || !rwRep.DryRun || rwRep.Applied || applied.DryRun || !applied.Applied {
+				return "dry_run/applied flags wrong"
+			}
+			if counts(roRep) != counts(applied) || counts(rwRep) != counts(applied) {
+				return fmt.Sprintf("preview %+v / %+v, apply %+v in %s", roRep, rwRep, applied, programString(prog))
+			}
+			return ""
+		},
+		genProgram, genAdvance, genGrace, genGrace,
+	))
+
+	props.Property("reconcile twice at the same clock: the second changes nothing", prop.ForAll(
+		func(prog []int, advance, active, delivery float64) string {
+			w, err := build(t.TempDir(), prog)
+			if err != nil {
+				return "build: " + err.Error()
+			}
+			w.clock.now += advance
+			l, err := w.open(false)
+			if err != nil {
+				return "open: " + err.Error()
+			}
+			defer l.Close()
+			first, err := l.Reconcile(active, delivery, false)
+			if err != nil {
+				return "" // a clock behind a task's last heartbeat is refused; nothing to compare
+			}
+			second, err := l.Reconcile(active, delivery, false)
+			if err != nil {
+				return "second reconcile: " + err.Error()
+			}
+			if second.TasksTimedOut != 0 || second.DeliveriesFailed != 0 || second.DeliveriesNotApplicable != 0 {
+				return fmt.Sprintf("second reconcile %+v after %+v in %s", second, first, programString(prog))
+			}
+			if second.ActiveExamined != first.FreshActiveRetained || second.PendingDeliveryExamined != first.PendingDeliveryRetained {
+				return fmt.Sprintf("second reconcile examined %+v after %+v", second, first)
+			}
+			return ""
+		},
+		genProgram, genAdvance, genGrace, genGrace,
+	))
+
+	props.Property("a later clock never times out fewer tasks", prop.ForAll(
+		func(prog []int, active, delivery float64) string {
+			w, err := build(t.TempDir(), prog)
+			if err != nil {
+				return "build: " + err.Error()
+			}
+			l, err := w.open(true)
+			if err != nil {
+				return "open: " + err.Error()
+			}
+			defer l.Close()
+			// Walk the clock forward over steps of every size; the number of
+			// tasks a dry run would time out must never drop.
+			start := w.clock.now
+			prev, prevAt := -1, 0.0
+			for _, offset := range []float64{-300, -1, 0, 0.25, 0.5, 1, 30, 599.5, 600, 601, 3600, 86400, 1e5, 1e7, 1e10, 2e10} {
+				w.clock.now = start + offset
+				rep, err := l.Reconcile(active, delivery, true)
+				if err != nil {
+					continue // clock behind a heartbeat: refused, nothing decided
+				}
+				if rep.TasksTimedOut < prev {
+					return fmt.Sprintf("graces %v/%v: %d timed out at +%v but %d at +%v, in %s",
+						active, delivery, prev, prevAt, rep.TasksTimedOut, offset, programString(prog))
+				}
+				prev, prevAt = rep.TasksTimedOut, offset
+			}
+			return ""
+		},
+		genProgram, genGrace, genGrace,
+	))
+
+	props.TestingRun(t)
+}
