@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"math/big"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/stateguard/stateguard/impl/pyjson"
 	"github.com/stateguard/stateguard/model/value"
@@ -11,7 +13,9 @@ import (
 
 // Emit writes doc in the canonical form of contract section 14.
 func Emit(doc *value.Map) []byte {
-	e := emitter{buf: make([]byte, 0, 4096)}
+	// Sizing the buffer once keeps a multi-megabyte file from being copied
+	// through every doubling of append.
+	e := emitter{buf: make([]byte, 0, estimateSize(doc, 0)+64)}
 	e.block(doc, 0, levelTop)
 	return e.buf
 }
@@ -53,44 +57,81 @@ func childLevel(l level, key string) level {
 	return levelSorted
 }
 
-func preferredOrder(l level) []string {
-	switch l {
-	case levelTop:
-		return topOrder
-	case levelLease:
-		return leaseOrder
-	case levelLastRun:
-		return lastRunOrder
-	case levelItem:
-		return itemOrder
+// preferredRank maps each preferred key of a level to its position.
+var preferredRank = map[level]map[string]int{
+	levelTop:     rankOf(topOrder),
+	levelLease:   rankOf(leaseOrder),
+	levelLastRun: rankOf(lastRunOrder),
+	levelItem:    rankOf(itemOrder),
+	levelSorted:  {},
+}
+
+func rankOf(keys []string) map[string]int {
+	m := make(map[string]int, len(keys))
+	for i, k := range keys {
+		m[k] = i
 	}
-	return nil
+	return m
+}
+
+// rankedKey is a key with its place in the preferred order (the length of
+// that order for keys not listed).
+type rankedKey struct {
+	rank int
+	key  string
 }
 
 // orderedKeys returns m's keys: the preferred ones first in their listed
 // order, then the rest by code point (byte order of valid UTF-8).
-func orderedKeys(m *value.Map, l level) []string {
-	keys := m.Keys()
-	pref := preferredOrder(l)
-	rank := func(k string) int {
-		for i, p := range pref {
-			if p == k {
-				return i
-			}
+func orderedKeys(m *value.Map, l level, scratch []rankedKey) []rankedKey {
+	ranks := preferredRank[l]
+	scratch = scratch[:0]
+	for _, k := range m.Keys() {
+		r, ok := ranks[k]
+		if !ok {
+			r = len(ranks)
 		}
-		return len(pref)
+		scratch = append(scratch, rankedKey{r, k})
 	}
-	slices.SortFunc(keys, func(a, b string) int {
-		if c := cmp.Compare(rank(a), rank(b)); c != 0 {
-			return c
+	slices.SortFunc(scratch, func(a, b rankedKey) int {
+		if a.rank != b.rank {
+			return cmp.Compare(a.rank, b.rank)
 		}
-		return cmp.Compare(a, b)
+		return strings.Compare(a.key, b.key)
 	})
-	return keys
+	return scratch
 }
 
 type emitter struct {
-	buf []byte
+	buf     []byte
+	scratch [][]rankedKey // one key list per depth, reused across siblings
+}
+
+// estimateSize is a cheap upper-bound-ish guess of the emitted length of v
+// as a value at the given depth (escapes aside).
+func estimateSize(v value.Value, depth int) int {
+	switch t := v.(type) {
+	case string:
+		return len(t) + 2
+	case *big.Int:
+		return t.BitLen()/3 + 2
+	case float64:
+		return 24
+	case []value.Value:
+		n := 2
+		for _, x := range t {
+			n += estimateSize(x, depth) + 2
+		}
+		return n
+	case *value.Map:
+		n := 2
+		for _, k := range t.Keys() {
+			x, _ := t.Get(k)
+			n += 2*depth + len(k) + 5 + estimateSize(x, depth+1)
+		}
+		return n
+	}
+	return 5
 }
 
 func (e *emitter) indent(n int) {
@@ -109,7 +150,13 @@ func (e *emitter) key(k string) {
 
 // block writes the entries of a non-empty map at the given depth.
 func (e *emitter) block(m *value.Map, depth int, l level) {
-	for _, k := range orderedKeys(m, l) {
+	if len(e.scratch) <= depth {
+		e.scratch = append(e.scratch, nil)
+	}
+	keys := orderedKeys(m, l, e.scratch[depth])
+	e.scratch[depth] = keys
+	for _, rk := range keys {
+		k := rk.key
 		v, _ := m.Get(k)
 		e.indent(depth)
 		e.key(k)
@@ -136,6 +183,9 @@ func appendInline(dst []byte, v value.Value) []byte {
 		}
 		return append(dst, "false"...)
 	case *big.Int:
+		if t.IsInt64() {
+			return strconv.AppendInt(dst, t.Int64(), 10)
+		}
 		return t.Append(dst, 10)
 	case float64:
 		return pyjson.AppendFloat(dst, t)
