@@ -10,9 +10,11 @@ package ledger_test
 
 import (
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -564,4 +566,103 @@ func TestLedgerMatchesModel(t *testing.T) {
 			"":          mc.check,
 		})
 	})
+}
+
+// TestCheckerAgreesWithDoctorOnFixtures runs the model's Checker over the
+// rows of the reference ledger's fixture files (healthy and damaged) and
+// compares its counts with the reference doctor's recorded report and with
+// the Go doctor on a read-only open of the same copy.
+func TestCheckerAgreesWithDoctorOnFixtures(t *testing.T) {
+	const fixtures = "../../../shared/fixtures/ledger"
+	names := []string{"small-v2", "broken-status-edited", "broken-event-deleted", "broken-timestamp-order",
+		"broken-orphan-parent", "broken-parent-cycle"}
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			src := filepath.Join(fixtures, name+".sqlite")
+			data, err := os.ReadFile(src)
+			if errors.Is(err, os.ErrNotExist) {
+				t.Skip("fixtures not present at " + fixtures)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := filepath.Join(t.TempDir(), "private")
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, "copy.sqlite")
+			if err := os.WriteFile(path, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var expected struct {
+				APIReadOnlyDoctor struct {
+					Report string `json:"report"`
+				} `json:"api_read_only_doctor"`
+			}
+			raw, err := os.ReadFile(filepath.Join(fixtures, name+".expected.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(raw, &expected); err != nil {
+				t.Fatal(err)
+			}
+			var ref map[string]any
+			if err := json.Unmarshal([]byte(expected.APIReadOnlyDoctor.Report), &ref); err != nil {
+				t.Fatal(err)
+			}
+
+			// Rows through a private immutable read of this test's own copy
+			// (no writer can touch it), before any ledger connection exists.
+			db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&immutable=1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			tasks, events, err := readRows(db)
+			db.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := model.Check(tasks, events)
+			mine := map[string]int{
+				"task_count": c.TaskCount, "event_count": c.EventCount, "orphan_count": c.OrphanCount,
+				"parent_cycle_count": c.ParentCycleCount, "foreign_key_error_count": c.ForeignKeyErrorCount,
+				"state_inconsistency_count":     c.StateInconsistencyCount,
+				"timestamp_inconsistency_count": c.TimestampInconsistencyCount,
+				"event_inconsistency_count":     c.EventInconsistencyCount,
+			}
+			for key, v := range mine {
+				if want := int(ref[key].(float64)); v != want {
+					t.Errorf("Checker %s = %d, reference doctor %d", key, v, want)
+				}
+			}
+			if c.Healthy() != ref["healthy"].(bool) {
+				t.Errorf("Checker healthy %v, reference %v", c.Healthy(), ref["healthy"])
+			}
+			for state, n := range ref["task_status_counts"].(map[string]any) {
+				if c.TaskStatusCounts[state] != int(n.(float64)) {
+					t.Errorf("task status %s: Checker %d, reference %v", state, c.TaskStatusCounts[state], n)
+				}
+			}
+
+			l, err := ledger.Open(path, ledger.Options{ReadOnly: true})
+			if err != nil {
+				t.Fatalf("read-only open: %v", err)
+			}
+			defer l.Close()
+			doc, err := l.Doctor()
+			if err != nil {
+				t.Fatalf("doctor: %v", err)
+			}
+			goDoc := map[string]int{
+				"task_count": doc.TaskCount, "event_count": doc.EventCount, "orphan_count": doc.OrphanCount,
+				"parent_cycle_count": doc.ParentCycleCount, "foreign_key_error_count": doc.ForeignKeyErrorCount,
+				"state_inconsistency_count":     doc.StateInconsistencyCount,
+				"timestamp_inconsistency_count": doc.TimestampInconsistencyCount,
+				"event_inconsistency_count":     doc.EventInconsistencyCount,
+			}
+			if !reflect.DeepEqual(goDoc, mine) || doc.Healthy != c.Healthy() {
+				t.Errorf("Go doctor and Checker disagree\ndoctor  %v\nchecker %v", goDoc, mine)
+			}
+		})
+	}
 }
