@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"encoding/json"
 	"database/sql"
 	"math"
 	"sort"
@@ -195,28 +196,58 @@ func reconcileSnapshot(t *txn) ([]reconcileActive, []reconcilePending, error) {
 	return active, pending, rows.Err()
 }
 
-// applyReconcile writes the planned changes in order, with their events.
+// applyReconcile writes the planned changes. Rows are updated per target
+// state with one statement each, and the events are appended by one
+// statement in plan order, so the event sequence is the plan's order. The
+// id lists travel as JSON arrays (json_each) rather than one statement per
+// row, which is what keeps a 20,000-task reconcile fast.
 func applyReconcile(t *txn, changes []reconcileChange, now float64) error {
+	if len(changes) == 0 {
+		return nil
+	}
+	groups := map[[2]string][]string{} // (target state, code) -> ids
+	events := make([][5]string, 0, len(changes))
 	for _, c := range changes {
-		if !c.delivery {
-			if _, err := t.ExecContext(t.ctx, `UPDATE tasks SET status = 'timed_out', updated_at = ?, ended_at = ?, terminal_code = ?, version = version + 1 WHERE id = ? AND status = 'running'`,
-				now, now, c.code, c.id); err != nil {
-				return err
-			}
-			if err := addEvent(t, c.id, eventTaskTransition, StatusRunning, StatusTimedOut, now, c.code); err != nil {
-				return err
-			}
+		if c.delivery {
+			key := [2]string{c.to, c.code}
+			groups[key] = append(groups[key], c.id)
+			events = append(events, [5]string{c.id, eventDeliveryTransition, DeliveryPending, c.to, c.code})
+		} else {
+			key := [2]string{StatusTimedOut, c.code}
+			groups[key] = append(groups[key], c.id)
+			events = append(events, [5]string{c.id, eventTaskTransition, StatusRunning, StatusTimedOut, c.code})
+		}
+	}
+	for _, key := range [][2]string{
+		{StatusTimedOut, codeDeadlineExceeded}, {StatusTimedOut, codeRestartStale},
+		{DeliveryFailed, codeGraceExpired}, {DeliveryNotApplicable, codeInternalTask},
+	} {
+		ids := groups[key]
+		if len(ids) == 0 {
 			continue
 		}
-		if _, err := t.ExecContext(t.ctx, `UPDATE tasks SET delivery_status = ?, delivery_updated_at = ?, delivery_code = ?, version = version + 1 WHERE id = ? AND delivery_status = 'pending'`,
-			c.to, now, c.code, c.id); err != nil {
+		list, err := json.Marshal(ids)
+		if err != nil {
 			return err
 		}
-		if err := addEvent(t, c.id, eventDeliveryTransition, DeliveryPending, c.to, now, c.code); err != nil {
+		if key[0] == StatusTimedOut {
+			_, err = t.ExecContext(t.ctx, `UPDATE tasks SET status = 'timed_out', updated_at = ?, ended_at = ?, terminal_code = ?, version = version + 1
+				WHERE status = 'running' AND id IN (SELECT value FROM json_each(?))`, now, now, key[1], string(list))
+		} else {
+			_, err = t.ExecContext(t.ctx, `UPDATE tasks SET delivery_status = ?, delivery_updated_at = ?, delivery_code = ?, version = version + 1
+				WHERE delivery_status = 'pending' AND id IN (SELECT value FROM json_each(?))`, key[0], now, key[1], string(list))
+		}
+		if err != nil {
 			return err
 		}
 	}
-	return nil
+	list, err := json.Marshal(events)
+	if err != nil {
+		return err
+	}
+	_, err = t.ExecContext(t.ctx, `INSERT INTO task_events (task_id, event_kind, from_value, to_value, occurred_at, code)
+		SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, ?, value ->> 4 FROM json_each(?) ORDER BY key`, now, string(list))
+	return err
 }
 
 // lockedQuery runs fn in a read transaction with query_only set, so that
