@@ -2,8 +2,8 @@ package ledger
 
 import (
 	"context"
-	"encoding/json"
 	"database/sql"
+	"encoding/json"
 	"math"
 	"sort"
 )
