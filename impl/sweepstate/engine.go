@@ -1,11 +1,11 @@
 package sweepstate
 
 import (
+	"bytes"
 	"errors"
 	"io/fs"
 	"math/big"
 	"os"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -107,7 +107,7 @@ func load(path string) (loaded, *Result) {
 	if !utf8.Valid(data) {
 		return loaded{}, corrupt // Python's UTF-8 read would fail
 	}
-	if strings.TrimFunc(string(data), isPySpace) == "" {
+	if len(bytes.TrimFunc(data, isPySpace)) == 0 { // no copy of a large file
 		return loaded{doc: freshDoc(), fresh: true}, nil
 	}
 	doc, err := yamlsubset.Parse(data)
