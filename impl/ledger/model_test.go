@@ -5,13 +5,14 @@ package ledger_test
 // every step the returned task, the error class, every task and event row,
 // the doctor's report and the model's Checker must agree.
 //
-// Default: 50 rapid checks. More: go test ./impl/ledger -run TestLedgerMatchesModel -rapid.checks=2000
+// Default: 50 rapid checks (set in the test unless -rapid.checks is given). More: go test ./impl/ledger -run TestLedgerMatchesModel -rapid.checks=2000
 // A failure prints the op log (one line per step) and rapid's replay hint.
 
 import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"math"
 	"os"
@@ -550,7 +551,19 @@ func showEvents(es []model.Event) string {
 	return b.String()
 }
 
+// defaultModelChecks keeps the default run fast; -rapid.checks overrides it.
+const defaultModelChecks = "50"
+
 func TestLedgerMatchesModel(t *testing.T) {
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "rapid.checks" })
+	if !explicit {
+		old := flag.Lookup("rapid.checks").Value.String()
+		if err := flag.Set("rapid.checks", defaultModelChecks); err != nil {
+			t.Fatal(err)
+		}
+		defer flag.Set("rapid.checks", old)
+	}
 	rapid.Check(t, func(rt *rapid.T) {
 		mc := newMachine(rt, t.TempDir())
 		defer mc.close(rt)
