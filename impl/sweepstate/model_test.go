@@ -431,7 +431,7 @@ func (m *machine) RunRecord(t *rapid.T) {
 	var counts string
 	switch rapid.IntRange(0, 3).Draw(t, "counts kind") {
 	case 0:
-		counts = rapid.SampledFrom([]string{"nope", "{", `[1, 2]`, `5`, `"text"`, `null`}).Draw(t, "odd counts")
+		counts = rapid.SampledFrom([]string{"nope", "{", `[1, 2]`, `5`, `"text"`, `null`, `{"x": NaN}`}).Draw(t, "odd counts")
 	default:
 		c := value.NewMap()
 		for i, n := 0, rapid.IntRange(0, 3).Draw(t, "counts len"); i < n; i++ {
@@ -465,7 +465,12 @@ func (m *machine) ImportLegacy(t *rapid.T) {
 	}
 	cmd := sweep.ImportLegacy{Legacy: legacy}
 	a := args("import-legacy", flag("file", path))
-	switch rapid.IntRange(0, 2).Draw(t, "source map") {
+	switch rapid.IntRange(0, 3).Draw(t, "source map") {
+	case 3:
+		sm := `["C42"]`
+		v, _ := pyjson.Decode(sm)
+		cmd.SourceMap = sweep.Decoded{Value: v, OK: true}
+		a = append(a, flag("source-map", sm)...)
 	case 1:
 		sm := `{"C42": "slack:C42", "C111": "gh-issues", "C9": null, "C7": 5}`
 		v, _ := pyjson.Decode(sm)
@@ -486,7 +491,7 @@ func legacyDoc(t *rapid.T) *value.Map {
 				continue
 			}
 			e := value.NewMap()
-			cursors := []value.Value{"1700000000.000100", "1700000000.000300", "10", "9", "abc", "", nil}
+			cursors := []value.Value{"1700000000.000100", "1700000000.000300", "10", "9", "abc", "", nil, value.Int(250), 1.5}
 			if rapid.Bool().Draw(t, "lpts?") {
 				e.Set("last_processed_ts", rapid.SampledFrom(cursors).Draw(t, "lpts"))
 			}
@@ -550,6 +555,7 @@ func (m *machine) HandEdit(t *rapid.T) {
 		"schema_version: 1\nlease:\n  writer: \"w1\"\n  timestamp: \"2026-07-02T12:00:00+05:30\"\n  ttl_minutes: 1.9\n  note: \"x\"\nsources:\n  src-1:\n    sensitive: true\n    cursor: \"10\"\nitems:\n  \"src-1:1\":\n    status: \"closed\"\n    fix_ref: \"PR#1\"\n    verified_at: \"2026-07-01\"\n    verified_merge_sha: \"abc\"\n    body: \"old text\"\n",
 		"# comment\nschema_version: 1\nzeta: 1\nlast_run:\n  outcome: \"completed\"\n",
 		"schema_version: 1\nlease:\n  writer: \"w3\"\n  timestamp: \"not a time\"\n  ttl_minutes: 0\n",
+		"schema_version: 1\nlease:\n  writer: \"w1\"\n  timestamp: \"2026-07-02T12:00:00Z\"\n  ttl_minutes: 60\nsources:\n  src-1:\n    cursor: 10\n  C42: \"flat\"\n  \"yes\":\n    cursor: null\nitems:\n  \"src-1:1\": \"not a map\"\n  \"C42:9\": {}\n",
 	}).Draw(t, "hand file")
 	m.writeFile(t, m.state, []byte(text))
 	m.log = append(m.log, fmt.Sprintf("write %s %s", "sub/state.yml", strconv.Quote(text)))

@@ -7,6 +7,30 @@
 // The model does no I/O and reads no clock: the caller parses the file and
 // the JSON arguments and passes "now" as the string the CLI would store.
 // It imports only the standard library and model/value.
+//
+// Where the contract is silent the model decides as follows (each decision
+// belongs in spec/sweep-state.md as well):
+//   - Load: no schema_version is CORRUPT before items/sources that are not
+//     maps are ERROR; missing sources then items are appended in that order.
+//   - "Has no verified_revision_id" means the key is absent.
+//   - upsert-item judges, in order: the file (CORRUPT/ERROR), the lease
+//     (LEASE-LOST), the --json (ERROR).
+//   - A lease is held when its writer is truthy; only a string equal to
+//     --writer is the caller.
+//   - Sources: a null cursor is no cursor; a non-string cursor compares by
+//     its Python str(); a non-map source entry has no cursor and is replaced
+//     by a new map when a cursor is set.
+//   - import-legacy: a legacy cursor is stored as its Python str(); a
+//     source map that is JSON but not an object is ignored; dict-form
+//     entries with an empty id or non-map fields are skipped (not counted);
+//     "lacks a field" means the key is absent; a blank state file counts as
+//     absent (so it is written even when nothing was imported).
+//   - run-record: counts holding NaN or Infinity count as not JSON ({}).
+//   - D1: only an integer schema_version above 1 is kept; anything else is
+//     written as 1.
+//   - Times: a trailing Z is replaced by +00:00 before parsing (so
+//     "2026-07-02Z" is midnight UTC); ISO week dates of year 0 are refused;
+//     int() of text accepts ASCII digits only.
 package sweep
 
 import (
