@@ -1,0 +1,172 @@
+package sweepstate
+
+import (
+	"math/big"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stateguard/stateguard/model/value"
+)
+
+func TestPythonInt(t *testing.T) {
+	cases := []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"30", 30, true}, {" 30\n", 30, true}, {"+7", 7, true}, {"-7", -7, true},
+		{"1_000", 1000, true}, {"\u0663\u0660", 30, true}, {"\u00a012", 12, true},
+		{"1__0", 0, false}, {"_1", 0, false}, {"1_", 0, false}, {"1.5", 0, false},
+		{"", 0, false}, {"abc", 0, false}, {"0x10", 0, false}, {"- 1", 0, false},
+	}
+	for _, c := range cases {
+		got, ok := PythonInt(c.in)
+		if ok != c.ok || (ok && got.Int64() != c.want) {
+			t.Errorf("PythonInt(%q) = %v, %v; want %d, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+func TestPyIntOfValues(t *testing.T) {
+	cases := []struct {
+		in   value.Value
+		want int64
+		ok   bool
+	}{
+		{true, 1, true}, {false, 0, true}, {1.9, 1, true}, {-1.9, -1, true},
+		{"30", 30, true}, {big.NewInt(5), 5, true},
+		{nil, 0, false}, {"abc", 0, false}, {[]value.Value{}, 0, false}, {value.NewMap(), 0, false},
+	}
+	for _, c := range cases {
+		got, ok := pyInt(c.in)
+		if ok != c.ok || (ok && got.Int64() != c.want) {
+			t.Errorf("pyInt(%#v) = %v, %v; want %d, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+func TestPyStr(t *testing.T) {
+	m := value.NewMap()
+	m.Set("k", []value.Value{nil, true, "it's", 1.5})
+	cases := []struct {
+		in   value.Value
+		want string
+	}{
+		{nil, "None"}, {true, "True"}, {false, "False"}, {1.5, "1.5"}, {1e16, "1e+16"},
+		{big.NewInt(-3), "-3"}, {"x", "x"}, {m, `{'k': [None, True, "it's", 1.5]}`},
+		{[]value.Value{"a\nb", "\u00e9\u0085"}, `['a\nb', 'é\x85']`},
+	}
+	for _, c := range cases {
+		if got := pyStr(c.in); got != c.want {
+			t.Errorf("pyStr(%#v) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestCursorLess(t *testing.T) {
+	cases := []struct {
+		a, b string
+		want bool
+	}{
+		{"9", "10", true}, {"10", "9", false}, {"0010", "10", false}, {"10", "0010", false},
+		{"10a", "9", true}, {"9a", "9", false}, {"a", "b", true}, {"", "0", true},
+		{"2026-07-02T12:00:00Z", "2026-07-02T12:00:01Z", true},
+		{"\u0661\u0660", "9", false}, // Unicode digits compare as integers (10 > 9)
+	}
+	for _, c := range cases {
+		if got := cursorLess(c.a, c.b); got != c.want {
+			t.Errorf("cursorLess(%q, %q) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}
+
+func TestTruthy(t *testing.T) {
+	falsy := []value.Value{nil, false, big.NewInt(0), 0.0, -0.0, "", []value.Value{}, value.NewMap()}
+	for _, v := range falsy {
+		if truthy(v) {
+			t.Errorf("truthy(%#v) = true", v)
+		}
+	}
+	m := value.NewMap()
+	m.Set("a", nil)
+	for _, v := range []value.Value{true, big.NewInt(-1), 0.5, "0", []value.Value{big.NewInt(0)}, m} {
+		if !truthy(v) {
+			t.Errorf("truthy(%#v) = false", v)
+		}
+	}
+}
+
+func fixedEngine() *Engine {
+	return &Engine{Clock: func() time.Time { return time.Date(2026, 7, 2, 12, 0, 0, 0, time.UTC) }}
+}
+
+func TestNewerSchemaVersionKept(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "s.yml")
+	os.WriteFile(p, []byte("schema_version: 3\n"), 0o600)
+	if r := fixedEngine().Run(p, RunRecord{Writer: "w", Outcome: "completed", Counts: "{}", Timestamp: "t"}); r.Word != WordOK {
+		t.Fatal(r)
+	}
+	data, _ := os.ReadFile(p)
+	if string(data[:18]) != "schema_version: 3\n" {
+		t.Errorf("D1: version not kept:\n%s", data)
+	}
+	// A file without a valid higher version gets 1 (the reference's stamp).
+	os.WriteFile(p, []byte("schema_version: \"2\"\n"), 0o600)
+	fixedEngine().Run(p, RunRecord{Writer: "w", Outcome: "completed", Counts: "{}", Timestamp: "t"})
+	data, _ = os.ReadFile(p)
+	if string(data[:18]) != "schema_version: 1\n" {
+		t.Errorf("non-integer version should become 1:\n%s", data)
+	}
+}
+
+func TestWallClockWhenNoNow(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "s.yml")
+	e := &Engine{Clock: func() time.Time { return time.Date(2026, 7, 2, 12, 0, 0, 123456000, time.UTC) }}
+	e.Run(p, LeaseAcquire{Writer: "w"})
+	r := e.Run(p, Read{})
+	lease, _ := getMap(r.Payload, "lease")
+	if ts := mapGet(lease, "timestamp"); ts != "2026-07-02T12:00:00.123456+00:00" {
+		t.Errorf("timestamp %v", ts)
+	}
+}
+
+func TestForeignOwnerIsCorrupt(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give a file to another user")
+	}
+	p := filepath.Join(t.TempDir(), "s.yml")
+	content := []byte("schema_version: 1\n")
+	os.WriteFile(p, content, 0o600)
+	if err := os.Chown(p, 4242, 4242); err != nil {
+		t.Skip(err)
+	}
+	for _, cmd := range []Command{Read{}, LeaseAcquire{Writer: "w", Now: "x"}} {
+		if r := fixedEngine().Run(p, cmd); r.Word != WordCorrupt {
+			t.Errorf("%T on a foreign file: %s, want CORRUPT", cmd, r.Word)
+		}
+	}
+	if got, _ := os.ReadFile(p); string(got) != string(content) {
+		t.Error("foreign file was rewritten")
+	}
+}
+
+func TestStaleComparisonIsExactOverCenturies(t *testing.T) {
+	lease := value.NewMap()
+	lease.Set("writer", "w1")
+	lease.Set("timestamp", "0001-01-01T00:00:00")
+	// 9998 years and change, far beyond time.Duration's range; the TTL in
+	// minutes is the exact distance, so it is live, and one microsecond
+	// later it is stale.
+	lease.Set("ttl_minutes", new(big.Int).SetInt64((3652059-1)*24*60))
+	if provablyStale(lease, "10000-01-01T00:00:00") {
+		t.Error("unparseable now must never be stale")
+	}
+	if provablyStale(lease, "9999-12-31T00:00:00") {
+		t.Error("exactly the TTL must be live")
+	}
+	if !provablyStale(lease, "9999-12-31T00:00:00.000001") {
+		t.Error("one microsecond past the TTL must be stale")
+	}
+}
