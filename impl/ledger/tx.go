@@ -52,19 +52,22 @@ func (t *txn) QueryRowContext(ctx context.Context, query string, args ...any) *s
 	return s.QueryRowContext(ctx, args...)
 }
 
-// begin checks the storage and opens a transaction with the given BEGIN
-// statement; the caller holds l.mu.
+// begin opens a transaction with the given BEGIN statement and then
+// checks the storage, so the check runs while the transaction's locks are
+// held (for a write: after BEGIN IMMEDIATE took the write lock, before any
+// write). The caller holds l.mu.
 func (l *Ledger) begin(ctx context.Context, beginSQL string) (*txn, error) {
 	if l.closed {
 		return nil, errClosed
 	}
-	if l.guard != nil {
-		if err := l.guard.check(); err != nil {
-			return nil, err
-		}
-	}
 	if _, err := l.conn.ExecContext(ctx, beginSQL); err != nil {
 		return nil, classifySQLite("begin", err)
+	}
+	if l.guard != nil {
+		if err := l.guard.check(); err != nil {
+			l.conn.ExecContext(ctx, "ROLLBACK")
+			return nil, err
+		}
 	}
 	return &txn{l: l, ctx: ctx}, nil
 }
@@ -93,12 +96,7 @@ func (l *Ledger) write(fn func(*txn) error) error {
 	if err != nil {
 		return err
 	}
-	err = fn(t)
-	if err == nil && l.guard != nil {
-		// The file must still be the one we locked before we commit to it.
-		err = l.guard.check()
-	}
-	return l.finish(ctx, err, "write")
+	return l.finish(ctx, fn(t), "write")
 }
 
 // read runs fn in one read transaction under query_only, so nothing in fn
