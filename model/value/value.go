@@ -26,13 +26,20 @@ type Value = any
 
 // Map is a string-keyed map that remembers the order keys were first set,
 // like a Python dict: setting an existing key keeps its position.
+//
+// Small maps (an item has about ten fields) are searched linearly; an index
+// is built only once a map grows past indexThreshold keys, which keeps
+// parsing a file of many small items cheap.
 type Map struct {
-	keys []string
-	vals map[string]Value
+	keys  []string
+	vals  []Value
+	index map[string]int // nil until len(keys) > indexThreshold
 }
 
+const indexThreshold = 16
+
 // NewMap returns an empty map.
-func NewMap() *Map { return &Map{vals: map[string]Value{}} }
+func NewMap() *Map { return &Map{} }
 
 // Len is the number of keys.
 func (m *Map) Len() int { return len(m.keys) }
@@ -40,40 +47,65 @@ func (m *Map) Len() int { return len(m.keys) }
 // Keys returns the keys in insertion order. The slice is a copy.
 func (m *Map) Keys() []string { return append([]string(nil), m.keys...) }
 
+func (m *Map) find(k string) int {
+	if m.index != nil {
+		if i, ok := m.index[k]; ok {
+			return i
+		}
+		return -1
+	}
+	for i, key := range m.keys {
+		if key == k {
+			return i
+		}
+	}
+	return -1
+}
+
 // Get returns the value stored under k.
 func (m *Map) Get(k string) (Value, bool) {
-	v, ok := m.vals[k]
-	return v, ok
+	if i := m.find(k); i >= 0 {
+		return m.vals[i], true
+	}
+	return nil, false
 }
 
 // Has reports whether k is present.
-func (m *Map) Has(k string) bool {
-	_, ok := m.vals[k]
-	return ok
-}
+func (m *Map) Has(k string) bool { return m.find(k) >= 0 }
 
 // Set stores v under k, keeping k's position when it is already present.
 func (m *Map) Set(k string, v Value) {
-	if m.vals == nil {
-		m.vals = map[string]Value{}
+	if i := m.find(k); i >= 0 {
+		m.vals[i] = v
+		return
 	}
-	if _, ok := m.vals[k]; !ok {
-		m.keys = append(m.keys, k)
+	m.keys = append(m.keys, k)
+	m.vals = append(m.vals, v)
+	switch {
+	case m.index != nil:
+		m.index[k] = len(m.keys) - 1
+	case len(m.keys) > indexThreshold:
+		m.reindex()
 	}
-	m.vals[k] = v
 }
 
 // Delete removes k if present.
 func (m *Map) Delete(k string) {
-	if _, ok := m.vals[k]; !ok {
+	i := m.find(k)
+	if i < 0 {
 		return
 	}
-	delete(m.vals, k)
-	for i, key := range m.keys {
-		if key == k {
-			m.keys = append(m.keys[:i:i], m.keys[i+1:]...)
-			break
-		}
+	m.keys = append(m.keys[:i:i], m.keys[i+1:]...)
+	m.vals = append(m.vals[:i:i], m.vals[i+1:]...)
+	if m.index != nil {
+		m.reindex()
+	}
+}
+
+func (m *Map) reindex() {
+	m.index = make(map[string]int, len(m.keys))
+	for i, k := range m.keys {
+		m.index[k] = i
 	}
 }
 
@@ -89,9 +121,12 @@ func Clone(v Value) Value {
 		}
 		return out
 	case *Map:
-		out := &Map{keys: append([]string(nil), t.keys...), vals: make(map[string]Value, len(t.vals))}
-		for k, e := range t.vals {
-			out.vals[k] = Clone(e)
+		out := &Map{keys: append([]string(nil), t.keys...), vals: make([]Value, len(t.vals))}
+		for i, e := range t.vals {
+			out.vals[i] = Clone(e)
+		}
+		if t.index != nil {
+			out.reindex()
 		}
 		return out
 	default:
@@ -134,9 +169,9 @@ func Equal(a, b Value) bool {
 		if !ok || x.Len() != y.Len() {
 			return false
 		}
-		for _, k := range x.keys {
-			yv, ok := y.vals[k]
-			if !ok || !Equal(x.vals[k], yv) {
+		for i, k := range x.keys {
+			yv, ok := y.Get(k)
+			if !ok || !Equal(x.vals[i], yv) {
 				return false
 			}
 		}
@@ -165,7 +200,7 @@ func EqualOrdered(a, b Value) bool {
 			return false
 		}
 		for i, k := range x.keys {
-			if y.keys[i] != k || !EqualOrdered(x.vals[k], y.vals[k]) {
+			if y.keys[i] != k || !EqualOrdered(x.vals[i], y.vals[i]) {
 				return false
 			}
 		}
