@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/stateguard/stateguard/impl/sweepstate/cli"
@@ -75,8 +74,8 @@ func BenchmarkCLI(b *testing.B) {
 					if err != nil || !strings.HasPrefix(string(out), "OK\n") {
 						b.Fatalf("%v: %q %v", args[0], out[:min(len(out), 40)], err)
 					}
-					if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && int64(ru.Maxrss) > peakKiB {
-						peakKiB = int64(ru.Maxrss) // KiB on Linux
+					if kib := peakRSSKiB(cmd.ProcessState); kib > peakKiB {
+						peakKiB = kib
 					}
 				}
 				b.ReportMetric(float64(peakKiB)/1024, "maxrss-MiB")
