@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"database/sql"
 	"math"
 )
 
@@ -51,11 +52,6 @@ type doctorTask struct {
 	created, started, updated, ended, deadline, dup  any
 }
 
-// doctorEvent is one task_events row as stored.
-type doctorEvent struct {
-	taskID, kind, from, to, at, code any
-}
-
 func runDoctor(t *txn) DoctorReport {
 	rep := newDoctorReport()
 	if !quickCheckOK(t) {
@@ -71,16 +67,14 @@ func runDoctor(t *txn) DoctorReport {
 	rep.SchemaOK = true
 
 	tasks, terr := loadDoctorTasks(t)
-	events, eerr := loadDoctorEvents(t)
 	fk, ferr := countRows(t, "PRAGMA foreign_key_check")
-	for _, e := range []error{terr, eerr, ferr} {
+	for _, e := range []error{terr, ferr} {
 		if e != nil {
 			rep.DoctorErrorCount++
 		}
 	}
 	rep.ForeignKeyErrorCount = fk
 	rep.TaskCount = len(tasks)
-	rep.EventCount = len(events)
 
 	byID := make(map[string]*doctorTask, len(tasks))
 	for i := range tasks {
@@ -88,17 +82,18 @@ func runDoctor(t *txn) DoctorReport {
 			byID[id] = &tasks[i]
 		}
 	}
-	eventsOf := make(map[string][]doctorEvent, len(tasks))
-	unknownEventTasks := map[any]bool{}
-	for _, e := range events {
-		id, ok := e.taskID.(string)
-		if !ok || byID[id] == nil {
-			unknownEventTasks[e.taskID] = true
-			continue
+	chains := make(map[string]*chainState, len(tasks))
+	for i := range tasks {
+		if id, ok := asText(tasks[i].id); ok {
+			chains[id] = &chainState{want: expectedChain(&tasks[i])}
 		}
-		eventsOf[id] = append(eventsOf[id], e)
 	}
-	rep.EventInconsistencyCount += len(unknownEventTasks)
+	events, unknown, eerr := streamEvents(t, chains)
+	if eerr != nil {
+		rep.DoctorErrorCount++
+	}
+	rep.EventCount = events
+	rep.EventInconsistencyCount += unknown
 
 	for i := range tasks {
 		task := &tasks[i]
@@ -127,8 +122,8 @@ func runDoctor(t *txn) DoctorReport {
 		if !taskTimesOK(task, parent) {
 			rep.TimestampInconsistencyCount++
 		}
-		id, _ := task.id.(string)
-		if !eventChainOK(task, eventsOf[id]) {
+		id, _ := asText(task.id)
+		if c := chains[id]; c == nil || c.bad || c.next != len(c.want) {
 			rep.EventInconsistencyCount++
 		}
 	}
@@ -188,23 +183,6 @@ func loadDoctorTasks(t *txn) ([]doctorTask, error) {
 			return nil, err
 		}
 		out = append(out, d)
-	}
-	return out, rows.Err()
-}
-
-func loadDoctorEvents(t *txn) ([]doctorEvent, error) {
-	rows, err := t.QueryContext(t.ctx, `SELECT task_id, event_kind, from_value, to_value, occurred_at, code FROM task_events ORDER BY sequence`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []doctorEvent
-	for rows.Next() {
-		var e doctorEvent
-		if err := rows.Scan(&e.taskID, &e.kind, &e.from, &e.to, &e.at, &e.code); err != nil {
-			return nil, err
-		}
-		out = append(out, e)
 	}
 	return out, rows.Err()
 }
@@ -366,49 +344,98 @@ func taskTimesOK(d *doctorTask, parent *doctorTask) bool {
 	return true
 }
 
-// eventChainOK compares a task's events, in sequence order, with the
-// chain its row implies.
-func eventChainOK(d *doctorTask, events []doctorEvent) bool {
-	created, ok := asTime(d.created)
-	if !ok {
-		return false
-	}
+// chainEvent is one event a task's row implies. An empty from or code
+// stands for NULL (no valid stored value is empty).
+type chainEvent struct {
+	kind, from, to, code string
+	at                   float64
+	atOK                 bool
+}
+
+// chainState tracks how far a task's stored events match its chain.
+type chainState struct {
+	want []chainEvent
+	next int
+	bad  bool
+}
+
+// expectedChain is the event chain a task row implies (contract §6):
+// created, then started if it started, then the terminal transition with
+// the task's code at ended_at, then the delivery transition with the
+// delivery code at delivery_updated_at.
+func expectedChain(d *doctorTask) []chainEvent {
 	status, _ := asText(d.status)
 	delivery, _ := asText(d.delivery)
-	type want struct {
-		kind string
-		from any
-		to   string
-		at   any
-		code any
-	}
-	chain := []want{{eventCreated, nil, StatusQueued, created, codeCreated}}
+	tcode, _ := asText(d.tcode)
+	dcode, _ := asText(d.dcode)
+	at := func(v any) (float64, bool) { return asTime(v) }
+	created, cok := at(d.created)
+	chain := make([]chainEvent, 1, 4)
+	chain[0] = chainEvent{kind: eventCreated, to: StatusQueued, code: codeCreated, at: created, atOK: cok}
 	from := StatusQueued
 	if d.started != nil {
-		chain = append(chain, want{eventTaskTransition, StatusQueued, StatusRunning, d.started, codeStarted})
+		s, ok := at(d.started)
+		chain = append(chain, chainEvent{kind: eventTaskTransition, from: StatusQueued, to: StatusRunning, code: codeStarted, at: s, atOK: ok})
 		from = StatusRunning
 	}
 	if isTerminal(status) {
-		chain = append(chain, want{eventTaskTransition, from, status, d.ended, d.tcode})
+		e, ok := at(d.ended)
+		chain = append(chain, chainEvent{kind: eventTaskTransition, from: from, to: status, code: tcode, at: e, atOK: ok})
 	}
 	if delivery != DeliveryPending {
-		chain = append(chain, want{eventDeliveryTransition, DeliveryPending, delivery, d.dup, d.dcode})
+		u, ok := at(d.dup)
+		chain = append(chain, chainEvent{kind: eventDeliveryTransition, from: DeliveryPending, to: delivery, code: dcode, at: u, atOK: ok})
 	}
-	if len(events) != len(chain) {
-		return false
+	return chain
+}
+
+// streamEvents reads task_events in sequence order and advances each
+// task's chain, without keeping the events: it returns the event count
+// and the number of distinct task ids that have events but no row.
+func streamEvents(t *txn, chains map[string]*chainState) (count, unknown int, err error) {
+	rows, err := t.QueryContext(t.ctx, `SELECT task_id, event_kind, coalesce(from_value, ''), to_value, coalesce(code, ''),
+		CASE WHEN typeof(occurred_at) IN ('real', 'integer') THEN occurred_at END,
+		typeof(task_id) = 'text' AND typeof(event_kind) = 'text' AND typeof(to_value) = 'text'
+		AND (from_value IS NULL OR (typeof(from_value) = 'text' AND from_value <> ''))
+		AND (code IS NULL OR (typeof(code) = 'text' AND code <> ''))
+		FROM task_events ORDER BY sequence`)
+	if err != nil {
+		return 0, 0, err
 	}
-	for i, w := range chain {
-		e := events[i]
-		if !sameText(e.kind, w.kind) || !sameText(e.to, w.to) || !sameOptText(e.from, w.from) || !sameOptText(e.code, w.code) {
-			return false
+	defer rows.Close()
+	var id, kind, from, to, code sql.RawBytes
+	var at sql.NullFloat64
+	var typesOK bool
+	seen := map[string]bool{}
+	for rows.Next() {
+		if err := rows.Scan(&id, &kind, &from, &to, &code, &at, &typesOK); err != nil {
+			return count, unknown, err
 		}
-		got, ok1 := asTime(e.at)
-		wantAt, ok2 := asTime(w.at)
-		if !ok1 || !ok2 || got != wantAt {
-			return false
+		count++
+		c := chains[string(id)]
+		if c == nil {
+			if !seen[string(id)] {
+				seen[string(id)] = true
+				unknown++
+			}
+			continue
 		}
+		if c.bad {
+			continue
+		}
+		if c.next >= len(c.want) || !typesOK || !at.Valid {
+			c.bad = true
+			continue
+		}
+		w := c.want[c.next]
+		if string(kind) != w.kind || string(from) != w.from || string(to) != w.to || string(code) != w.code ||
+			!w.atOK || at.Float64 != w.at || math.IsInf(at.Float64, 0) {
+			c.bad = true
+			continue
+		}
+		c.next++
 	}
-	return true
+	return count, unknown, rows.Err()
 }
 
 func sameText(v any, want string) bool {
