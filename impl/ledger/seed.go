@@ -17,7 +17,7 @@ import (
 // inserted in one write transaction, because seeding 100,000 tasks one
 // operation at a time would take minutes.
 func SeedBenchmark(path string, n int, now float64) error {
-	l, err := Open(path, Options{Clock: fixedClock(now)})
+	l, err := Open(path, Options{Clock: func() float64 { return now }})
 	if err != nil {
 		return err
 	}
