@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // fixtureDir holds the reference ledger's recorded files.
@@ -152,3 +153,6 @@ func loadRecord(t *testing.T, name string) fixtureRecord {
 
 // fixedClock returns a Clock that always reads now.
 func fixedClock(now float64) Clock { return func() float64 { return now } }
+
+// unixTime converts whole Unix seconds to a time.Time for os.Chtimes.
+func unixTime(sec int64) time.Time { return time.Unix(sec, 0) }

@@ -11,6 +11,10 @@ import (
 // changed under it (divergence L4) before it gives up.
 const readOnlyAttempts = 4
 
+// betweenSnapshotReads, when set by a test, runs between the two reads of
+// a read-only snapshot so that a test can change the source there.
+var betweenSnapshotReads func(path string)
+
 // errSourceChanged marks a snapshot whose two reads differed; it is retried.
 var errSourceChanged = stateConflict("database changed while it was being read")
 
@@ -113,6 +117,9 @@ func (l *Ledger) openSnapshot() error {
 	first, err := readAllAt(g.held.f, before.size)
 	if err != nil {
 		return internal("read database", err)
+	}
+	if betweenSnapshotReads != nil {
+		betweenSnapshotReads(g.path)
 	}
 	second, err := readAllAt(g.held.f, before.size)
 	if err != nil {
