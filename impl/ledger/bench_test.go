@@ -65,6 +65,8 @@ func BenchmarkReconcile(b *testing.B) {
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			src := seededTemplate(b, n)
+			cpu := 0.0
+			defer func() { b.ReportMetric(cpu/float64(b.N), "cpu-s/op") }()
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
 				l, err := Open(copyTemplate(b, src), Options{Clock: fixedClock(benchNow)})
@@ -72,7 +74,9 @@ func BenchmarkReconcile(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.StartTimer()
+				c0 := processCPUSeconds()
 				rep, err := l.Reconcile(600, 600, false)
+				cpu += processCPUSeconds() - c0
 				b.StopTimer()
 				if err != nil || rep.TasksTimedOut != n*3/10 {
 					b.Fatalf("%+v %v", rep, err)
@@ -93,6 +97,8 @@ func BenchmarkDryRun(b *testing.B) {
 			}
 			defer l.Close()
 			b.ResetTimer()
+			c0 := processCPUSeconds()
+			defer func() { b.ReportMetric((processCPUSeconds()-c0)/float64(b.N), "cpu-s/op") }()
 			for i := 0; i < b.N; i++ {
 				rep, err := l.Reconcile(600, 600, true)
 				if err != nil || rep.TasksTimedOut != n*3/10 {
@@ -112,6 +118,8 @@ func BenchmarkDoctor(b *testing.B) {
 			}
 			defer l.Close()
 			b.ResetTimer()
+			c0 := processCPUSeconds()
+			defer func() { b.ReportMetric((processCPUSeconds()-c0)/float64(b.N), "cpu-s/op") }()
 			for i := 0; i < b.N; i++ {
 				rep, err := l.Doctor()
 				if err != nil || !rep.Healthy || rep.TaskCount != n {
@@ -134,6 +142,7 @@ func BenchmarkMixedOps(b *testing.B) {
 	defer l.Close()
 	var id string
 	b.ResetTimer()
+	c0 := processCPUSeconds()
 	for i := 0; i < b.N; i++ {
 		clock += 0.001
 		var err error
@@ -158,6 +167,9 @@ func BenchmarkMixedOps(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+	if cpu := processCPUSeconds() - c0; cpu > 0 {
+		b.ReportMetric(float64(b.N)/cpu, "ops/cpu-s")
+	}
 }
 
 func TestSeedBenchmarkHealthy(t *testing.T) {
