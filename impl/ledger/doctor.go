@@ -2,7 +2,10 @@ package ledger
 
 import (
 	"context"
-	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
 	"math"
 )
 
@@ -167,24 +170,18 @@ func countRows(t *txn, query string) (int, error) {
 }
 
 func loadDoctorTasks(t *txn) ([]doctorTask, error) {
-	rows, err := t.QueryContext(t.ctx, `SELECT id, parent_id, status, delivery_status, delivery_required, payload_hash,
-		timeout_seconds, created_at, started_at, updated_at, ended_at, deadline_at, delivery_updated_at,
-		terminal_code, delivery_code, version FROM tasks`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
 	var out []doctorTask
-	for rows.Next() {
-		var d doctorTask
-		if err := rows.Scan(&d.id, &d.parent, &d.status, &d.delivery, &d.required, &d.hash,
-			&d.timeout, &d.created, &d.started, &d.updated, &d.ended, &d.deadline, &d.dup,
-			&d.tcode, &d.dcode, &d.version); err != nil {
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	return out, rows.Err()
+	err := rawQuery(t, `SELECT id, parent_id, status, delivery_status, delivery_required, payload_hash,
+		timeout_seconds, created_at, started_at, updated_at, ended_at, deadline_at, delivery_updated_at,
+		terminal_code, delivery_code, version FROM tasks`, 16, func(r []driver.Value) error {
+		out = append(out, doctorTask{
+			id: r[0], parent: r[1], status: r[2], delivery: r[3], required: r[4], hash: r[5],
+			timeout: r[6], created: r[7], started: r[8], updated: r[9], ended: r[10], deadline: r[11], dup: r[12],
+			tcode: r[13], dcode: r[14], version: r[15],
+		})
+		return nil
+	})
+	return out, err
 }
 
 // asText returns a TEXT value (the driver may hand out string or []byte).
@@ -347,9 +344,15 @@ func taskTimesOK(d *doctorTask, parent *doctorTask) bool {
 // chainEvent is one event a task's row implies. An empty from or code
 // stands for NULL (no valid stored value is empty).
 type chainEvent struct {
-	kind, from, to, code string
-	at                   float64
-	atOK                 bool
+	joined string // kind, from, to and code as streamEvents selects them
+	at     float64
+	atOK   bool
+}
+
+// newChainEvent joins the text columns with the unit separator, the way
+// streamEvents selects them.
+func newChainEvent(kind, from, to, code string, at float64, atOK bool) chainEvent {
+	return chainEvent{joined: kind + "\x1f" + from + "\x1f" + to + "\x1f" + code, at: at, atOK: atOK}
 }
 
 // chainState tracks how far a task's stored events match its chain.
@@ -371,20 +374,20 @@ func expectedChain(d *doctorTask) []chainEvent {
 	at := func(v any) (float64, bool) { return asTime(v) }
 	created, cok := at(d.created)
 	chain := make([]chainEvent, 1, 4)
-	chain[0] = chainEvent{kind: eventCreated, to: StatusQueued, code: codeCreated, at: created, atOK: cok}
+	chain[0] = newChainEvent(eventCreated, "", StatusQueued, codeCreated, created, cok)
 	from := StatusQueued
 	if d.started != nil {
 		s, ok := at(d.started)
-		chain = append(chain, chainEvent{kind: eventTaskTransition, from: StatusQueued, to: StatusRunning, code: codeStarted, at: s, atOK: ok})
+		chain = append(chain, newChainEvent(eventTaskTransition, StatusQueued, StatusRunning, codeStarted, s, ok))
 		from = StatusRunning
 	}
 	if isTerminal(status) {
 		e, ok := at(d.ended)
-		chain = append(chain, chainEvent{kind: eventTaskTransition, from: from, to: status, code: tcode, at: e, atOK: ok})
+		chain = append(chain, newChainEvent(eventTaskTransition, from, status, tcode, e, ok))
 	}
 	if delivery != DeliveryPending {
 		u, ok := at(d.dup)
-		chain = append(chain, chainEvent{kind: eventDeliveryTransition, from: DeliveryPending, to: delivery, code: dcode, at: u, atOK: ok})
+		chain = append(chain, newChainEvent(eventDeliveryTransition, DeliveryPending, delivery, dcode, u, ok))
 	}
 	return chain
 }
@@ -393,49 +396,75 @@ func expectedChain(d *doctorTask) []chainEvent {
 // task's chain, without keeping the events: it returns the event count
 // and the number of distinct task ids that have events but no row.
 func streamEvents(t *txn, chains map[string]*chainState) (count, unknown int, err error) {
-	rows, err := t.QueryContext(t.ctx, `SELECT task_id, event_kind, coalesce(from_value, ''), to_value, coalesce(code, ''),
+	seen := map[string]bool{}
+	err = rawQuery(t, `SELECT task_id,
+		event_kind || char(31) || coalesce(from_value, '') || char(31) || to_value || char(31) || coalesce(code, ''),
 		CASE WHEN typeof(occurred_at) IN ('real', 'integer') THEN occurred_at END,
 		typeof(task_id) = 'text' AND typeof(event_kind) = 'text' AND typeof(to_value) = 'text'
 		AND (from_value IS NULL OR (typeof(from_value) = 'text' AND from_value <> ''))
 		AND (code IS NULL OR (typeof(code) = 'text' AND code <> ''))
-		FROM task_events ORDER BY sequence`)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer rows.Close()
-	var id, kind, from, to, code sql.RawBytes
-	var at sql.NullFloat64
-	var typesOK bool
-	seen := map[string]bool{}
-	for rows.Next() {
-		if err := rows.Scan(&id, &kind, &from, &to, &code, &at, &typesOK); err != nil {
-			return count, unknown, err
-		}
+		FROM task_events ORDER BY sequence`, 4, func(row []driver.Value) error {
 		count++
-		c := chains[string(id)]
+		id, _ := asText(row[0])
+		c := chains[id]
 		if c == nil {
-			if !seen[string(id)] {
-				seen[string(id)] = true
+			key := fmt.Sprint(row[0])
+			if !seen[key] {
+				seen[key] = true
 				unknown++
 			}
-			continue
+			return nil
 		}
 		if c.bad {
-			continue
+			return nil
 		}
-		if c.next >= len(c.want) || !typesOK || !at.Valid {
+		values, _ := asText(row[1])
+		at, atOK := asTime(row[2])
+		typesOK, _ := row[3].(int64)
+		if c.next >= len(c.want) || typesOK != 1 || !atOK {
 			c.bad = true
-			continue
+			return nil
 		}
 		w := c.want[c.next]
-		if string(kind) != w.kind || string(from) != w.from || string(to) != w.to || string(code) != w.code ||
-			!w.atOK || at.Float64 != w.at || math.IsInf(at.Float64, 0) {
+		if values != w.joined || !w.atOK || at != w.at {
 			c.bad = true
-			continue
+			return nil
 		}
 		c.next++
-	}
-	return count, unknown, rows.Err()
+		return nil
+	})
+	return count, unknown, err
+}
+
+// rawQuery runs a query on the driver connection itself, inside the
+// current transaction, and hands each row's driver values to each. It
+// skips database/sql's per-column conversion, which dominates a scan of
+// every row.
+func rawQuery(t *txn, query string, ncols int, each func([]driver.Value) error) error {
+	return t.l.conn.Raw(func(dc any) error {
+		q, ok := dc.(driver.QueryerContext)
+		if !ok {
+			return errors.New("driver cannot query directly")
+		}
+		rows, err := q.QueryContext(t.ctx, query, nil)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		dest := make([]driver.Value, ncols)
+		for {
+			err := rows.Next(dest)
+			if err == io.EOF {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if err := each(dest); err != nil {
+				return err
+			}
+		}
+	})
 }
 
 func sameText(v any, want string) bool {
