@@ -2,7 +2,7 @@ package ledger
 
 import (
 	"context"
-	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
 	"math"
 	"sort"
@@ -149,51 +149,54 @@ func (l *Ledger) Reconcile(activeGrace, deliveryGrace float64, dryRun bool) (Rec
 	return rep, nil
 }
 
-// reconcileSnapshot reads the active and pending-delivery tasks.
+// reconcileSnapshot reads the active and pending-delivery tasks. A value
+// of the wrong type (only possible in a damaged file) is StateConflict.
 func reconcileSnapshot(t *txn) ([]reconcileActive, []reconcilePending, error) {
-	rows, err := t.QueryContext(t.ctx, `SELECT id, status, delivery_required, created_at, updated_at, started_at, deadline_at FROM tasks
-		WHERE status IN ('queued','running') ORDER BY created_at, id`)
-	if err != nil {
-		return nil, nil, err
+	bad := false
+	text := func(v any) string {
+		s, ok := asText(v)
+		bad = bad || !ok
+		return s
+	}
+	num := func(v any) float64 {
+		f, ok := asTime(v)
+		bad = bad || !ok
+		return f
+	}
+	opt := func(v any) *float64 {
+		f, ok := optTime(v)
+		bad = bad || !ok
+		return f
 	}
 	var active []reconcileActive
-	for rows.Next() {
-		var a reconcileActive
-		var started, deadline sql.NullFloat64
-		var required int64
-		if err := rows.Scan(&a.id, &a.status, &required, &a.created, &a.updated, &started, &deadline); err != nil {
-			rows.Close()
-			return nil, nil, err
-		}
-		a.started, a.deadline = nullFloat(started), nullFloat(deadline)
-		a.required = required != 0
-		active = append(active, a)
-	}
-	if err := rows.Close(); err != nil {
-		return nil, nil, err
-	}
-	if err := rows.Err(); err != nil {
-		return nil, nil, err
-	}
-	rows, err = t.QueryContext(t.ctx, `SELECT id, delivery_required, created_at, ended_at, delivery_updated_at FROM tasks
-		WHERE delivery_status = 'pending' AND status IN ('succeeded','failed','timed_out','cancelled') ORDER BY ended_at, id`)
+	err := rawQuery(t, `SELECT id, status, delivery_required, created_at, updated_at, started_at, deadline_at FROM tasks
+		WHERE status IN ('queued','running') ORDER BY created_at, id`, 7, func(r []driver.Value) error {
+		required, _ := r[2].(int64)
+		active = append(active, reconcileActive{
+			id: text(r[0]), status: text(r[1]), required: required != 0,
+			created: num(r[3]), updated: num(r[4]), started: opt(r[5]), deadline: opt(r[6]),
+		})
+		return nil
+	})
 	if err != nil {
 		return nil, nil, err
 	}
-	defer rows.Close()
 	var pending []reconcilePending
-	for rows.Next() {
-		var p reconcilePending
-		var required int64
-		var ended sql.NullFloat64
-		if err := rows.Scan(&p.id, &required, &p.created, &ended, &p.deliveryUpdated); err != nil {
-			return nil, nil, err
-		}
-		p.required = required != 0
-		p.ended = nullFloat(ended)
-		pending = append(pending, p)
+	err = rawQuery(t, `SELECT id, delivery_required, created_at, ended_at, delivery_updated_at FROM tasks
+		WHERE delivery_status = 'pending' AND status IN ('succeeded','failed','timed_out','cancelled') ORDER BY ended_at, id`, 5, func(r []driver.Value) error {
+		required, _ := r[1].(int64)
+		pending = append(pending, reconcilePending{
+			id: text(r[0]), required: required != 0, created: num(r[2]), ended: opt(r[3]), deliveryUpdated: num(r[4]),
+		})
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
-	return active, pending, rows.Err()
+	if bad {
+		return nil, nil, stateConflict("a task row holds a value of the wrong type")
+	}
+	return active, pending, nil
 }
 
 // applyReconcile writes the planned changes. Rows are updated per target
