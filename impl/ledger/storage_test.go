@@ -278,3 +278,33 @@ func TestReadOnlyMissingFile(t *testing.T) {
 		t.Fatal("read-only open created something")
 	}
 }
+
+// TestOddPathCharacters: characters that mean something in a SQLite URI
+// are escaped, so the ledger lands exactly at the path given.
+func TestOddPathCharacters(t *testing.T) {
+	dir := filepath.Join(privateDir(t), "a b?c#d%20e&f=g")
+	p := filepath.Join(dir, "l?mode=ro#x.sqlite")
+	l, err := Open(p, Options{Clock: fixedClock(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Create(CreateParams{}); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	if info, err := os.Lstat(p); err != nil || info.Size() == 0 {
+		t.Fatalf("ledger not at the given path: %v", err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Fatalf("unexpected files: %v", entries)
+	}
+	ro, err := Open(p, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if rep, err := ro.Doctor(); err != nil || rep.TaskCount != 1 {
+		t.Fatalf("%s %v", reportJSON(rep), err)
+	}
+}
