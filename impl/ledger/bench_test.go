@@ -5,34 +5,33 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 )
 
 // benchNow is the clock of every benchmark.
 const benchNow = 1.7e9
 
-var (
-	templatesMu sync.Mutex
-	templates   = map[int]string{}
-)
+// templateCache seeds each size once per top-level benchmark, in that
+// benchmark's temporary directory, so nothing outlives the run.
+type templateCache struct {
+	dir   string
+	paths map[int]string
+}
 
-// seededTemplate returns a seeded ledger of n tasks, built once per run.
-func seededTemplate(b *testing.B, n int) string {
-	templatesMu.Lock()
-	defer templatesMu.Unlock()
-	if p, ok := templates[n]; ok {
+func newTemplateCache(b *testing.B) *templateCache {
+	return &templateCache{dir: b.TempDir(), paths: map[int]string{}}
+}
+
+// seeded returns a seeded ledger of n tasks, building it on first use.
+func (c *templateCache) seeded(b *testing.B, n int) string {
+	if p, ok := c.paths[n]; ok {
 		return p
 	}
-	dir, err := os.MkdirTemp("", "ledger-bench-")
-	if err != nil {
-		b.Fatal(err)
-	}
-	p := filepath.Join(dir, "seed.sqlite")
+	p := filepath.Join(c.dir, fmt.Sprintf("seed-%d.sqlite", n))
 	if err := SeedBenchmark(p, n, benchNow); err != nil {
 		b.Fatal(err)
 	}
-	templates[n] = p
+	c.paths[n] = p
 	return p
 }
 
@@ -62,9 +61,10 @@ func copyTemplate(b *testing.B, src string) string {
 var benchSizes = []int{20000, 100000}
 
 func BenchmarkReconcile(b *testing.B) {
+	cache := newTemplateCache(b)
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			src := seededTemplate(b, n)
+			src := cache.seeded(b, n)
 			cpu := 0.0
 			defer func() { b.ReportMetric(cpu/float64(b.N), "cpu-s/op") }()
 			for i := 0; i < b.N; i++ {
@@ -89,9 +89,10 @@ func BenchmarkReconcile(b *testing.B) {
 }
 
 func BenchmarkDryRun(b *testing.B) {
+	cache := newTemplateCache(b)
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			l, err := Open(copyTemplate(b, seededTemplate(b, n)), Options{Clock: fixedClock(benchNow)})
+			l, err := Open(copyTemplate(b, cache.seeded(b, n)), Options{Clock: fixedClock(benchNow)})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -110,9 +111,10 @@ func BenchmarkDryRun(b *testing.B) {
 }
 
 func BenchmarkDoctor(b *testing.B) {
+	cache := newTemplateCache(b)
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			l, err := Open(copyTemplate(b, seededTemplate(b, n)), Options{Clock: fixedClock(benchNow)})
+			l, err := Open(copyTemplate(b, cache.seeded(b, n)), Options{Clock: fixedClock(benchNow)})
 			if err != nil {
 				b.Fatal(err)
 			}
