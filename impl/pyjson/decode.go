@@ -26,6 +26,22 @@ func Decode(text string) (value.Value, error) {
 	return d.result(v)
 }
 
+// DecodeStringPrefix is DecodePrefix for text starting with '"': it reads
+// one JSON string and returns it unboxed (for the reader's keys). Text
+// without escapes comes back as a substring of text, not a copy.
+func DecodeStringPrefix(text string) (string, int, error) {
+	d := decoder{text: text}
+	if text == "" || text[0] != '"' {
+		d.fail("expecting string")
+		return "", 0, d.err
+	}
+	s, ok := d.str()
+	if !ok {
+		return "", d.pos, d.err
+	}
+	return s, d.pos, nil
+}
+
 // DecodePrefix reads one JSON value at the very start of text (no leading
 // whitespace) and reports how many bytes it used; the rest of text is left
 // to the caller. maxDepth bounds the nesting of arrays and objects. Errors
@@ -89,7 +105,10 @@ func (d *decoder) value() value.Value {
 	}
 	switch c := d.text[d.pos]; {
 	case c == '"':
-		return d.str()
+		if s, ok := d.str(); ok {
+			return s
+		}
+		return nil
 	case c == '{':
 		return d.object()
 	case c == '[':
@@ -148,8 +167,8 @@ func (d *decoder) object() value.Value {
 			d.fail("expecting property name")
 			return nil
 		}
-		k := d.str()
-		if d.err != nil {
+		k, ok := d.str()
+		if !ok {
 			return nil
 		}
 		d.skipSpace()
@@ -163,7 +182,7 @@ func (d *decoder) object() value.Value {
 		if d.err != nil {
 			return nil
 		}
-		m.Set(k.(string), v)
+		m.Set(k, v)
 		d.skipSpace()
 		if d.pos >= len(d.text) {
 			d.fail("expecting ',' or '}'")
@@ -299,8 +318,9 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // str reads a JSON string at d.pos (which holds '"'). Raw characters below
 // U+0020 are refused (Python's strict mode); everything else, DEL and the
-// C1 controls included, is taken as is.
-func (d *decoder) str() value.Value {
+// C1 controls included, is taken as is. ok is false after an error. A
+// string without escapes is a substring of the text (no copy).
+func (d *decoder) str() (s string, ok bool) {
 	t := d.text
 	i := d.pos + 1
 	// Fast path: no escapes, ASCII printable or valid UTF-8.
@@ -309,7 +329,7 @@ func (d *decoder) str() value.Value {
 		if c == '"' {
 			s := t[d.pos+1 : i]
 			d.pos = i + 1
-			return s
+			return s, true
 		}
 		if c == '\\' || c < 0x20 {
 			break
@@ -322,7 +342,7 @@ func (d *decoder) str() value.Value {
 		if r == utf8.RuneError && size <= 1 {
 			d.pos = i
 			d.fail("invalid UTF-8")
-			return nil
+			return "", false
 		}
 		i += size
 	}
@@ -332,22 +352,22 @@ func (d *decoder) str() value.Value {
 		if i >= len(t) {
 			d.pos = i
 			d.fail("unterminated string")
-			return nil
+			return "", false
 		}
 		c := t[i]
 		switch {
 		case c == '"':
 			d.pos = i + 1
-			return string(buf)
+			return string(buf), true
 		case c < 0x20:
 			d.pos = i
 			d.fail("invalid control character in string")
-			return nil
+			return "", false
 		case c == '\\':
 			if i+1 >= len(t) {
 				d.pos = i
 				d.fail("unterminated string")
-				return nil
+				return "", false
 			}
 			e := t[i+1]
 			i += 2
@@ -369,7 +389,7 @@ func (d *decoder) str() value.Value {
 				if !ok {
 					d.pos = i - 2
 					d.fail("invalid \\u escape")
-					return nil
+					return "", false
 				}
 				i += 4
 				if r >= 0xd800 && r < 0xdc00 {
@@ -381,20 +401,20 @@ func (d *decoder) str() value.Value {
 					if !ok || lo < 0xdc00 || lo > 0xdfff {
 						d.pos = i - 6
 						d.fail("lone surrogate escape")
-						return nil
+						return "", false
 					}
 					i += 6
 					r = 0x10000 + (r-0xd800)<<10 + (lo - 0xdc00)
 				} else if r >= 0xdc00 && r <= 0xdfff {
 					d.pos = i - 6
 					d.fail("lone surrogate escape")
-					return nil
+					return "", false
 				}
 				buf = utf8.AppendRune(buf, r)
 			default:
 				d.pos = i - 2
 				d.fail("invalid escape")
-				return nil
+				return "", false
 			}
 		case c < utf8.RuneSelf:
 			buf = append(buf, c)
@@ -404,7 +424,7 @@ func (d *decoder) str() value.Value {
 			if r == utf8.RuneError && size <= 1 {
 				d.pos = i
 				d.fail("invalid UTF-8")
-				return nil
+				return "", false
 			}
 			buf = append(buf, t[i:i+size]...)
 			i += size

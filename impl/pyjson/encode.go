@@ -1,6 +1,7 @@
 package pyjson
 
 import (
+	"io"
 	"math"
 	"math/big"
 	"strconv"
@@ -18,43 +19,90 @@ func Encode(v value.Value) []byte {
 // outside package value's list is written as null (it cannot occur in a
 // decoded document).
 func AppendEncode(dst []byte, v value.Value) []byte {
+	e := encoder{buf: dst}
+	e.value(v)
+	return e.buf
+}
+
+// EncodeTo writes the json.dumps text of v to w in chunks, so a large
+// document is never held as one byte slice.
+func EncodeTo(w io.Writer, v value.Value) error {
+	e := encoder{buf: make([]byte, 0, flushSize+flushSize/4), w: w}
+	e.value(v)
+	e.flush()
+	return e.err
+}
+
+// flushSize is how much EncodeTo gathers before it writes.
+const flushSize = 32 << 10
+
+// encoder appends to buf; with a writer it hands buf over whenever it has
+// grown past flushSize (between container elements).
+type encoder struct {
+	buf []byte
+	w   io.Writer // nil: keep everything in buf
+	err error
+}
+
+func (e *encoder) flush() {
+	if e.err == nil {
+		_, e.err = e.w.Write(e.buf)
+	}
+	e.buf = e.buf[:0]
+}
+
+func (e *encoder) maybeFlush() {
+	if e.w != nil && len(e.buf) >= flushSize {
+		e.flush()
+	}
+}
+
+func (e *encoder) value(v value.Value) {
 	switch t := v.(type) {
 	case nil:
-		return append(dst, "null"...)
+		e.buf = append(e.buf, "null"...)
 	case bool:
 		if t {
-			return append(dst, "true"...)
+			e.buf = append(e.buf, "true"...)
+		} else {
+			e.buf = append(e.buf, "false"...)
 		}
-		return append(dst, "false"...)
 	case *big.Int:
-		return t.Append(dst, 10)
+		if t.IsInt64() {
+			e.buf = strconv.AppendInt(e.buf, t.Int64(), 10)
+		} else {
+			e.buf = t.Append(e.buf, 10)
+		}
 	case float64:
-		return AppendFloat(dst, t)
+		e.buf = AppendFloat(e.buf, t)
 	case string:
-		return appendASCIIString(dst, t)
+		e.buf = appendASCIIString(e.buf, t)
 	case []value.Value:
-		dst = append(dst, '[')
-		for i, e := range t {
+		e.buf = append(e.buf, '[')
+		for i, x := range t {
 			if i > 0 {
-				dst = append(dst, ", "...)
+				e.buf = append(e.buf, ", "...)
 			}
-			dst = AppendEncode(dst, e)
+			e.value(x)
+			e.maybeFlush()
 		}
-		return append(dst, ']')
+		e.buf = append(e.buf, ']')
 	case *value.Map:
-		dst = append(dst, '{')
-		for i, k := range t.Keys() {
+		e.buf = append(e.buf, '{')
+		for i := range t.Len() {
+			k, x := t.At(i)
 			if i > 0 {
-				dst = append(dst, ", "...)
+				e.buf = append(e.buf, ", "...)
 			}
-			dst = appendASCIIString(dst, k)
-			dst = append(dst, ": "...)
-			e, _ := t.Get(k)
-			dst = AppendEncode(dst, e)
+			e.buf = appendASCIIString(e.buf, k)
+			e.buf = append(e.buf, ": "...)
+			e.value(x)
+			e.maybeFlush()
 		}
-		return append(dst, '}')
+		e.buf = append(e.buf, '}')
+	default:
+		e.buf = append(e.buf, "null"...)
 	}
-	return append(dst, "null"...)
 }
 
 const hexDigits = "0123456789abcdef"

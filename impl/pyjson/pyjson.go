@@ -10,10 +10,15 @@
 //	    NaN, Infinity, -Infinity and floats that overflow to infinity are
 //	    refused with ErrNonFinite (divergence D5). Any other malformed text is
 //	    ErrSyntax (wrapped; errors.Is works).
+//	DecodePrefix(text string, maxDepth int) (value.Value, int, error)
+//	DecodeStringPrefix(text string) (string, int, error)
+//	    One value (or one string) at the start of text and the bytes used.
 //	Encode(v value.Value) []byte
 //	    json.dumps default: ensure_ascii (non-ASCII and DEL as \uXXXX, lowercase
 //	    hex, surrogate pairs above U+FFFF), ", " and ": " separators, keys in
 //	    map order, floats as FormatFloat.
+//	EncodeTo(w io.Writer, v value.Value) error
+//	    Encode's bytes, written to w in chunks.
 //	FormatFloat(f float64) string
 //	    Python repr of a float: shortest round-trip digits, exponent only when
 //	    the decimal exponent is < -4 or >= 16, ".0" on integral values

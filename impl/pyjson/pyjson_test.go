@@ -1,7 +1,9 @@
 package pyjson_test
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"math/big"
 	"strconv"
@@ -206,6 +208,10 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 				t.Fatalf("non-ASCII or control byte %#x in %s", b, text)
 			}
 		}
+		var streamed bytes.Buffer
+		if err := pyjson.EncodeTo(&streamed, v); err != nil || !bytes.Equal(streamed.Bytes(), text) {
+			t.Fatalf("EncodeTo differs from Encode (%v): %s vs %s", err, streamed.Bytes(), text)
+		}
 		back, err := pyjson.Decode(string(text))
 		if err != nil {
 			t.Fatalf("Decode(%s): %v", text, err)
@@ -214,4 +220,35 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 			t.Fatalf("round trip changed the value: %s -> %s", text, pyjson.Encode(back))
 		}
 	})
+}
+
+// TestEncodeToLargeValue: a value many chunks long streams to the same bytes
+// as Encode.
+func TestEncodeToLargeValue(t *testing.T) {
+	m := value.NewMap()
+	for i := range 5000 {
+		m.Set(fmt.Sprint("key ", i), []value.Value{"caf\u00e9 \U0001F600", value.Int(int64(i)), float64(i) / 4, nil, true})
+	}
+	want := pyjson.Encode(m)
+	var got bytes.Buffer
+	if err := pyjson.EncodeTo(&got, m); err != nil || !bytes.Equal(got.Bytes(), want) {
+		t.Fatalf("EncodeTo: err %v, %d bytes, want Encode's %d", err, got.Len(), len(want))
+	}
+}
+
+// TestDecodeStringPrefix: the string reader used for file keys agrees with
+// DecodePrefix and refuses what is not a string.
+func TestDecodeStringPrefix(t *testing.T) {
+	for _, text := range []string{`"plain": 1`, `"esc\u00e9\n": x`, `""`} {
+		s, n, err := pyjson.DecodeStringPrefix(text)
+		v, m, err2 := pyjson.DecodePrefix(text, 1)
+		if err != nil || err2 != nil || s != v || n != m {
+			t.Fatalf("%q: (%q, %d, %v) vs DecodePrefix (%v, %d, %v)", text, s, n, err, v, m, err2)
+		}
+	}
+	for _, text := range []string{``, `1`, `"open`, `"bad \x"`} {
+		if _, _, err := pyjson.DecodeStringPrefix(text); !errors.Is(err, pyjson.ErrSyntax) {
+			t.Fatalf("%q: err %v, want ErrSyntax", text, err)
+		}
+	}
 }

@@ -1,6 +1,8 @@
 package yamlsubset_test
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -97,3 +99,23 @@ func TestBenchDocumentSize(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestEmitToLargeDocument: the streamed text of a document far larger than
+// one chunk equals Emit's, and a failing writer's error comes back.
+func TestEmitToLargeDocument(t *testing.T) {
+	doc := benchDocument(500)
+	want := yamlsubset.Emit(doc)
+	var got bytes.Buffer
+	if err := yamlsubset.EmitTo(&got, doc); err != nil || !bytes.Equal(got.Bytes(), want) {
+		t.Fatalf("EmitTo: err %v, %d bytes, want Emit's %d", err, got.Len(), len(want))
+	}
+	if err := yamlsubset.EmitTo(failingWriter{}, doc); !errors.Is(err, errWrite) {
+		t.Fatalf("EmitTo to a failing writer: %v", err)
+	}
+}
+
+var errWrite = errors.New("write refused")
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errWrite }

@@ -11,9 +11,13 @@
 //	    non-empty mapping (a comments-only file). It does not check
 //	    schema_version or the shape of items/sources: the engine does.
 //	    Whitespace-only input is the engine's NO-STATE case and is never passed.
+//	ParseString(text string) (*value.Map, error)
+//	    Parse for text held as a string; the document refers into text.
 //	Emit(doc *value.Map) []byte
 //	    Writes the canonical text: fixed key orders by depth, JSON strings,
 //	    Python float repr, inline JSON lists and empty maps.
+//	EmitTo(w io.Writer, doc *value.Map) error
+//	    Emit's bytes, written to w in chunks.
 package yamlsubset
 
 import "errors"

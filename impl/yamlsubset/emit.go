@@ -2,6 +2,7 @@ package yamlsubset
 
 import (
 	"cmp"
+	"io"
 	"math/big"
 	"slices"
 	"strconv"
@@ -19,6 +20,18 @@ func Emit(doc *value.Map) []byte {
 	e.block(doc, 0, levelTop)
 	return e.buf
 }
+
+// EmitTo writes the text of Emit(doc) to w in chunks, so a large document
+// is never held as one byte slice. It returns the first write error.
+func EmitTo(w io.Writer, doc *value.Map) error {
+	e := emitter{buf: make([]byte, 0, flushSize+flushSize/4), w: w}
+	e.block(doc, 0, levelTop)
+	e.flush()
+	return e.err
+}
+
+// flushSize is how much EmitTo gathers before it writes.
+const flushSize = 32 << 10
 
 // level says which key order a block mapping uses; it is decided by the
 // mapping's place in the document.
@@ -57,54 +70,73 @@ func childLevel(l level, key string) level {
 	return levelSorted
 }
 
-// preferredRank maps each preferred key of a level to its position.
-var preferredRank = map[level]map[string]int{
-	levelTop:     rankOf(topOrder),
-	levelLease:   rankOf(leaseOrder),
-	levelLastRun: rankOf(lastRunOrder),
-	levelItem:    rankOf(itemOrder),
-	levelSorted:  {},
+// preferredOrder lists each level's preferred keys.
+var preferredOrder = [...][]string{
+	levelTop:     topOrder,
+	levelLease:   leaseOrder,
+	levelLastRun: lastRunOrder,
+	levelSorted:  nil,
+	levelItem:    itemOrder,
 }
 
-func rankOf(keys []string) map[string]int {
-	m := make(map[string]int, len(keys))
-	for i, k := range keys {
-		m[k] = i
+// rank is k's position in the preferred order of level l, or the length of
+// that order for keys not listed. The lists are short: a scan beats a hash.
+func rank(l level, k string) int {
+	order := preferredOrder[l]
+	for i, p := range order {
+		if p == k {
+			return i
+		}
 	}
-	return m
+	return len(order)
 }
 
-// rankedKey is a key with its place in the preferred order (the length of
-// that order for keys not listed).
+// rankedKey is a key with its rank and its position in the map.
 type rankedKey struct {
 	rank int
 	key  string
+	pos  int
+}
+
+func compareRanked(a, b rankedKey) int {
+	if a.rank != b.rank {
+		return cmp.Compare(a.rank, b.rank)
+	}
+	return strings.Compare(a.key, b.key)
 }
 
 // orderedKeys returns m's keys: the preferred ones first in their listed
-// order, then the rest by code point (byte order of valid UTF-8).
+// order, then the rest by code point (byte order of valid UTF-8). It sorts
+// only when m is not already in that order (a parsed canonical file is).
 func orderedKeys(m *value.Map, l level, scratch []rankedKey) []rankedKey {
-	ranks := preferredRank[l]
 	scratch = scratch[:0]
-	for _, k := range m.Keys() {
-		r, ok := ranks[k]
-		if !ok {
-			r = len(ranks)
+	sorted := true
+	for i := range m.Len() {
+		k, _ := m.At(i)
+		rk := rankedKey{rank(l, k), k, i}
+		if sorted && i > 0 && compareRanked(scratch[i-1], rk) > 0 {
+			sorted = false
 		}
-		scratch = append(scratch, rankedKey{r, k})
+		scratch = append(scratch, rk)
 	}
-	slices.SortFunc(scratch, func(a, b rankedKey) int {
-		if a.rank != b.rank {
-			return cmp.Compare(a.rank, b.rank)
-		}
-		return strings.Compare(a.key, b.key)
-	})
+	if !sorted {
+		slices.SortFunc(scratch, compareRanked)
+	}
 	return scratch
 }
 
 type emitter struct {
 	buf     []byte
 	scratch [][]rankedKey // one key list per depth, reused across siblings
+	w       io.Writer     // nil: keep everything in buf
+	err     error
+}
+
+func (e *emitter) flush() {
+	if e.err == nil {
+		_, e.err = e.w.Write(e.buf)
+	}
+	e.buf = e.buf[:0]
 }
 
 // estimateSize is a cheap upper-bound-ish guess of the emitted length of v
@@ -125,8 +157,8 @@ func estimateSize(v value.Value, depth int) int {
 		return n
 	case *value.Map:
 		n := 2
-		for _, k := range t.Keys() {
-			x, _ := t.Get(k)
+		for i := range t.Len() {
+			k, x := t.At(i)
 			n += 2*depth + len(k) + 5 + estimateSize(x, depth+1)
 		}
 		return n
@@ -156,8 +188,7 @@ func (e *emitter) block(m *value.Map, depth int, l level) {
 	keys := orderedKeys(m, l, e.scratch[depth])
 	e.scratch[depth] = keys
 	for _, rk := range keys {
-		k := rk.key
-		v, _ := m.Get(k)
+		k, v := m.At(rk.pos)
 		e.indent(depth)
 		e.key(k)
 		if child, ok := v.(*value.Map); ok && child.Len() > 0 {
@@ -168,6 +199,9 @@ func (e *emitter) block(m *value.Map, depth int, l level) {
 		e.buf = append(e.buf, ':', ' ')
 		e.buf = appendInline(e.buf, v)
 		e.buf = append(e.buf, '\n')
+		if e.w != nil && len(e.buf) >= flushSize {
+			e.flush()
+		}
 	}
 }
 
@@ -201,19 +235,43 @@ func appendInline(dst []byte, v value.Value) []byte {
 		}
 		return append(dst, ']')
 	case *value.Map:
-		keys := t.Keys()
-		slices.Sort(keys)
 		dst = append(dst, '{')
-		for i, k := range keys {
-			if i > 0 {
-				dst = append(dst, ", "...)
+		if keysSorted(t) {
+			for i := range t.Len() {
+				k, x := t.At(i)
+				dst = appendMember(dst, i, k, x)
 			}
-			dst = AppendQuoted(dst, k)
-			dst = append(dst, ": "...)
-			x, _ := t.Get(k)
-			dst = appendInline(dst, x)
+		} else {
+			keys := t.Keys()
+			slices.Sort(keys)
+			for i, k := range keys {
+				x, _ := t.Get(k)
+				dst = appendMember(dst, i, k, x)
+			}
 		}
 		return append(dst, '}')
 	}
 	return append(dst, "null"...)
+}
+
+// appendMember writes the i-th member of an inline map.
+func appendMember(dst []byte, i int, k string, v value.Value) []byte {
+	if i > 0 {
+		dst = append(dst, ", "...)
+	}
+	dst = AppendQuoted(dst, k)
+	dst = append(dst, ": "...)
+	return appendInline(dst, v)
+}
+
+// keysSorted reports whether m's keys are already in code point order.
+func keysSorted(m *value.Map) bool {
+	for i := 1; i < m.Len(); i++ {
+		prev, _ := m.At(i - 1)
+		k, _ := m.At(i)
+		if prev > k {
+			return false
+		}
+	}
+	return true
 }

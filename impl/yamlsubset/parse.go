@@ -1,7 +1,6 @@
 package yamlsubset
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -34,14 +33,20 @@ const maxDepth = 2000
 //
 // The input must be valid UTF-8 and must not start with a byte-order mark.
 func Parse(data []byte) (*value.Map, error) {
-	if bytes.HasPrefix(data, []byte("\xef\xbb\xbf")) {
+	return ParseString(string(data))
+}
+
+// ParseString is Parse for text already held as a string. Keys and strings
+// without escapes in the result are substrings of text (no copies), so the
+// document keeps text alive.
+func ParseString(text string) (*value.Map, error) {
+	if strings.HasPrefix(text, "\xef\xbb\xbf") {
 		return nil, fmt.Errorf("%w: byte-order mark", ErrCorrupt)
 	}
-	if !utf8.Valid(data) {
+	if !utf8.ValidString(text) {
 		return nil, fmt.Errorf("%w: not valid UTF-8", ErrCorrupt)
 	}
-	p := parser{rest: string(data), lf: -1}
-	root := value.NewMap()
+	p := parser{rest: text, lf: -1}
 	first, ok, err := p.peek()
 	if err != nil {
 		return nil, err
@@ -61,11 +66,11 @@ func Parse(data []byte) (*value.Map, error) {
 			p.take() // shallower than the first line: dropped
 			continue
 		}
-		if err := p.block(root, first.indent, 1); err != nil {
+		if err := p.block(first.indent, 1); err != nil {
 			return nil, err
 		}
 	}
-	return root, nil
+	return p.takeMap(1), nil
 }
 
 // line is one significant (not blank, not comment) line.
@@ -83,6 +88,36 @@ type parser struct {
 	lineNo  int
 	pending line
 	has     bool
+	// entries[depth] gathers the entries of the open block at that depth,
+	// so each map is built once at its final size (reused across siblings).
+	entries [][]entry
+}
+
+type entry struct {
+	key string
+	val value.Value
+}
+
+// takeMap builds the map of the entries gathered at depth and clears them.
+func (p *parser) takeMap(depth int) *value.Map {
+	if depth >= len(p.entries) {
+		return value.NewMap()
+	}
+	es := p.entries[depth]
+	m := value.NewMapSize(len(es))
+	for _, e := range es {
+		m.Set(e.key, e.val) // a later duplicate overwrites in place
+	}
+	clear(es)
+	p.entries[depth] = es[:0]
+	return m
+}
+
+func (p *parser) add(depth int, key string, v value.Value) {
+	for len(p.entries) <= depth {
+		p.entries = append(p.entries, nil)
+	}
+	p.entries[depth] = append(p.entries[depth], entry{key, v})
 }
 
 // peek returns the next significant line without consuming it.
@@ -143,9 +178,10 @@ func (p *parser) nextRawLine() string {
 	return s[:end]
 }
 
-// block fills m with the lines at exactly indent, until a shallower line or
-// the end; deeper stray lines are dropped.
-func (p *parser) block(m *value.Map, indent, depth int) error {
+// block gathers the entries of the lines at exactly indent into
+// p.entries[depth], until a shallower line or the end; deeper stray lines
+// are dropped. The caller builds the map with takeMap.
+func (p *parser) block(indent, depth int) error {
 	if depth > maxDepth {
 		return fmt.Errorf("%w: nesting too deep", ErrCorrupt)
 	}
@@ -163,24 +199,23 @@ func (p *parser) block(m *value.Map, indent, depth int) error {
 			return err
 		}
 		if rest == "" {
-			child := value.NewMap()
 			next, ok, err := p.peek()
 			if err != nil {
 				return err
 			}
 			if ok && next.indent > indent {
-				if err := p.block(child, next.indent, depth+1); err != nil {
+				if err := p.block(next.indent, depth+1); err != nil {
 					return err
 				}
 			}
-			m.Set(key, child)
+			p.add(depth, key, p.takeMap(depth+1))
 			continue
 		}
 		v, err := parseValue(rest, maxDepth-depth, ln.number)
 		if err != nil {
 			return err
 		}
-		m.Set(key, v)
+		p.add(depth, key, v)
 	}
 }
 
@@ -191,11 +226,11 @@ func splitKey(ln line) (key, rest string, err error) {
 	c := ln.content
 	var after string
 	if c[0] == '"' {
-		v, n, err := pyjson.DecodePrefix(c, 1)
+		k, n, err := pyjson.DecodeStringPrefix(c)
 		if err != nil {
 			return "", "", corruptf(ln.number, "bad quoted key")
 		}
-		key = v.(string) // a prefix starting with '"' decodes to a string
+		key = k
 		after = strings.TrimLeft(c[n:], " ")
 		if !strings.HasPrefix(after, ":") {
 			return "", "", corruptf(ln.number, "no colon after key")
@@ -228,7 +263,16 @@ func parseValue(s string, depthLeft, lineNo int) (value.Value, error) {
 		return false, nil
 	}
 	switch c := s[0]; {
-	case c == '"' || c == '[' || c == '{' || c == '-' || (c >= '0' && c <= '9'):
+	case c == '"': // the common case, without the general decoder
+		str, n, err := pyjson.DecodeStringPrefix(s)
+		if err != nil {
+			return nil, corruptf(lineNo, "bad JSON value")
+		}
+		if n != len(s) {
+			return nil, corruptf(lineNo, "text after a JSON value")
+		}
+		return str, nil
+	case c == '[' || c == '{' || c == '-' || (c >= '0' && c <= '9'):
 		v, n, err := pyjson.DecodePrefix(s, depthLeft)
 		if err != nil {
 			return nil, corruptf(lineNo, "bad JSON value")
@@ -272,8 +316,11 @@ func isPlainValue(s string) bool {
 // mixes (tRUE) and words like nan are strings to every YAML reader and the
 // writer puts them bare, so they must read back.
 func isPlainKey(s string) bool {
+	if isBareWord(s) { // fast path: the writer's own bare keys
+		return !isYAML11Word(s)
+	}
 	s = strings.TrimRight(s, " ")
-	return isPlainWord(s) && !yaml11Words[s]
+	return isPlainWord(s) && !isYAML11Word(s)
 }
 
 // isPlainWord is the shape every unquoted word must have, after trimming

@@ -33,6 +33,10 @@ func TestEmitParseRoundTrip(t *testing.T) {
 		if again := yamlsubset.Emit(back); !bytes.Equal(again, text) {
 			t.Fatalf("Emit not a fixed point:\n%s\n---\n%s", text, again)
 		}
+		var streamed bytes.Buffer
+		if err := yamlsubset.EmitTo(&streamed, doc); err != nil || !bytes.Equal(streamed.Bytes(), text) {
+			t.Fatalf("EmitTo differs from Emit (%v):\n%s\n---\n%s", err, text, streamed.Bytes())
+		}
 	})
 }
 

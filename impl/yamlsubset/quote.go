@@ -58,11 +58,16 @@ func needsEscape(r rune) bool {
 // not pass, divergence D4) and is not one of the YAML 1.1 boolean and null
 // words of divergence D8.
 func IsBareKey(key string) bool {
-	if key == "" {
+	return isBareWord(key) && !isYAML11Word(key)
+}
+
+// isBareWord reports whether s fully matches ^[A-Za-z_][A-Za-z0-9_.-]*$.
+func isBareWord(s string) bool {
+	if s == "" {
 		return false
 	}
-	for i := 0; i < len(key); i++ {
-		c := key[i]
+	for i := 0; i < len(s); i++ {
+		c := s[i]
 		switch {
 		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c == '_':
 		case i > 0 && (c >= '0' && c <= '9' || c == '.' || c == '-'):
@@ -70,17 +75,21 @@ func IsBareKey(key string) bool {
 			return false
 		}
 	}
-	return !yaml11Words[key]
+	return true
 }
 
-// yaml11Words are the exact spellings a YAML 1.1 reader takes as a boolean
-// or null (divergence D8).
-var yaml11Words = map[string]bool{
-	"y": true, "Y": true, "yes": true, "Yes": true, "YES": true,
-	"n": true, "N": true, "no": true, "No": true, "NO": true,
-	"true": true, "True": true, "TRUE": true,
-	"false": true, "False": true, "FALSE": true,
-	"on": true, "On": true, "ON": true,
-	"off": true, "Off": true, "OFF": true,
-	"null": true, "Null": true, "NULL": true,
+// isYAML11Word reports the exact spellings a YAML 1.1 reader takes as a
+// boolean or null (divergence D8).
+func isYAML11Word(s string) bool {
+	switch s {
+	case "y", "Y", "yes", "Yes", "YES",
+		"n", "N", "no", "No", "NO",
+		"true", "True", "TRUE",
+		"false", "False", "FALSE",
+		"on", "On", "ON",
+		"off", "Off", "OFF",
+		"null", "Null", "NULL":
+		return true
+	}
+	return false
 }

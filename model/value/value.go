@@ -41,11 +41,25 @@ const indexThreshold = 16
 // NewMap returns an empty map.
 func NewMap() *Map { return &Map{} }
 
+// NewMapSize returns an empty map with room for n keys, so a reader that
+// knows the count up front fills it without regrowing.
+func NewMapSize(n int) *Map {
+	m := &Map{keys: make([]string, 0, n), vals: make([]Value, 0, n)}
+	if n > indexThreshold {
+		m.index = make(map[string]int, n)
+	}
+	return m
+}
+
 // Len is the number of keys.
 func (m *Map) Len() int { return len(m.keys) }
 
 // Keys returns the keys in insertion order. The slice is a copy.
 func (m *Map) Keys() []string { return append([]string(nil), m.keys...) }
+
+// At returns the i-th key and its value in insertion order, 0 <= i < Len();
+// with Len it walks a map without copying its keys.
+func (m *Map) At(i int) (string, Value) { return m.keys[i], m.vals[i] }
 
 func (m *Map) find(k string) int {
 	if m.index != nil {

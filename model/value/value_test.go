@@ -57,3 +57,34 @@ func TestEqualDistinguishesKindsAndSigns(t *testing.T) {
 		t.Fatal("0.0 must not equal -0.0")
 	}
 }
+
+// TestNewMapSizeAndAt: a presized map behaves like NewMap on both sides of
+// the index threshold, and At walks insertion order.
+func TestNewMapSizeAndAt(t *testing.T) {
+	for _, n := range []int{0, 3, indexThreshold + 5} {
+		m := NewMapSize(n)
+		for i := 0; i < n+2; i++ { // past the size: still grows
+			m.Set(fmt.Sprint("k", i), Int(int64(i)))
+		}
+		m.Set("k0", "again")
+		m.Delete("k1")
+		want := NewMap()
+		for i := 0; i < n+2; i++ {
+			want.Set(fmt.Sprint("k", i), Int(int64(i)))
+		}
+		want.Set("k0", "again")
+		want.Delete("k1")
+		if !EqualOrdered(m, want) {
+			t.Fatalf("n=%d: presized map differs", n)
+		}
+		for i, k := range want.Keys() {
+			wv, _ := want.Get(k)
+			if gk, gv := m.At(i); gk != k || !Equal(gv, wv) {
+				t.Fatalf("n=%d: At(%d) = %v %v", n, i, gk, gv)
+			}
+		}
+		if v, ok := m.Get("k0"); !ok || v != "again" {
+			t.Fatalf("n=%d: Get(k0) = %v %v", n, v, ok)
+		}
+	}
+}
