@@ -1,11 +1,12 @@
 package sweepstate
 
 import (
-	"bytes"
 	"errors"
+	"io"
 	"io/fs"
 	"math/big"
 	"os"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -57,7 +58,10 @@ func (e *Engine) Run(path string, cmd Command) Result {
 		return res
 	}
 	stampVersion(st)
-	if err := durable.WriteFile(path, yamlsubset.Emit(st.doc)); err != nil {
+	// Streamed: the new text is never held whole next to the old text and
+	// the tree.
+	emit := func(w io.Writer) error { return yamlsubset.EmitTo(w, st.doc) }
+	if err := durable.WriteFileFunc(path, emit); err != nil {
 		return errorResult("cannot write the state file")
 	}
 	return res
@@ -100,17 +104,17 @@ func load(path string) (loaded, *Result) {
 	if err != nil || fi.IsDir() || !durable.OwnedByEffectiveUser(fi) {
 		return loaded{}, corrupt
 	}
-	data, err := os.ReadFile(path)
+	text, err := readString(path, fi.Size())
 	if err != nil {
 		return loaded{}, corrupt
 	}
-	if !utf8.Valid(data) {
+	if !utf8.ValidString(text) {
 		return loaded{}, corrupt // Python's UTF-8 read would fail
 	}
-	if len(bytes.TrimFunc(data, isPySpace)) == 0 { // no copy of a large file
+	if strings.TrimFunc(text, isPySpace) == "" {
 		return loaded{doc: freshDoc(), fresh: true}, nil
 	}
-	doc, err := yamlsubset.Parse(data)
+	doc, err := yamlsubset.ParseString(text)
 	if err != nil || !doc.Has("schema_version") {
 		return loaded{}, corrupt
 	}
@@ -129,11 +133,28 @@ func load(path string) (loaded, *Result) {
 	return loaded{doc: doc}, nil
 }
 
+// readString reads the file at path as one string without the extra copy
+// a []byte-to-string conversion would make; the parsed document refers
+// into it. size is a hint (the file may change between stat and read).
+func readString(path string, size int64) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	var b strings.Builder
+	b.Grow(int(size) + 1) // +1: the read that sees EOF must not grow it
+	if _, err := io.Copy(&b, f); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
 // renameLegacyEvidence moves a truthy verified_merge_sha to
 // verified_revision_id on items that lack the latter; a falsy one is dropped.
 func renameLegacyEvidence(items *value.Map) {
-	for _, k := range items.Keys() {
-		v, _ := items.Get(k)
+	for i := range items.Len() {
+		_, v := items.At(i)
 		item, ok := v.(*value.Map)
 		if !ok || !item.Has("verified_merge_sha") || item.Has("verified_revision_id") {
 			continue

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -194,12 +195,14 @@ func parseCommandLine(args []string) (commandLine, error) {
 func run(cmd sweepstate.Command, state string, stdout, stderr io.Writer) int {
 	eng := sweepstate.Engine{Clock: Clock}
 	res := eng.Run(state, cmd)
-	out := []byte(string(res.Word) + "\n")
+	// Streamed: read's payload is the whole document.
+	out := bufio.NewWriterSize(stdout, 64<<10)
+	out.WriteString(string(res.Word) + "\n")
 	if res.Payload != nil {
-		out = append(out, pyjson.Encode(res.Payload)...)
-		out = append(out, '\n')
+		pyjson.EncodeTo(out, res.Payload)
+		out.WriteByte('\n')
 	}
-	stdout.Write(out)
+	out.Flush()
 	if res.Word == sweepstate.WordError {
 		fmt.Fprintf(stderr, "%s: error: %s\n", prog, res.Reason)
 	}

@@ -11,8 +11,10 @@
 package durable
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 )
@@ -39,7 +41,16 @@ func EnsureParent(p string) error {
 // new bytes, never a torn file: a fresh temporary file in the same directory
 // (exclusive create, mode 0600) is written, synced, renamed over p, and the
 // directory is synced so the rename survives a power cut (divergence D3).
-func WriteFile(p string, data []byte) (err error) {
+func WriteFile(p string, data []byte) error {
+	return WriteFileFunc(p, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// WriteFileFunc is WriteFile for content that write produces on the fly
+// (through a buffer), so a large file is never held in memory whole.
+func WriteFileFunc(p string, write func(io.Writer) error) (err error) {
 	dir := filepath.Dir(p)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(p)+".*.tmp")
 	if err != nil {
@@ -56,7 +67,11 @@ func WriteFile(p string, data []byte) (err error) {
 		tmp.Close()
 		return fmt.Errorf("chmod temporary file: %w", err)
 	}
-	if _, err = tmp.Write(data); err != nil {
+	bw := bufio.NewWriterSize(tmp, 64<<10)
+	if err = write(bw); err == nil {
+		err = bw.Flush()
+	}
+	if err != nil {
 		tmp.Close()
 		return fmt.Errorf("write temporary file: %w", err)
 	}
