@@ -11,17 +11,18 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stateguard/stateguard/tools/testfixtures"
 )
 
 // fixtureDir holds the reference ledger's recorded files.
-const fixtureDir = "/work/shared/fixtures/ledger"
+var fixtureDir = testfixtures.Path("ledger")
 
-// requireFixtures skips when the shared fixtures are not on this machine.
+// requireFixtures skips when the shared fixtures are not on this machine
+// (and fails under CI, where they must be).
 func requireFixtures(t *testing.T) {
 	t.Helper()
-	if _, err := os.Stat(fixtureDir); err != nil {
-		t.Skip("fixtures not available")
-	}
+	testfixtures.Dir(t, "ledger")
 }
 
 // privateDir returns a fresh 0700 directory.

@@ -9,6 +9,8 @@ package ledger_test
 // A failure prints the op log (one line per step) and rapid's replay hint.
 
 import (
+	"github.com/stateguard/stateguard/tools/testfixtures"
+
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -586,7 +588,7 @@ func TestLedgerMatchesModel(t *testing.T) {
 // compares its counts with the reference doctor's recorded report and with
 // the Go doctor on a read-only open of the same copy.
 func TestCheckerAgreesWithDoctorOnFixtures(t *testing.T) {
-	const fixtures = "../../../shared/fixtures/ledger"
+	fixtures := testfixtures.Dir(t, "ledger")
 	names := []string{"small-v2", "broken-status-edited", "broken-event-deleted", "broken-timestamp-order",
 		"broken-orphan-parent", "broken-parent-cycle"}
 	for _, name := range names {

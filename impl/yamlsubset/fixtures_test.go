@@ -3,14 +3,15 @@ package yamlsubset_test
 import (
 	"encoding/base64"
 	"encoding/json"
+	"github.com/stateguard/stateguard/tools/testfixtures"
 	"os"
 	"path/filepath"
 	"testing"
 )
 
 // fixtureDir holds the recorded runs of the reference engine (shared,
-// read-only). Tests that need it skip when it is absent.
-const fixtureDir = "/work/shared/fixtures/sweep"
+// read-only; see tools/testfixtures).
+var fixtureDir = testfixtures.Path("sweep")
 
 // recordedStep is the subset of a fixture step these tests read.
 type recordedStep struct {
@@ -50,6 +51,7 @@ func (r recording) engineWritten() []bool {
 // fixtureDir.
 func loadRecordings(t testing.TB) map[string]recording {
 	t.Helper()
+	testfixtures.Dir(t, "sweep")
 	files, err := filepath.Glob(filepath.Join(fixtureDir, "*", "*.json"))
 	if err != nil {
 		t.Fatal(err)

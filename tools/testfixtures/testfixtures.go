@@ -27,6 +27,13 @@ func Dir(t testing.TB, elem ...string) string {
 	return filepath.Join(append([]string{root}, elem...)...)
 }
 
+// Path returns where the fixtures (or the subfolder named by elem) should be,
+// whether or not they exist; tests call Dir to require them.
+func Path(elem ...string) string {
+	root, _ := find()
+	return filepath.Join(append([]string{root}, elem...)...)
+}
+
 func find() (string, bool) {
 	if dir := os.Getenv("STATEGUARD_FIXTURES"); dir != "" {
 		return dir, isDir(dir)

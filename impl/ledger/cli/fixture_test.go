@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/stateguard/stateguard/tools/testfixtures"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -22,21 +23,10 @@ import (
 // time in 2001..2317, and this is 2023-11-14.
 const fixtureNow = "1700000000"
 
-// fixtureDir finds the recorded reference outputs: $STATEGUARD_LEDGER_FIXTURES
-// or the shared folder beside the work tree.
+// fixtureDir finds the recorded reference outputs (see tools/testfixtures).
 func fixtureDir(t *testing.T) string {
 	t.Helper()
-	if dir := os.Getenv("STATEGUARD_LEDGER_FIXTURES"); dir != "" {
-		return dir
-	}
-	dir, err := filepath.Abs(filepath.Join("..", "..", "..", "..", "shared", "fixtures", "ledger"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "README.md")); err != nil {
-		t.Skip("ledger fixtures not found; set STATEGUARD_LEDGER_FIXTURES")
-	}
-	return dir
+	return testfixtures.Dir(t, "ledger")
 }
 
 type fixtureFile struct {

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"github.com/stateguard/stateguard/tools/testfixtures"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -13,17 +14,10 @@ import (
 	"testing"
 )
 
-// fixtureDir holds the recorded behaviour of the reference engine
-// (/work/shared/fixtures/sweep, README there). SWEEP_FIXTURES overrides it.
+// fixtureDir holds the recorded behaviour of the reference engine (README
+// there; located by tools/testfixtures).
 func fixtureDir(t *testing.T) string {
-	dir := os.Getenv("SWEEP_FIXTURES")
-	if dir == "" {
-		dir = "/work/shared/fixtures/sweep"
-	}
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("fixtures not available at %s", dir)
-	}
-	return dir
+	return testfixtures.Dir(t, "sweep")
 }
 
 type fixtureStep struct {
