@@ -32,12 +32,16 @@ func TestDemoIsDeterministicAndMatchesTheSeed(t *testing.T) {
 	if first.String() != second.String() {
 		t.Fatalf("two runs differ:\n%s\n---\n%s", first.String(), second.String())
 	}
-	var outputs []string
+	var outputs, sweep []string
 	for _, line := range strings.Split(strings.TrimSuffix(first.String(), "\n"), "\n") {
-		if strings.Contains(line, "] output: ") {
+		switch {
+		case strings.HasPrefix(line, "[sweep] output: "):
+			sweep = append(sweep, strings.TrimPrefix(line, "[sweep] output: "))
+		case strings.Contains(line, "] output: "):
 			outputs = append(outputs, line)
 		}
 	}
+	checkSweepWalk(t, sweep)
 	if len(outputs) != 4 {
 		t.Fatalf("want 4 output lines, got %d:\n%s", len(outputs), first.String())
 	}
@@ -57,5 +61,25 @@ func TestDemoIsDeterministicAndMatchesTheSeed(t *testing.T) {
 	// The path placeholder hides the real temporary directory.
 	if strings.Contains(first.String(), os.Getenv("TMPDIR")) {
 		t.Fatal("output leaks the temporary path")
+	}
+}
+
+// checkSweepWalk pins the sweep part's story: a second writer is LOCKED out,
+// validate sends the closed item without evidence back to fix_pending, and
+// the sensitive item's body never comes back from the file.
+func checkSweepWalk(t *testing.T, out []string) {
+	t.Helper()
+	want := []string{"OK", "LOCKED", "OK", "OK", "OK", "OK", `{"downgraded": ["mail:42"]}`, "OK", "OK", "OK"}
+	if len(out) != len(want)+1 {
+		t.Fatalf("sweep walk printed %d output lines, want %d:\n%s", len(out), len(want)+1, strings.Join(out, "\n"))
+	}
+	for i, w := range want {
+		if out[i] != w {
+			t.Errorf("sweep output line %d: got %s, want %s", i+1, out[i], w)
+		}
+	}
+	final := out[len(out)-1]
+	if !strings.Contains(final, `"status": "fix_pending"`) || strings.Contains(final, "private text") || !strings.Contains(final, "stack trace here") {
+		t.Errorf("final read shows the wrong state: %s", final)
 	}
 }

@@ -1,8 +1,10 @@
-// Command demo runs the task-state-guard restart walk-through end to end on
-// a throwaway directory: it seeds a small synthetic ledger through the Go
-// API with an injected clock, then drives the real CLI for a preview, an
-// apply, an idempotent recheck and the doctor, printing each command line
-// and its output. Run it with `go run ./cmd/demo`.
+// Command demo runs both engines end to end on a throwaway directory. First
+// the task-state-guard restart walk-through: it seeds a small synthetic
+// ledger through the Go API with an injected clock, then drives the real CLI
+// for a preview, an apply, an idempotent recheck and the doctor. Then a short
+// sweep with sweep-state: lease, upserts (one sensitive), cursor, validate,
+// run record, release and a final read. Each command line is printed with
+// its output. Run it with `go run ./cmd/demo`.
 //
 // The output is deterministic: every id is fixed, the ledger's clock is
 // injected while seeding, and the CLI runs with its test clock
@@ -17,11 +19,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/stateguard/stateguard/impl/ledger"
 	"github.com/stateguard/stateguard/impl/ledger/cli"
+	sweepcli "github.com/stateguard/stateguard/impl/sweepstate/cli"
 )
 
 // Demo clock: everything is seeded at seedTime (2001-01-01T00:00:00Z); the
@@ -98,12 +102,61 @@ func ledgerWalk(out io.Writer, dir string) error {
 	return nil
 }
 
-// sweepWalk is the place for the sweep-state part of the demo (owned by
-// the sweep engine's engineer). It prints nothing yet.
+// sweepWalk is the sweep-state part of the demo: one sweep of a nightly
+// writer over a fresh state file, with the status word and payload of every
+// call. Every time is passed explicitly, so the output never varies.
 func sweepWalk(out io.Writer, dir string) error {
-	_, _ = out, dir
+	state := filepath.Join(dir, "sweep", "state.yml")
+	const shownState = "<temporary-demo>/sweep/state.yml"
+	steps := [][]string{
+		{"lease-acquire", "--writer", "nightly", "--ttl-minutes", "30", "--now", "2026-07-02T12:00:00Z"},
+		{"lease-acquire", "--writer", "manual", "--now", "2026-07-02T12:05:00Z"},
+		{"upsert-item", "--writer", "nightly", "--source", "chat", "--id", "1719921600.000100",
+			"--json", `{"status": "ingested", "title": "Build fails on main", "body": "stack trace here"}`,
+			"--now", "2026-07-02T12:06:00Z"},
+		{"upsert-item", "--writer", "nightly", "--source", "mail", "--id", "42",
+			"--json", `{"status": "closed", "sensitive": true, "title": "Password reset", "body": "private text", "fix_ref": "PR-7"}`,
+			"--now", "2026-07-02T12:07:00Z"},
+		{"cursor-advance", "--writer", "nightly", "--source", "chat", "--to", "1719921600.000100",
+			"--past-item", "1719921600.000100", "--now", "2026-07-02T12:08:00Z"},
+		{"validate"},
+		{"run-record", "--writer", "nightly", "--outcome", "completed",
+			"--counts", `{"ingested": 2, "downgraded": 1}`, "--timestamp", "2026-07-02T12:09:00Z"},
+		{"lease-release", "--writer", "nightly"},
+		{"read"},
+	}
+	for _, args := range steps {
+		argv := append([]string{args[0], "--state", state}, args[1:]...)
+		var stdout, stderr bytes.Buffer
+		status := sweepcli.Main(argv, &stdout, &stderr)
+		shown := append([]string{"sweep-state", args[0], "--state", shownState}, args[1:]...)
+		fmt.Fprintf(out, "[sweep] command: %s\n", shellJoin(shown))
+		for _, line := range strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n") {
+			fmt.Fprintf(out, "[sweep] output: %s\n", line)
+		}
+		if status != 0 || stderr.Len() != 0 {
+			return fmt.Errorf("sweep-state %s exited %d", args[0], status)
+		}
+	}
 	return nil
 }
+
+// shellJoin quotes, for a POSIX shell, every argument that is not plainly
+// safe, so a printed command can be pasted. The <temporary-demo>
+// placeholder stays bare to read like the reference's output.
+func shellJoin(args []string) string {
+	quoted := make([]string, len(args))
+	for i, a := range args {
+		if plainArg.MatchString(a) {
+			quoted[i] = a
+		} else {
+			quoted[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(quoted, " ")
+}
+
+var plainArg = regexp.MustCompile(`^[A-Za-z0-9_./:=+<>-]+$`)
 
 // seedLedger writes the synthetic sample through the Go API: one queued
 // task, one running task that goes stale, and one delivery-required and one
