@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -208,12 +209,15 @@ func (d *decoder) array() value.Value {
 	}
 	defer func() { d.depth-- }()
 	d.pos++ // '['
-	list := []value.Value{}
 	d.skipSpace()
 	if d.pos < len(d.text) && d.text[d.pos] == ']' {
 		d.pos++
-		return list
+		return []value.Value{}
 	}
+	// Short lists (the usual labels) gather on the stack and are copied
+	// out once at their final length.
+	var small [8]value.Value
+	list := small[:0]
 	for {
 		v := d.value()
 		if d.err != nil {
@@ -231,7 +235,7 @@ func (d *decoder) array() value.Value {
 			d.skipSpace()
 		case ']':
 			d.pos++
-			return list
+			return slices.Clone(list)
 		default:
 			d.fail("expecting ',' or ']'")
 			return nil
@@ -326,6 +330,10 @@ func (d *decoder) str() (s string, ok bool) {
 	// Fast path: no escapes, ASCII printable or valid UTF-8.
 	for i < len(t) {
 		c := t[i]
+		if plainStringByte[c] {
+			i++
+			continue
+		}
 		if c == '"' {
 			s := t[d.pos+1 : i]
 			d.pos = i + 1
@@ -333,10 +341,6 @@ func (d *decoder) str() (s string, ok bool) {
 		}
 		if c == '\\' || c < 0x20 {
 			break
-		}
-		if c < utf8.RuneSelf {
-			i++
-			continue
 		}
 		r, size := utf8.DecodeRuneInString(t[i:])
 		if r == utf8.RuneError && size <= 1 {
@@ -431,6 +435,15 @@ func (d *decoder) str() (s string, ok bool) {
 		}
 	}
 }
+
+// plainStringByte marks the ASCII bytes a string's fast path steps over
+// (one table load per byte): not '"', not '\\', not a control character.
+var plainStringByte = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // hex4 reads four hex digits (either case) at t[i:].
 func hex4(t string, i int) (rune, bool) {

@@ -114,7 +114,7 @@ func appendASCIIString(dst []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c >= 0x20 && c < 0x7f && c != '"' && c != '\\' {
+		if rawASCII[c] {
 			i++
 			continue
 		}
@@ -140,6 +140,15 @@ func appendASCIIString(dst []byte, s string) []byte {
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
 }
+
+// rawASCII marks the bytes ensure_ascii writes as they are: U+0020..U+007E
+// but '"' and '\\' (one table load per byte).
+var rawASCII = func() (t [256]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // appendShortEscape escapes an ASCII character the way json.dumps does:
 // short forms for " \ \n \r \t \b \f, \u00XX for the rest.

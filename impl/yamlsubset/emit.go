@@ -109,7 +109,7 @@ func compareRanked(a, b rankedKey) int {
 // order, then the rest by code point (byte order of valid UTF-8). It sorts
 // only when m is not already in that order (a parsed canonical file is).
 func orderedKeys(m *value.Map, l level, scratch []rankedKey) []rankedKey {
-	scratch = scratch[:0]
+	scratch = slices.Grow(scratch[:0], m.Len())
 	sorted := true
 	for i := range m.Len() {
 		k, _ := m.At(i)
