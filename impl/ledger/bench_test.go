@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -185,6 +186,14 @@ func TestSeedBenchmarkHealthy(t *testing.T) {
 	}
 	defer l.Close()
 	healthy(t, l)
+	var running, withTimeout int
+	if err := l.conn.QueryRowContext(context.Background(),
+		`SELECT count(*), count(timeout_seconds) FROM tasks WHERE status = 'running'`).Scan(&running, &withTimeout); err != nil {
+		t.Fatal(err)
+	}
+	if running != 60 || withTimeout != 30 {
+		t.Fatalf("running %d, with a timeout %d; want 60 and half of them", running, withTimeout)
+	}
 	rep, err := l.Reconcile(600, 600, false)
 	if err != nil {
 		t.Fatal(err)

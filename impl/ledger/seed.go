@@ -6,9 +6,9 @@ import (
 
 // SeedBenchmark creates a ledger at path holding the benchmark workload,
 // for benchmarks and tests only: n tasks, of which 30% are queued, 30% are
-// running and stale (half of them with a 900 s timeout whose deadline has
-// passed), and 40% are terminal with a pending delivery (half of them
-// internal). Every time lies between now-100000 and now-90000, so with
+// running and stale (half of them, every other running task, with a 900 s
+// timeout whose deadline has passed), and 40% are terminal with a pending
+// delivery (half of them internal). Every time lies between now-100000 and now-90000, so with
 // graces of 600 s a reconcile at now times out every running task and
 // closes every pending delivery that was terminal before.
 //
@@ -43,7 +43,9 @@ func SeedBenchmark(path string, n int, now float64) error {
 				status = StatusRunning
 				s := created + 1
 				started, updated, version = s, s, 1
-				if i%2 == 0 {
+				// Every other running task (counted among the running
+				// ones, not by i, which would give a third) has a timeout.
+				if running := i/10*3 + i%10 - 3; running%2 == 0 {
 					timeout, deadline = 900.0, s+900
 				}
 			case 6, 7, 8, 9:
