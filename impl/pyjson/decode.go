@@ -328,12 +328,11 @@ func (d *decoder) str() (s string, ok bool) {
 	t := d.text
 	i := d.pos + 1
 	// Fast path: no escapes, ASCII printable or valid UTF-8.
-	for i < len(t) {
-		c := t[i]
-		if plainStringByte[c] {
-			i++
-			continue
+	for {
+		if i = SkipRawASCII(t, i); i >= len(t) {
+			break
 		}
+		c := t[i]
 		if c == '"' {
 			s := t[d.pos+1 : i]
 			d.pos = i + 1
@@ -341,6 +340,10 @@ func (d *decoder) str() (s string, ok bool) {
 		}
 		if c == '\\' || c < 0x20 {
 			break
+		}
+		if c < utf8.RuneSelf { // DEL
+			i++
+			continue
 		}
 		r, size := utf8.DecodeRuneInString(t[i:])
 		if r == utf8.RuneError && size <= 1 {
@@ -435,15 +438,6 @@ func (d *decoder) str() (s string, ok bool) {
 		}
 	}
 }
-
-// plainStringByte marks the ASCII bytes a string's fast path steps over
-// (one table load per byte): not '"', not '\\', not a control character.
-var plainStringByte = func() (t [256]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
 
 // hex4 reads four hex digits (either case) at t[i:].
 func hex4(t string, i int) (rune, bool) {

@@ -112,12 +112,11 @@ const hexDigits = "0123456789abcdef"
 func appendASCIIString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if rawASCII[c] {
-			i++
-			continue
+	for i := 0; ; {
+		if i = SkipRawASCII(s, i); i >= len(s) {
+			break
 		}
+		c := s[i]
 		dst = append(dst, s[start:i]...)
 		if c < utf8.RuneSelf {
 			dst = appendShortEscape(dst, rune(c))
@@ -229,4 +228,31 @@ func decimalExponent(b []byte) int {
 	}
 	n, _ := strconv.Atoi(string(b[i+1:]))
 	return n
+}
+
+// SkipRawASCII returns the first index j >= i at which s holds a byte that
+// a JSON string cannot carry as it is: a control character, '"', '\\',
+// DEL or any non-ASCII byte (len(s) if there is none). Both codecs step
+// over plain runs with it, eight bytes per step.
+func SkipRawASCII(s string, i int) int {
+	for ; i+8 <= len(s); i += 8 {
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		if (byteBelow(w, 0x20)|byteBelow(w^'"'*ones, 1)|byteBelow(w^'\\'*ones, 1)|byteBelow(w^0x7f*ones, 1)|w)&highs != 0 {
+			break // a byte >= 0x80 sets its own high bit
+		}
+	}
+	for i < len(s) && rawASCII[s[i]] {
+		i++
+	}
+	return i
+}
+
+const ones, highs = 0x0101010101010101, 0x8080808080808080
+
+// byteBelow has a high bit set (within highs) iff some byte of w is below
+// n, for 1 <= n <= 0x80: the classic "has a zero byte" bit trick
+// generalised (a byte equal to c is a zero byte of w ^ c*ones).
+func byteBelow(w, n uint64) uint64 {
+	return (w - n*ones) &^ w
 }

@@ -252,3 +252,28 @@ func TestDecodeStringPrefix(t *testing.T) {
 		}
 	}
 }
+
+// TestSkipRawASCII: the word-at-a-time scan stops exactly where a byte-wise
+// scan does, for every byte value at every position of a word.
+func TestSkipRawASCII(t *testing.T) {
+	naive := func(s string, i int) int {
+		for i < len(s) && s[i] >= 0x20 && s[i] < 0x7f && s[i] != '"' && s[i] != '\\' {
+			i++
+		}
+		return i
+	}
+	for c := range 256 {
+		for pos := range 20 {
+			b := []byte(strings.Repeat("abcdefgh", 3))
+			if pos < len(b) {
+				b[pos] = byte(c)
+			}
+			s := string(b)
+			for from := range 5 {
+				if got, want := pyjson.SkipRawASCII(s, from), naive(s, from); got != want {
+					t.Fatalf("byte %#x at %d, from %d: got %d, want %d", c, pos, from, got, want)
+				}
+			}
+		}
+	}
+}

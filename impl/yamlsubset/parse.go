@@ -249,7 +249,19 @@ func splitKey(ln line) (key, rest string, err error) {
 	if after != "" && after[0] != ' ' && after[0] != '\t' {
 		return "", "", corruptf(ln.number, "no space after colon")
 	}
-	return key, strings.Trim(after, " \t"), nil
+	return key, trimBlanks(after), nil
+}
+
+// trimBlanks is strings.Trim(s, " \t") without building a cutset per call
+// (it runs once per line).
+func trimBlanks(s string) string {
+	for s != "" && (s[0] == ' ' || s[0] == '\t') {
+		s = s[1:]
+	}
+	for s != "" && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
+		s = s[:len(s)-1]
+	}
+	return s
 }
 
 // parseValue reads the text after "key: ".

@@ -15,12 +15,11 @@ import (
 func AppendQuoted(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if rawASCII[c] {
-			i++
-			continue
+	for i := 0; ; {
+		if i = pyjson.SkipRawASCII(s, i); i >= len(s) {
+			break
 		}
+		c := s[i]
 		if c < utf8.RuneSelf {
 			dst = append(dst, s[start:i]...)
 			dst = pyjson.AppendEscapedRune(dst, rune(c))
@@ -46,15 +45,6 @@ func AppendQuoted(dst []byte, s string) []byte {
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
 }
-
-// rawASCII marks the ASCII bytes AppendQuoted writes as they are (one
-// table load instead of four comparisons per byte).
-var rawASCII = func() (t [256]bool) {
-	for c := 0x20; c < 0x7f; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
 
 // needsEscape reports the non-ASCII characters of divergence D6: YAML
 // forbids them raw or a YAML 1.1 reader folds them (U+0085, U+2028, U+2029).

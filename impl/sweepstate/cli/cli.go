@@ -211,8 +211,9 @@ func parseCommandLine(args []string) (commandLine, error) {
 func run(cmd sweepstate.Command, state string, stdout, stderr io.Writer) int {
 	eng := sweepstate.Engine{Clock: Clock}
 	res := eng.Run(state, cmd)
-	// Streamed: read's payload is the whole document.
-	out := bufio.NewWriterSize(stdout, 64<<10)
+	// Streamed: read's payload is the whole document. EncodeTo writes
+	// large chunks, which the small buffer passes through uncopied.
+	out := bufio.NewWriter(stdout)
 	out.WriteString(string(res.Word) + "\n")
 	if res.Payload != nil {
 		pyjson.EncodeTo(out, res.Payload)

@@ -67,7 +67,9 @@ func WriteFileFunc(p string, write func(io.Writer) error) (err error) {
 		tmp.Close()
 		return fmt.Errorf("chmod temporary file: %w", err)
 	}
-	bw := bufio.NewWriterSize(tmp, 64<<10)
+	// A small buffer: it gathers small writes, while a writer that already
+	// writes large chunks has them passed straight through, uncopied.
+	bw := bufio.NewWriter(tmp)
 	if err = write(bw); err == nil {
 		err = bw.Flush()
 	}
