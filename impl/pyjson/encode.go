@@ -236,8 +236,9 @@ func decimalExponent(b []byte) int {
 // over plain runs with it, eight bytes per step.
 func SkipRawASCII(s string, i int) int {
 	for ; i+8 <= len(s); i += 8 {
-		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		b := s[i : i+8] // constant indexes below: one load, no bounds checks
+		w := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
 		if (byteBelow(w, 0x20)|byteBelow(w^'"'*ones, 1)|byteBelow(w^'\\'*ones, 1)|byteBelow(w^0x7f*ones, 1)|w)&highs != 0 {
 			break // a byte >= 0x80 sets its own high bit
 		}
