@@ -92,6 +92,9 @@ func PythonInt(s string) (*big.Int, bool) {
 	if !prevDigit {
 		return nil, false // trailing underscore
 	}
+	if b.Len() > maxIntDigits {
+		return nil, false // Python 3.11 refuses to convert longer text
+	}
 	n, ok := new(big.Int).SetString(b.String(), 10)
 	if !ok {
 		return nil, false
@@ -101,6 +104,10 @@ func PythonInt(s string) (*big.Int, bool) {
 	}
 	return n, true
 }
+
+// maxIntDigits is Python 3.11's default limit on the digits int() converts
+// from text (sys.get_int_max_str_digits()).
+const maxIntDigits = 4300
 
 // pyInt is Python's int(v) for the values a state file can hold; false where
 // Python raises.

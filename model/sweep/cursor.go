@@ -3,27 +3,35 @@ package sweep
 import "strings"
 
 // CursorLess reports whether cursor a sorts strictly before cursor b (§8):
-// when both consist only of ASCII digits they compare as integers (so "9"
-// precedes "10" and "0010" equals "10"); otherwise as strings, code point by
-// code point. The empty string is not all digits.
+// when both consist only of decimal digits (of any script, as Python's
+// str.isdecimal) they compare as integers (so "9" precedes "10" and "0010"
+// equals "10"); otherwise as strings, code point by code point. The empty
+// string is not all digits.
 func CursorLess(a, b string) bool {
-	if allDigits(a) && allDigits(b) {
-		return compareDecimal(a, b) < 0
+	if da, ok := asciiDigits(a); ok {
+		if db, ok := asciiDigits(b); ok {
+			return compareDecimal(da, db) < 0
+		}
 	}
 	// Byte order of UTF-8 is code point order.
 	return a < b
 }
 
-func allDigits(s string) bool {
+// asciiDigits rewrites a string of decimal digits in ASCII; false when s is
+// empty or holds anything else.
+func asciiDigits(s string) (string, bool) {
 	if s == "" {
-		return false
+		return "", false
 	}
-	for i := 0; i < len(s); i++ {
-		if !isDigit(s[i]) {
-			return false
+	var b strings.Builder
+	for _, r := range s {
+		d, ok := decimalDigit(r)
+		if !ok {
+			return "", false
 		}
+		b.WriteByte(byte('0' + d))
 	}
-	return true
+	return b.String(), true
 }
 
 // compareDecimal compares digit strings of any length as integers.

@@ -42,9 +42,7 @@ const maxIntDigits = 4300
 // or 1, floats truncate toward zero, strings may carry surrounding
 // whitespace, a sign and single underscores between digits. ok is false
 // where Python raises (null, lists, maps, other text).
-//
-// Only ASCII digits are accepted in strings; Python also accepts other
-// Unicode decimal digits (a documented simplification).
+// Decimal digits of every script count, as in Python.
 func PyInt(v value.Value) (*big.Int, bool) {
 	switch t := v.(type) {
 	case bool:
@@ -77,12 +75,14 @@ func pyIntString(s string) (*big.Int, bool) {
 		return nil, false
 	}
 	var digits strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case isDigit(c):
-			digits.WriteByte(c)
-		case c == '_' && s[i+1] != '_':
+	prevUnderscore := false
+	for _, r := range s {
+		switch d, ok := decimalDigit(r); {
+		case ok:
+			digits.WriteByte(byte('0' + d))
+			prevUnderscore = false
+		case r == '_' && !prevUnderscore:
+			prevUnderscore = true
 		default:
 			return nil, false
 		}
@@ -98,6 +98,20 @@ func pyIntString(s string) (*big.Int, bool) {
 		n.Neg(n)
 	}
 	return n, true
+}
+
+// decimalDigit is the value of a Unicode decimal digit (category Nd). Every
+// Nd block is a run of ten code points from zero to nine, so the value is
+// the distance from the run's zero.
+func decimalDigit(r rune) (int, bool) {
+	if !unicode.Is(unicode.Nd, r) {
+		return 0, false
+	}
+	zero := r
+	for unicode.Is(unicode.Nd, zero-1) {
+		zero--
+	}
+	return int(r-zero) % 10, true
 }
 
 // isPySpace is Python's str.isspace for one character.
