@@ -57,10 +57,10 @@ type doctorTask struct {
 
 func runDoctor(t *txn) DoctorReport {
 	rep := newDoctorReport()
-	if !quickCheckOK(t) {
+	st, err := readSchema(t.ctx, t)
+	if !quickCheck(t, err == nil && st.okV2()) {
 		rep.QuickCheck = "failed"
 	}
-	st, err := readSchema(t.ctx, t)
 	if err != nil || !st.okV2() {
 		rep.SchemaVersion = st.version
 		rep.DoctorErrorCount = 1
@@ -137,6 +137,55 @@ func runDoctor(t *txn) DoctorReport {
 		rep.EventInconsistencyCount == 0 && rep.DoctorErrorCount == 0
 	return rep
 }
+
+// quickCheck reports whether PRAGMA quick_check passes. Most of its cost
+// is evaluating the CHECK constraints row by row; when the schema is
+// exactly v2 (so the file's CHECK constraints are checkConstraintsSQL's)
+// and the ledger is read-only (nothing can be written while checks are
+// off), the structural check runs with CHECK constraints ignored and one
+// aggregate query counts the rows that violate them instead, which gives
+// the same answer in a fraction of the time.
+func quickCheck(t *txn, canonicalSchema bool) bool {
+	if !canonicalSchema || !t.l.readOnly {
+		return quickCheckOK(t)
+	}
+	if _, err := t.l.conn.ExecContext(t.ctx, "PRAGMA ignore_check_constraints = 1"); err != nil {
+		return quickCheckOK(t)
+	}
+	structural := quickCheckOK(t)
+	_, rerr := t.l.conn.ExecContext(t.ctx, "PRAGMA ignore_check_constraints = 0")
+	if on, err := t.l.pragmaInt("PRAGMA ignore_check_constraints"); rerr != nil || err != nil || on != 0 {
+		// Refuse to go on with checks off; the ledger is read-only anyway.
+		return false
+	}
+	if !structural {
+		return false
+	}
+	var violations int
+	if err := t.l.conn.QueryRowContext(t.ctx, checkConstraintsSQL).Scan(&violations); err != nil {
+		return false
+	}
+	return violations == 0
+}
+
+// checkConstraintsSQL counts the rows of a v2 file that violate one of the
+// schema's CHECK constraints, written exactly as schemaDDL states them. A
+// CHECK fails only when its expression is false (NULL passes), as NOT of
+// each expression expresses.
+const checkConstraintsSQL = `SELECT
+  (SELECT count(*) FROM tasks WHERE
+      NOT (status IN ('queued','running','succeeded','failed','timed_out','cancelled'))
+   OR NOT (delivery_status IN ('pending','delivered','failed','not_applicable'))
+   OR NOT (delivery_required IN (0,1))
+   OR NOT (payload_hash IS NULL OR (length(payload_hash) = 64 AND payload_hash NOT GLOB '*[^0-9a-f]*'))
+   OR NOT (timeout_seconds IS NULL OR timeout_seconds >= 0)
+   OR NOT (version >= 0)
+   OR NOT (parent_id IS NULL OR parent_id <> id)
+   OR NOT (deadline_at IS NULL OR started_at IS NOT NULL)
+   OR NOT ((status IN ('queued','running') AND ended_at IS NULL)
+        OR (status IN ('succeeded','failed','timed_out','cancelled') AND ended_at IS NOT NULL)))
++ (SELECT count(*) FROM task_events WHERE
+      NOT (event_kind IN ('created','task_transition','delivery_transition')))`
 
 // quickCheckOK runs PRAGMA quick_check; anything but a single "ok" fails.
 func quickCheckOK(t *txn) bool {

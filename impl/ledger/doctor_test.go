@@ -140,3 +140,66 @@ func TestDoctorQuickCheck(t *testing.T) {
 		t.Fatalf("corruption not detected: %s", reportJSON(rep))
 	}
 }
+
+// TestDoctorCheckConstraints breaks each CHECK constraint of the schema in
+// a copy (written with checks off): the read-only doctor's quick_check,
+// which counts CHECK violations with its own query, must agree with a full
+// PRAGMA quick_check on the same file, row violations and clean files alike.
+func TestDoctorCheckConstraints(t *testing.T) {
+	requireFixtures(t)
+	off := "PRAGMA ignore_check_constraints = 1"
+	cases := []struct {
+		name string
+		stmt string
+		ok   bool
+	}{
+		{"clean", "SELECT 1", true},
+		{"null passes", "UPDATE tasks SET timeout_seconds = NULL WHERE id=" + t07, true},
+		{"status", "UPDATE tasks SET status='bogus' WHERE id=" + t07, false},
+		{"delivery status", "UPDATE tasks SET delivery_status='bogus' WHERE id=" + t07, false},
+		{"delivery required", "UPDATE tasks SET delivery_required=2 WHERE id=" + t07, false},
+		{"payload hash length", "UPDATE tasks SET payload_hash='abc' WHERE id=" + t07, false},
+		{"payload hash digits", "UPDATE tasks SET payload_hash=printf('%.64c', 'g') WHERE id=" + t07, false},
+		{"negative timeout", "UPDATE tasks SET timeout_seconds=-1 WHERE id=" + t07, false},
+		{"negative version", "UPDATE tasks SET version=-1 WHERE id=" + t07, false},
+		{"own parent", "UPDATE tasks SET parent_id=id WHERE id=" + t07, false},
+		{"deadline without start", "UPDATE tasks SET deadline_at=1, started_at=NULL WHERE id=" + t07, false},
+		{"terminal without end", "UPDATE tasks SET ended_at=NULL WHERE id=" + t07, false},
+		{"event kind", "UPDATE task_events SET event_kind='bogus' WHERE task_id=" + t07, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := damage(t, off, c.stmt)
+			full := fullQuickCheck(t, p)
+			rep := doctorOf(t, p)
+			if full != c.ok || (rep.QuickCheck == "ok") != c.ok {
+				t.Fatalf("full quick_check ok=%v, doctor %q, want ok=%v", full, rep.QuickCheck, c.ok)
+			}
+		})
+	}
+}
+
+// fullQuickCheck runs PRAGMA quick_check with CHECK constraints on through
+// a plain connection.
+func fullQuickCheck(t *testing.T, p string) bool {
+	t.Helper()
+	db, err := sql.Open("sqlite", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query("PRAGMA quick_check")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var lines []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, s)
+	}
+	return len(lines) == 1 && lines[0] == "ok"
+}

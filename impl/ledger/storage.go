@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"crypto/sha256"
 	"errors"
 	"io"
 	"io/fs"
@@ -166,4 +167,26 @@ func readAllAt(f *os.File, size int64) ([]byte, error) {
 		return nil, err
 	}
 	return buf, nil
+}
+
+// hashAt returns the SHA-256 of the first size bytes of f, read through a
+// small buffer without moving a shared offset; a shorter file is an error.
+// The buffer is wiped afterwards: it held database content.
+func hashAt(f *os.File, size int64) ([]byte, error) {
+	h := sha256.New()
+	buf := make([]byte, 256<<10)
+	defer wipe(buf)
+	for off := int64(0); off < size; {
+		chunk := buf
+		if rest := size - off; rest < int64(len(chunk)) {
+			chunk = chunk[:rest]
+		}
+		n, err := f.ReadAt(chunk, off)
+		if err != nil && !(errors.Is(err, io.EOF) && n == len(chunk)) {
+			return nil, err
+		}
+		h.Write(chunk)
+		off += int64(n)
+	}
+	return h.Sum(nil), nil
 }
