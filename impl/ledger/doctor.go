@@ -69,7 +69,7 @@ func runDoctor(t *txn) DoctorReport {
 	rep.SchemaVersion = 2
 	rep.SchemaOK = true
 
-	tasks, terr := loadDoctorTasks(t)
+	tasks, terr := loadDoctorTasks(t, &rep)
 	fk, ferr := countRows(t, "PRAGMA foreign_key_check")
 	for _, e := range []error{terr, ferr} {
 		if e != nil {
@@ -77,60 +77,49 @@ func runDoctor(t *txn) DoctorReport {
 		}
 	}
 	rep.ForeignKeyErrorCount = fk
-	rep.TaskCount = len(tasks)
+	rep.TaskCount = len(tasks.entries)
 
-	byID := make(map[string]*doctorTask, len(tasks))
-	for i := range tasks {
-		if id, ok := tasks[i].id.(string); ok {
-			byID[id] = &tasks[i]
-		}
-	}
-	chains := make(map[string]*chainState, len(tasks))
-	for i := range tasks {
-		if id, ok := asText(tasks[i].id); ok {
-			chains[id] = &chainState{want: expectedChain(&tasks[i])}
-		}
-	}
-	events, unknown, eerr := streamEvents(t, chains)
+	events, unknown, eerr := streamEvents(t, tasks)
 	if eerr != nil {
 		rep.DoctorErrorCount++
 	}
 	rep.EventCount = events
 	rep.EventInconsistencyCount += unknown
 
-	for i := range tasks {
-		task := &tasks[i]
-		if s, ok := task.status.(string); ok {
-			if _, known := rep.TaskStatusCounts[s]; known {
-				rep.TaskStatusCounts[s]++
-			}
-		}
-		if s, ok := task.delivery.(string); ok {
-			if _, known := rep.DeliveryStatusCounts[s]; known {
-				rep.DeliveryStatusCounts[s]++
-			}
-		}
-		var parent *doctorTask
-		if p, ok := task.parent.(string); ok {
-			parent = byID[p]
-			if parent == nil {
+	for i := range tasks.entries {
+		e := &tasks.entries[i]
+		parent := -1
+		switch e.parentKind {
+		case parentText:
+			if j, ok := tasks.byID[e.parent]; ok {
+				parent = int(j)
+			} else {
 				rep.OrphanCount++
 			}
-		} else if task.parent != nil {
+		case parentOther:
 			rep.OrphanCount++
 		}
-		if !taskStateOK(task) {
+		if !e.stateOK {
 			rep.StateInconsistencyCount++
 		}
-		if !taskTimesOK(task, parent) {
+		timesOK := e.timesOK
+		if timesOK && parent >= 0 {
+			if p := &tasks.entries[parent]; p.createdOK && e.created < p.created {
+				timesOK = false
+			}
+		}
+		if !timesOK {
 			rep.TimestampInconsistencyCount++
 		}
-		id, _ := asText(task.id)
-		if c := chains[id]; c == nil || c.bad || c.next != len(c.want) {
+		c := -1
+		if j, ok := tasks.byKey[e.key]; ok {
+			c = int(j)
+		}
+		if c < 0 || tasks.entries[c].chainBad || int(tasks.entries[c].chainNext) != tasks.entries[c].chainLen() {
 			rep.EventInconsistencyCount++
 		}
 	}
-	rep.ParentCycleCount = countCycles(tasks, byID)
+	rep.ParentCycleCount = countCycles(tasks)
 
 	rep.Healthy = rep.QuickCheck == "ok" && rep.SchemaOK && rep.OrphanCount == 0 && rep.ParentCycleCount == 0 &&
 		rep.ForeignKeyErrorCount == 0 && rep.StateInconsistencyCount == 0 && rep.TimestampInconsistencyCount == 0 &&
@@ -218,18 +207,152 @@ func countRows(t *txn, query string) (int, error) {
 	return n, rows.Err()
 }
 
-func loadDoctorTasks(t *txn) ([]doctorTask, error) {
-	var out []doctorTask
+// Parent kinds of a doctorEntry.
+const (
+	parentNone  = iota // NULL
+	parentText         // a TEXT value (the driver's string)
+	parentOther        // any other type: always an orphan
+)
+
+// doctorEntry is what the doctor keeps of one tasks row after its own
+// checks ran while the row streamed by: the parts the parent, orphan,
+// cycle and event-chain checks still need, and no boxed column values.
+type doctorEntry struct {
+	key        string // the id as text ("" when it is not text)
+	keyOK      bool   // the id is TEXT (string or bytes from the driver)
+	strID      bool   // the driver returned the id as a string
+	parent     string // the parent id as text (string or bytes)
+	parentOK   bool   // the parent id is TEXT
+	parentKind uint8
+	stateOK    bool
+	timesOK    bool // every timestamp check except the parent's creation
+
+	created                   float64
+	createdOK                 bool
+	status, delivery          string // as text, "" otherwise
+	tcode, dcode              string
+	started                   bool // started_at is not NULL
+	startedAt, ended, dup     float64
+	startedOK, endedOK, dupOK bool
+
+	chainNext uint8 // events matched so far
+	chainBad  bool
+}
+
+// doctorTasks are the entries in row order with two indexes: byKey maps
+// an id as text to the last entry with it (whose chain the events
+// advance), byID does the same for ids the driver returned as strings
+// (parents are looked up there).
+type doctorTasks struct {
+	entries []doctorEntry
+	byKey   map[string]int32
+	byID    map[string]int32
+}
+
+// intern returns the constant for a known state or code, so that entries
+// do not keep the driver's per-row strings alive.
+func intern(s string) string {
+	switch s {
+	case StatusQueued, StatusRunning, StatusSucceeded, StatusFailed, StatusTimedOut, StatusCancelled,
+		DeliveryPending, DeliveryDelivered, DeliveryNotApplicable:
+		return internedStates[s]
+	}
+	if c, ok := internedCodes[s]; ok {
+		return c
+	}
+	return s
+}
+
+var internedStates, internedCodes = func() (map[string]string, map[string]string) {
+	states := map[string]string{}
+	for _, s := range []string{StatusQueued, StatusRunning, StatusSucceeded, StatusFailed, StatusTimedOut, StatusCancelled,
+		DeliveryPending, DeliveryDelivered, DeliveryNotApplicable} {
+		states[s] = s
+	}
+	codes := map[string]string{}
+	for _, reg := range []map[string][]string{taskCodes, deliveryCodes} {
+		for _, list := range reg {
+			for _, c := range list {
+				codes[c] = c
+			}
+		}
+	}
+	return states, codes
+}()
+
+// loadDoctorTasks streams the tasks table once: it counts the states into
+// rep, runs each row's own checks, and keeps a compact entry per row.
+func loadDoctorTasks(t *txn, rep *DoctorReport) (*doctorTasks, error) {
+	out := &doctorTasks{}
+	var n int
+	if err := t.l.conn.QueryRowContext(t.ctx, `SELECT count(*) FROM tasks`).Scan(&n); err == nil {
+		out.entries = make([]doctorEntry, 0, n)
+	}
+	sawBytesID := false
+	var d doctorTask
 	err := rawQuery(t, `SELECT id, parent_id, status, delivery_status, delivery_required, payload_hash,
 		timeout_seconds, created_at, started_at, updated_at, ended_at, deadline_at, delivery_updated_at,
 		terminal_code, delivery_code, version FROM tasks`, 16, func(r []driver.Value) error {
-		out = append(out, doctorTask{
+		d = doctorTask{
 			id: r[0], parent: r[1], status: r[2], delivery: r[3], required: r[4], hash: r[5],
 			timeout: r[6], created: r[7], started: r[8], updated: r[9], ended: r[10], deadline: r[11], dup: r[12],
 			tcode: r[13], dcode: r[14], version: r[15],
-		})
+		}
+		if s, ok := d.status.(string); ok {
+			if _, known := rep.TaskStatusCounts[s]; known {
+				rep.TaskStatusCounts[s]++
+			}
+		}
+		if s, ok := d.delivery.(string); ok {
+			if _, known := rep.DeliveryStatusCounts[s]; known {
+				rep.DeliveryStatusCounts[s]++
+			}
+		}
+		var e doctorEntry
+		e.key, e.keyOK = asText(d.id)
+		if _, isBytes := d.id.([]byte); isBytes {
+			sawBytesID = true
+		}
+		_, e.strID = d.id.(string)
+		e.parent, e.parentOK = asText(d.parent)
+		switch d.parent.(type) {
+		case nil:
+		case string:
+			e.parentKind = parentText
+		default:
+			e.parentKind = parentOther
+		}
+		e.stateOK = taskStateOK(&d)
+		e.timesOK = taskTimesOK(&d, nil)
+		e.created, e.createdOK = asTime(d.created)
+		status, _ := asText(d.status)
+		delivery, _ := asText(d.delivery)
+		tcode, _ := asText(d.tcode)
+		dcode, _ := asText(d.dcode)
+		e.status, e.delivery, e.tcode, e.dcode = intern(status), intern(delivery), intern(tcode), intern(dcode)
+		e.started = d.started != nil
+		e.startedAt, e.startedOK = asTime(d.started)
+		e.ended, e.endedOK = asTime(d.ended)
+		e.dup, e.dupOK = asTime(d.dup)
+		out.entries = append(out.entries, e)
 		return nil
 	})
+	out.byKey = make(map[string]int32, len(out.entries))
+	for i := range out.entries {
+		if e := &out.entries[i]; e.keyOK {
+			out.byKey[e.key] = int32(i)
+		}
+	}
+	out.byID = out.byKey
+	if sawBytesID {
+		// Only ids the driver returned as strings may be parents.
+		out.byID = make(map[string]int32, len(out.entries))
+		for i := range out.entries {
+			if s, ok := out.entries[i].stringID(); ok {
+				out.byID[s] = int32(i)
+			}
+		}
+	}
 	return out, err
 }
 
@@ -390,61 +513,74 @@ func taskTimesOK(d *doctorTask, parent *doctorTask) bool {
 	return true
 }
 
-// chainEvent is one event a task's row implies. An empty from or code
-// stands for NULL (no valid stored value is empty).
-type chainEvent struct {
-	joined string // kind, from, to and code as streamEvents selects them
-	at     float64
-	atOK   bool
-}
-
-// newChainEvent joins the text columns with the unit separator, the way
-// streamEvents selects them.
-func newChainEvent(kind, from, to, code string, at float64, atOK bool) chainEvent {
-	return chainEvent{joined: kind + "\x1f" + from + "\x1f" + to + "\x1f" + code, at: at, atOK: atOK}
-}
-
-// chainState tracks how far a task's stored events match its chain.
-type chainState struct {
-	want []chainEvent
-	next int
-	bad  bool
-}
-
-// expectedChain is the event chain a task row implies (contract §6):
+// chainLen is the number of events the row implies (contract §6):
 // created, then started if it started, then the terminal transition with
 // the task's code at ended_at, then the delivery transition with the
 // delivery code at delivery_updated_at.
-func expectedChain(d *doctorTask) []chainEvent {
-	status, _ := asText(d.status)
-	delivery, _ := asText(d.delivery)
-	tcode, _ := asText(d.tcode)
-	dcode, _ := asText(d.dcode)
-	at := func(v any) (float64, bool) { return asTime(v) }
-	created, cok := at(d.created)
-	chain := make([]chainEvent, 1, 4)
-	chain[0] = newChainEvent(eventCreated, "", StatusQueued, codeCreated, created, cok)
-	from := StatusQueued
-	if d.started != nil {
-		s, ok := at(d.started)
-		chain = append(chain, newChainEvent(eventTaskTransition, StatusQueued, StatusRunning, codeStarted, s, ok))
-		from = StatusRunning
+func (e *doctorEntry) chainLen() int {
+	n := 1
+	if e.started {
+		n++
 	}
-	if isTerminal(status) {
-		e, ok := at(d.ended)
-		chain = append(chain, newChainEvent(eventTaskTransition, from, status, tcode, e, ok))
+	if isTerminal(e.status) {
+		n++
 	}
-	if delivery != DeliveryPending {
-		u, ok := at(d.dup)
-		chain = append(chain, newChainEvent(eventDeliveryTransition, DeliveryPending, delivery, dcode, u, ok))
+	if e.delivery != DeliveryPending {
+		n++
 	}
-	return chain
+	return n
+}
+
+// chainEvent returns the k-th event of the chain: kind, from, to and code
+// (empty for NULL; no valid stored value is empty) and its time.
+func (e *doctorEntry) chainEvent(k int) (kind, from, to, code string, at float64, atOK bool) {
+	if k == 0 {
+		return eventCreated, "", StatusQueued, codeCreated, e.created, e.createdOK
+	}
+	k--
+	if e.started {
+		if k == 0 {
+			return eventTaskTransition, StatusQueued, StatusRunning, codeStarted, e.startedAt, e.startedOK
+		}
+		k--
+	}
+	if isTerminal(e.status) {
+		if k == 0 {
+			from := StatusQueued
+			if e.started {
+				from = StatusRunning
+			}
+			return eventTaskTransition, from, e.status, e.tcode, e.ended, e.endedOK
+		}
+	}
+	return eventDeliveryTransition, DeliveryPending, e.delivery, e.dcode, e.dup, e.dupOK
+}
+
+// stringID is the id when the driver returned it as a string.
+func (e *doctorEntry) stringID() (string, bool) { return e.key, e.keyOK && e.strID }
+
+// joinedIs reports whether joined equals the four parts joined with the
+// unit separator, the way streamEvents selects them, without building it.
+func joinedIs(joined string, parts ...string) bool {
+	for i, p := range parts {
+		if i > 0 {
+			if len(joined) == 0 || joined[0] != '\x1f' {
+				return false
+			}
+			joined = joined[1:]
+		}
+		if len(joined) < len(p) || joined[:len(p)] != p {
+			return false
+		}
+		joined = joined[len(p):]
+	}
+	return joined == ""
 }
 
 // streamEvents reads task_events in sequence order and advances each
 // task's chain, without keeping the events: it returns the event count
 // and the number of distinct task ids that have events but no row.
-func streamEvents(t *txn, chains map[string]*chainState) (count, unknown int, err error) {
+func streamEvents(t *txn, tasks *doctorTasks) (count, unknown int, err error) {
 	seen := map[string]bool{}
 	err = rawQuery(t, `SELECT task_id,
 		event_kind || char(31) || coalesce(from_value, '') || char(31) || to_value || char(31) || coalesce(code, ''),
@@ -455,8 +591,8 @@ func streamEvents(t *txn, chains map[string]*chainState) (count, unknown int, er
 		FROM task_events ORDER BY sequence`, 4, func(row []driver.Value) error {
 		count++
 		id, _ := asText(row[0])
-		c := chains[id]
-		if c == nil {
+		j, ok := tasks.byKey[id]
+		if !ok {
 			key := fmt.Sprint(row[0])
 			if !seen[key] {
 				seen[key] = true
@@ -464,22 +600,23 @@ func streamEvents(t *txn, chains map[string]*chainState) (count, unknown int, er
 			}
 			return nil
 		}
-		if c.bad {
+		c := &tasks.entries[j]
+		if c.chainBad {
 			return nil
 		}
 		values, _ := asText(row[1])
 		at, atOK := asTime(row[2])
 		typesOK, _ := row[3].(int64)
-		if c.next >= len(c.want) || typesOK != 1 || !atOK {
-			c.bad = true
+		if int(c.chainNext) >= c.chainLen() || typesOK != 1 || !atOK {
+			c.chainBad = true
 			return nil
 		}
-		w := c.want[c.next]
-		if values != w.joined || !w.atOK || at != w.at {
-			c.bad = true
+		kind, from, to, code, wantAt, wantOK := c.chainEvent(int(c.chainNext))
+		if !joinedIs(values, kind, from, to, code) || !wantOK || at != wantAt {
+			c.chainBad = true
 			return nil
 		}
-		c.next++
+		c.chainNext++
 		return nil
 	})
 	return count, unknown, err
@@ -530,20 +667,21 @@ func sameOptText(v, want any) bool {
 }
 
 // countCycles counts parent cycles, each once, by walking parent links.
-func countCycles(tasks []doctorTask, byID map[string]*doctorTask) int {
+func countCycles(tasks *doctorTasks) int {
 	const (
 		unseen = iota
 		onPath
 		done
 	)
-	state := make(map[string]int, len(tasks))
+	state := make(map[string]int, len(tasks.entries))
 	cycles := 0
-	for i := range tasks {
-		start, ok := asText(tasks[i].id)
+	var path []string
+	for i := range tasks.entries {
+		start, ok := tasks.entries[i].key, tasks.entries[i].keyOK
 		if !ok || state[start] != unseen {
 			continue
 		}
-		var path []string
+		path = path[:0]
 		cur := start
 		for {
 			if s := state[cur]; s == onPath {
@@ -554,15 +692,18 @@ func countCycles(tasks []doctorTask, byID map[string]*doctorTask) int {
 			}
 			state[cur] = onPath
 			path = append(path, cur)
-			node := byID[cur]
-			if node == nil {
+			j, ok := tasks.byID[cur]
+			if !ok {
 				break
 			}
-			p, ok := asText(node.parent)
-			if !ok || byID[p] == nil {
+			node := &tasks.entries[j]
+			if !node.parentOK {
 				break
 			}
-			cur = p
+			if _, ok := tasks.byID[node.parent]; !ok {
+				break
+			}
+			cur = node.parent
 		}
 		for _, n := range path {
 			state[n] = done
