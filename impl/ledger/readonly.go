@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"runtime/debug"
 )
 
 // readOnlyAttempts bounds how often a read-only open retries a source that
@@ -167,9 +168,12 @@ func (l *Ledger) openSnapshot() error {
 		}
 		return d.Deserialize(l.snapshot)
 	})
-	// SQLite now owns its own copy; ours is no longer needed.
+	// SQLite now owns its own copy; ours is no longer needed. Its pages go
+	// back to the OS now rather than after some later collection, so the
+	// reads that follow do not stack on top of a dead copy (peak RSS).
 	wipe(l.snapshot)
 	l.snapshot = nil
+	debug.FreeOSMemory()
 	l.inMemory = true
 	if err != nil {
 		var ce *classError
