@@ -4,10 +4,20 @@ package main
 
 import (
 	"os"
+	"runtime/debug"
 
 	"github.com/stateguard/stateguard/impl/sweepstate/cli"
 )
 
+// gcPercent is the GC target of a sweep-state process. One call builds a
+// tree that stays live until the process exits, so collecting at the
+// default 100 only re-marks that tree as it grows (twice for a 10,000-item
+// file); 400 skips those cycles without raising peak memory, since almost
+// nothing becomes garbage early (measured on 10,000 items: upsert-item
+// 44 -> 35 ms, read 35 -> 26 ms, maxrss 15.5 -> 15.0 MiB).
+const gcPercent = 400
+
 func main() {
+	debug.SetGCPercent(gcPercent)
 	os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
 }
