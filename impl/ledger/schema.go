@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"sort"
 	"strings"
+
+	"github.com/stateguard/stateguard/impl/pyjson"
 )
 
 // SchemaFingerprint is the fingerprint of schema v2 (contract §7).
@@ -118,56 +120,13 @@ func fingerprint(objects []schemaObject) string {
 			if j > 0 {
 				b.WriteByte(',')
 			}
-			b.WriteString(pyASCIIString(s))
+			b.Write(pyjson.AppendASCIIString(nil, s))
 		}
 		b.WriteByte(']')
 	}
 	b.WriteByte(']')
 	sum := sha256.Sum256([]byte(b.String()))
 	return hex.EncodeToString(sum[:])
-}
-
-// pyASCIIString encodes s as Python's json.dumps does with its default
-// ensure_ascii=True, so the fingerprint of any stored text matches.
-func pyASCIIString(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"':
-			b.WriteString(`\"`)
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\b':
-			b.WriteString(`\b`)
-		case r == '\f':
-			b.WriteString(`\f`)
-		case r < 0x20 || (r >= 0x7f && r < 0x10000):
-			writeU4(&b, r)
-		case r >= 0x10000:
-			r -= 0x10000
-			writeU4(&b, 0xd800+(r>>10))
-			writeU4(&b, 0xdc00+(r&0x3ff))
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
-
-func writeU4(b *strings.Builder, r rune) {
-	const digits = "0123456789abcdef"
-	b.WriteString(`\u`)
-	for shift := 12; shift >= 0; shift -= 4 {
-		b.WriteByte(digits[(r>>shift)&0xf])
-	}
 }
 
 // expectedObjects are the schema objects as this package creates them.

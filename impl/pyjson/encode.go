@@ -107,6 +107,12 @@ func (e *encoder) value(v value.Value) {
 
 const hexDigits = "0123456789abcdef"
 
+// AppendASCIIString appends s as json.dumps writes a string with its default
+// ensure_ascii=True: quoted, short escapes for the usual controls, \uXXXX
+// (lowercase, surrogate pairs above U+FFFF) for every other character
+// outside U+0020..U+007E.
+func AppendASCIIString(dst []byte, s string) []byte { return appendASCIIString(dst, s) }
+
 // appendASCIIString writes s with ensure_ascii: everything outside
 // U+0020..U+007E escaped, astral characters as surrogate pairs.
 func appendASCIIString(dst []byte, s string) []byte {

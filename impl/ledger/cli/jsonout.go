@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/stateguard/stateguard/impl/pyjson"
 )
 
 // object is a JSON object under construction; encode sorts its keys, as
@@ -87,46 +89,9 @@ func encodeValue(b *strings.Builder, v any) {
 	}
 }
 
-// encodeString writes s the way json.dumps does with its default
-// ensure_ascii=True: short escapes for the usual controls, \u00XX for the
-// others, \uXXXX (surrogate pairs above U+FFFF) for everything non-ASCII.
+// encodeString writes s as json.dumps does with its default ensure_ascii.
 func encodeString(b *strings.Builder, s string) {
-	const hex = "0123456789abcdef"
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"':
-			b.WriteString(`\"`)
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\b':
-			b.WriteString(`\b`)
-		case r == '\f':
-			b.WriteString(`\f`)
-		case r >= 0x20 && r < 0x7f:
-			b.WriteRune(r)
-		default:
-			units := []rune{r}
-			if r > 0xffff {
-				r -= 0x10000
-				units = []rune{0xd800 + (r>>10)&0x3ff, 0xdc00 + r&0x3ff}
-			}
-			for _, u := range units {
-				b.WriteString(`\u`)
-				b.WriteByte(hex[(u>>12)&0xf])
-				b.WriteByte(hex[(u>>8)&0xf])
-				b.WriteByte(hex[(u>>4)&0xf])
-				b.WriteByte(hex[u&0xf])
-			}
-		}
-	}
-	b.WriteByte('"')
+	b.Write(pyjson.AppendASCIIString(nil, s))
 }
 
 // pyFloat formats a finite float as Python's repr does: the shortest digits
@@ -138,39 +103,5 @@ func pyFloat(f float64) string {
 		// json.dumps would write NaN/Infinity; the ledger never stores them.
 		panic("cli: non-finite float")
 	}
-	if f == 0 {
-		if math.Signbit(f) {
-			return "-0.0"
-		}
-		return "0.0"
-	}
-	sign := ""
-	if f < 0 {
-		sign = "-"
-		f = -f
-	}
-	sci := strconv.FormatFloat(f, 'e', -1, 64) // d[.ddd]e±XX
-	mant, expText, _ := strings.Cut(sci, "e")
-	exp, _ := strconv.Atoi(expText)
-	digits := strings.Replace(mant, ".", "", 1)
-	if exp < -4 || exp >= 16 {
-		out := digits[:1]
-		if len(digits) > 1 {
-			out += "." + digits[1:]
-		}
-		expSign := "+"
-		if exp < 0 {
-			expSign = "-"
-			exp = -exp
-		}
-		return fmt.Sprintf("%s%se%s%02d", sign, out, expSign, exp)
-	}
-	if exp < 0 {
-		return sign + "0." + strings.Repeat("0", -exp-1) + digits
-	}
-	intLen := exp + 1
-	if len(digits) <= intLen {
-		return sign + digits + strings.Repeat("0", intLen-len(digits)) + ".0"
-	}
-	return sign + digits[:intLen] + "." + digits[intLen:]
+	return pyjson.FormatFloat(f)
 }
