@@ -1,16 +1,22 @@
 package ledger
 
 import (
+	"cmp"
 	"context"
+	"database/sql"
 	"database/sql/driver"
-	"encoding/json"
 	"math"
-	"sort"
+	"slices"
+	"strconv"
+	"strings"
 )
 
-// reconcileActive is an active task as reconciliation sees it.
-type reconcileActive struct {
-	id, status        string
+// reconcileRunning is a running task as reconciliation sees it. rowid is
+// the row's SQLite rowid, which the apply step updates by: a lookup by
+// the TEXT primary key costs an extra index search per row.
+type reconcileRunning struct {
+	rowid             int64
+	id                string
 	required          bool
 	created, updated  float64
 	started, deadline *float64
@@ -18,6 +24,7 @@ type reconcileActive struct {
 
 // reconcilePending is a terminal task whose delivery is still pending.
 type reconcilePending struct {
+	rowid           int64
 	id              string
 	required        bool
 	created         float64
@@ -27,28 +34,31 @@ type reconcilePending struct {
 
 // reconcileChange is one write the plan would make.
 type reconcileChange struct {
-	id, code string
+	rowid    int64
+	code     string
 	delivery bool   // false: task times out; true: delivery closes
 	to       string // delivery target when delivery is true
 }
 
 // planReconcile decides, as a pure function of the snapshot and now, what
-// restart reconciliation does (contract §5). Changes are in write order.
-func planReconcile(active []reconcileActive, pending []reconcilePending, now, activeGrace, deliveryGrace float64) (ReconcileReport, []reconcileChange, error) {
+// restart reconciliation does (contract §5). Queued tasks are always
+// retained, so only their number matters. Changes are in write order.
+func planReconcile(queued int, running []reconcileRunning, pending []reconcilePending, now, activeGrace, deliveryGrace float64) (ReconcileReport, []reconcileChange, error) {
 	var rep ReconcileReport
-	var changes []reconcileChange
+	changes := make([]reconcileChange, 0, 2*len(running)+len(pending))
+	rep.ActiveExamined = queued
+	rep.FreshActiveRetained = queued
 	staleBefore := now - activeGrace
-	var timedOut []reconcilePending
-	for _, a := range active {
+	endedNow := now // shared: every task timed out here ends at now
+	timedOut := make([]reconcilePending, 0, len(running))
+	for _, a := range running {
 		rep.ActiveExamined++
 		code := ""
-		if a.status == StatusRunning {
-			switch {
-			case a.deadline != nil && *a.deadline <= now:
-				code = codeDeadlineExceeded
-			case a.updated <= staleBefore:
-				code = codeRestartStale
-			}
+		switch {
+		case a.deadline != nil && *a.deadline <= now:
+			code = codeDeadlineExceeded
+		case a.updated <= staleBefore:
+			code = codeRestartStale
 		}
 		if code == "" {
 			rep.FreshActiveRetained++
@@ -63,19 +73,17 @@ func planReconcile(active []reconcileActive, pending []reconcilePending, now, ac
 			}
 		}
 		rep.TasksTimedOut++
-		changes = append(changes, reconcileChange{id: a.id, code: code})
-		ended := now
-		timedOut = append(timedOut, reconcilePending{id: a.id, required: a.required, created: a.created, ended: &ended, deliveryUpdated: a.created})
+		changes = append(changes, reconcileChange{rowid: a.rowid, code: code})
+		timedOut = append(timedOut, reconcilePending{rowid: a.rowid, id: a.id, required: a.required, created: a.created, ended: &endedNow, deliveryUpdated: a.created})
 	}
 	// The tasks just timed out join the pending deliveries, in the same
 	// (ended_at, id) order a second query after the first step would see.
-	all := append(append([]reconcilePending(nil), pending...), timedOut...)
-	sort.SliceStable(all, func(i, j int) bool {
-		ei, ej := endedKey(all[i]), endedKey(all[j])
-		if ei != ej {
-			return ei < ej
+	all := slices.Concat(pending, timedOut)
+	slices.SortStableFunc(all, func(a, b reconcilePending) int {
+		if c := cmp.Compare(endedKey(&a), endedKey(&b)); c != 0 {
+			return c
 		}
-		return all[i].id < all[j].id
+		return strings.Compare(a.id, b.id)
 	})
 	deliveryCutoff := now - deliveryGrace
 	for _, p := range all {
@@ -89,10 +97,10 @@ func planReconcile(active []reconcileActive, pending []reconcilePending, now, ac
 		}
 		if p.required {
 			rep.DeliveriesFailed++
-			changes = append(changes, reconcileChange{id: p.id, delivery: true, to: DeliveryFailed, code: codeGraceExpired})
+			changes = append(changes, reconcileChange{rowid: p.rowid, delivery: true, to: DeliveryFailed, code: codeGraceExpired})
 		} else {
 			rep.DeliveriesNotApplicable++
-			changes = append(changes, reconcileChange{id: p.id, delivery: true, to: DeliveryNotApplicable, code: codeInternalTask})
+			changes = append(changes, reconcileChange{rowid: p.rowid, delivery: true, to: DeliveryNotApplicable, code: codeInternalTask})
 		}
 	}
 	return rep, changes, nil
@@ -100,7 +108,7 @@ func planReconcile(active []reconcileActive, pending []reconcilePending, now, ac
 
 // endedKey orders a missing ended_at (only in a damaged file) first, as
 // SQLite orders NULL first.
-func endedKey(p reconcilePending) float64 {
+func endedKey(p *reconcilePending) float64 {
 	if p.ended == nil {
 		return math.Inf(-1)
 	}
@@ -117,7 +125,7 @@ func (l *Ledger) Reconcile(activeGrace, deliveryGrace float64, dryRun bool) (Rec
 	}
 	var rep ReconcileReport
 	run := func(t *txn) error {
-		active, pending, err := reconcileSnapshot(t)
+		queued, running, pending, err := reconcileSnapshot(t)
 		if err != nil {
 			return err
 		}
@@ -126,7 +134,7 @@ func (l *Ledger) Reconcile(activeGrace, deliveryGrace float64, dryRun bool) (Rec
 			return err
 		}
 		var changes []reconcileChange
-		rep, changes, err = planReconcile(active, pending, now, activeGrace, deliveryGrace)
+		rep, changes, err = planReconcile(queued, running, pending, now, activeGrace, deliveryGrace)
 		if err != nil || dryRun {
 			return err
 		}
@@ -149,10 +157,28 @@ func (l *Ledger) Reconcile(activeGrace, deliveryGrace float64, dryRun bool) (Rec
 	return rep, nil
 }
 
-// reconcileSnapshot reads the active and pending-delivery tasks. A value
-// of the wrong type (only possible in a damaged file) is StateConflict.
-func reconcileSnapshot(t *txn) ([]reconcileActive, []reconcilePending, error) {
-	bad := false
+// reconcileSnapshot reads the queued count, the running tasks and the
+// pending-delivery tasks. A value of the wrong type (only possible in a
+// damaged file) is StateConflict, for queued tasks too: one aggregate
+// query counts them and the rows whose values the per-row reads below
+// would refuse, which is much cheaper than reading rows that are always
+// retained.
+func reconcileSnapshot(t *txn) (queued int, running []reconcileRunning, pending []reconcilePending, err error) {
+	var badQueued int
+	if err := t.QueryRowContext(t.ctx, queuedSnapshotSQL).Scan(&queued, &badQueued); err != nil {
+		return 0, nil, nil, err
+	}
+	bad := badQueued != 0
+	// Sizing the slices up front (two index-only counts, the second an
+	// upper bound) avoids copying them as they grow, which on a large
+	// ledger costs more than the counts.
+	var runningCap, pendingCap int
+	if err := t.QueryRowContext(t.ctx, `SELECT (SELECT count(*) FROM tasks WHERE status = 'running'),
+		(SELECT count(*) FROM tasks WHERE delivery_status = 'pending')`).Scan(&runningCap, &pendingCap); err != nil {
+		return 0, nil, nil, err
+	}
+	running = make([]reconcileRunning, 0, runningCap)
+	pending = make([]reconcilePending, 0, pendingCap)
 	text := func(v any) string {
 		s, ok := asText(v)
 		bad = bad || !ok
@@ -168,89 +194,132 @@ func reconcileSnapshot(t *txn) ([]reconcileActive, []reconcilePending, error) {
 		bad = bad || !ok
 		return f
 	}
-	var active []reconcileActive
-	err := rawQuery(t, `SELECT id, status, delivery_required, created_at, updated_at, started_at, deadline_at FROM tasks
-		WHERE status IN ('queued','running') ORDER BY created_at, id`, 7, func(r []driver.Value) error {
+	err = rawQuery(t, `SELECT rowid, id, delivery_required, created_at, updated_at, started_at, deadline_at FROM tasks
+		WHERE status = 'running' ORDER BY created_at, id`, 7, func(r []driver.Value) error {
+		rowid, _ := r[0].(int64)
 		required, _ := r[2].(int64)
-		active = append(active, reconcileActive{
-			id: text(r[0]), status: text(r[1]), required: required != 0,
+		running = append(running, reconcileRunning{
+			rowid: rowid, id: text(r[1]), required: required != 0,
 			created: num(r[3]), updated: num(r[4]), started: opt(r[5]), deadline: opt(r[6]),
 		})
 		return nil
 	})
 	if err != nil {
-		return nil, nil, err
+		return 0, nil, nil, err
 	}
-	var pending []reconcilePending
-	err = rawQuery(t, `SELECT id, delivery_required, created_at, ended_at, delivery_updated_at FROM tasks
-		WHERE delivery_status = 'pending' AND status IN ('succeeded','failed','timed_out','cancelled') ORDER BY ended_at, id`, 5, func(r []driver.Value) error {
-		required, _ := r[1].(int64)
+	err = rawQuery(t, `SELECT rowid, id, delivery_required, created_at, ended_at, delivery_updated_at FROM tasks
+		WHERE delivery_status = 'pending' AND status IN ('succeeded','failed','timed_out','cancelled') ORDER BY ended_at, id`, 6, func(r []driver.Value) error {
+		rowid, _ := r[0].(int64)
+		required, _ := r[2].(int64)
 		pending = append(pending, reconcilePending{
-			id: text(r[0]), required: required != 0, created: num(r[2]), ended: opt(r[3]), deliveryUpdated: num(r[4]),
+			rowid: rowid, id: text(r[1]), required: required != 0, created: num(r[3]), ended: opt(r[4]), deliveryUpdated: num(r[5]),
 		})
 		return nil
 	})
 	if err != nil {
-		return nil, nil, err
+		return 0, nil, nil, err
 	}
 	if bad {
-		return nil, nil, stateConflict("a task row holds a value of the wrong type")
+		return 0, nil, nil, stateConflict("a task row holds a value of the wrong type")
 	}
-	return active, pending, nil
+	return queued, running, pending, nil
 }
 
-// applyReconcile writes the planned changes. Rows are updated per target
-// state with one statement each, and the events are appended by one
-// statement in plan order, so the event sequence is the plan's order. The
-// id lists travel as JSON arrays (json_each) rather than one statement per
-// row, which is what keeps a 20,000-task reconcile fast.
+// queuedSnapshotSQL counts the queued tasks and, of those, the rows whose
+// id is not TEXT (the driver's string or bytes, as asText takes) or whose
+// created_at, updated_at, started_at or deadline_at is not what asTime or
+// optTime takes (an integer or a finite real; NULL where optional).
+// 9e999 is SQLite's spelling of infinity.
+const queuedSnapshotSQL = `SELECT count(*), ifnull(sum(NOT (
+	typeof(id) IN ('text','blob')
+	AND (typeof(created_at) = 'integer' OR (typeof(created_at) = 'real' AND abs(created_at) < 9e999))
+	AND (typeof(updated_at) = 'integer' OR (typeof(updated_at) = 'real' AND abs(updated_at) < 9e999))
+	AND (typeof(started_at) IN ('null','integer') OR (typeof(started_at) = 'real' AND abs(started_at) < 9e999))
+	AND (typeof(deadline_at) IN ('null','integer') OR (typeof(deadline_at) = 'real' AND abs(deadline_at) < 9e999))
+)), 0) FROM tasks WHERE status = 'queued'`
+
+// applyReconcile writes the planned changes. Rows are updated by rowid
+// per target state with one statement each, the id lists travelling as
+// JSON arrays (json_each) rather than one statement per row, which is
+// what keeps a 20,000-task reconcile fast. Each statement must change
+// exactly the rows it names. The state guards are written +status and
+// +delivery_status so that SQLite looks the rows up by rowid instead of
+// scanning every running or pending entry of an index per statement.
+// OR FAIL: a failing constraint stops the statement without undoing its
+// earlier rows, and the error then rolls the whole transaction back, so
+// the outcome is ABORT's; but SQLite then needs no statement journal, a
+// copy of every page the statement touches written to a temporary file. The events are then appended in plan order
+// (timeouts first, then closed deliveries) by joining the same rowids
+// back to the rows just written, so no value is decoded from JSON.
 func applyReconcile(t *txn, changes []reconcileChange, now float64) error {
 	if len(changes) == 0 {
 		return nil
 	}
-	groups := map[[2]string][]string{} // (target state, code) -> ids
-	events := make([][5]string, 0, len(changes))
+	groups := map[[2]string][]int64{} // (target state, code) -> rowids
+	var timedOut, closed []int64      // plan order
 	for _, c := range changes {
 		if c.delivery {
 			key := [2]string{c.to, c.code}
-			groups[key] = append(groups[key], c.id)
-			events = append(events, [5]string{c.id, eventDeliveryTransition, DeliveryPending, c.to, c.code})
+			groups[key] = append(groups[key], c.rowid)
+			closed = append(closed, c.rowid)
 		} else {
 			key := [2]string{StatusTimedOut, c.code}
-			groups[key] = append(groups[key], c.id)
-			events = append(events, [5]string{c.id, eventTaskTransition, StatusRunning, StatusTimedOut, c.code})
+			groups[key] = append(groups[key], c.rowid)
+			timedOut = append(timedOut, c.rowid)
 		}
 	}
 	for _, key := range [][2]string{
 		{StatusTimedOut, codeDeadlineExceeded}, {StatusTimedOut, codeRestartStale},
 		{DeliveryFailed, codeGraceExpired}, {DeliveryNotApplicable, codeInternalTask},
 	} {
-		ids := groups[key]
-		if len(ids) == 0 {
+		rowids := groups[key]
+		if len(rowids) == 0 {
 			continue
 		}
-		list, err := json.Marshal(ids)
-		if err != nil {
-			return err
-		}
+		var res sql.Result
+		var err error
 		if key[0] == StatusTimedOut {
-			_, err = t.ExecContext(t.ctx, `UPDATE tasks SET status = 'timed_out', updated_at = ?, ended_at = ?, terminal_code = ?, version = version + 1
-				WHERE status = 'running' AND id IN (SELECT value FROM json_each(?))`, now, now, key[1], string(list))
+			res, err = t.ExecContext(t.ctx, `UPDATE OR FAIL tasks SET status = 'timed_out', updated_at = ?, ended_at = ?, terminal_code = ?, version = version + 1
+				WHERE +status = 'running' AND rowid IN (SELECT value FROM json_each(?))`, now, now, key[1], rowidList(rowids))
 		} else {
-			_, err = t.ExecContext(t.ctx, `UPDATE tasks SET delivery_status = ?, delivery_updated_at = ?, delivery_code = ?, version = version + 1
-				WHERE delivery_status = 'pending' AND id IN (SELECT value FROM json_each(?))`, key[0], now, key[1], string(list))
+			res, err = t.ExecContext(t.ctx, `UPDATE OR FAIL tasks SET delivery_status = ?, delivery_updated_at = ?, delivery_code = ?, version = version + 1
+				WHERE +delivery_status = 'pending' AND rowid IN (SELECT value FROM json_each(?))`, key[0], now, key[1], rowidList(rowids))
 		}
 		if err != nil {
 			return err
 		}
+		if n, err := res.RowsAffected(); err != nil || n != int64(len(rowids)) {
+			return internal("reconcile apply", errOrMismatch(err))
+		}
 	}
-	list, err := json.Marshal(events)
-	if err != nil {
-		return err
+	if len(timedOut) > 0 {
+		if _, err := t.ExecContext(t.ctx, `INSERT INTO task_events (task_id, event_kind, from_value, to_value, occurred_at, code)
+			SELECT tasks.id, ?, ?, tasks.status, ?, tasks.terminal_code FROM json_each(?) AS j JOIN tasks ON tasks.rowid = j.value ORDER BY j.key`,
+			eventTaskTransition, StatusRunning, now, rowidList(timedOut)); err != nil {
+			return err
+		}
 	}
-	_, err = t.ExecContext(t.ctx, `INSERT INTO task_events (task_id, event_kind, from_value, to_value, occurred_at, code)
-		SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, ?, value ->> 4 FROM json_each(?) ORDER BY key`, now, string(list))
-	return err
+	if len(closed) > 0 {
+		if _, err := t.ExecContext(t.ctx, `INSERT INTO task_events (task_id, event_kind, from_value, to_value, occurred_at, code)
+			SELECT tasks.id, ?, ?, tasks.delivery_status, ?, tasks.delivery_code FROM json_each(?) AS j JOIN tasks ON tasks.rowid = j.value ORDER BY j.key`,
+			eventDeliveryTransition, DeliveryPending, now, rowidList(closed)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rowidList renders rowids as a JSON array.
+func rowidList(rowids []int64) string {
+	b := make([]byte, 0, 2+len(rowids)*8)
+	b = append(b, '[')
+	for i, r := range rowids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, r, 10)
+	}
+	return string(append(b, ']'))
 }
 
 // lockedQuery runs fn in a read transaction with query_only set, so that

@@ -1,6 +1,9 @@
 package ledger
 
-import "testing"
+import (
+	"context"
+	"testing"
+)
 
 // TestReconcileBoundaries pins the comparisons of contract §5: deadline_at
 // <= now times out, updated_at <= now - grace is stale, and ended_at > now
@@ -51,5 +54,69 @@ func TestReconcileBoundaries(t *testing.T) {
 	}
 	if rep, _ := l.Reconcile(100, 100, true); rep.DeliveriesFailed != 1 {
 		t.Fatalf("%+v", rep)
+	}
+}
+
+// TestReconcileWrongTypes damages one value per case (written with CHECK
+// constraints and foreign keys off) and requires what contract §5's
+// implementation decisions state: a value reconcile reads that has the
+// wrong type makes the dry run and the apply StateConflict, with nothing
+// written; odd values of the right type pass. Queued tasks are checked by
+// an aggregate query rather than row by row, so they get most cases.
+func TestReconcileWrongTypes(t *testing.T) {
+	cases := []struct {
+		name, set, target string
+		ok                bool
+	}{
+		{"clean", "version = version", "q", true},
+		{"queued created text", "created_at = 'x'", "q", false},
+		{"queued updated blob", "updated_at = X'00'", "q", false},
+		{"queued started text", "started_at = 'x'", "q", false},
+		{"queued deadline infinite", "deadline_at = 9e999", "q", false},
+		{"queued created minus infinity", "created_at = -9e999", "q", false},
+		{"queued id null", "id = NULL", "q", false},
+		{"queued started finite", "started_at = 999.5", "q", true},
+		{"queued id blob", "id = CAST(id AS BLOB)", "q", true},
+		{"running created text", "created_at = 'x'", "r", false},
+		{"running deadline infinite", "deadline_at = 9e999", "r", false},
+		{"pending ended text", "ended_at = 'x'", "c", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			l, clk, _ := openTest(t)
+			q, _ := l.Create(CreateParams{DeliveryRequired: true})
+			r, _ := l.Create(CreateParams{DeliveryRequired: true})
+			done, _ := l.Create(CreateParams{})
+			l.Start(r.ID)
+			l.CloseTask(done.ID, StatusSucceeded, "")
+			ids := map[string]string{"q": q.ID, "r": r.ID, "c": done.ID}
+			ctx := context.Background()
+			for _, s := range []string{
+				"PRAGMA ignore_check_constraints = 1", "PRAGMA foreign_keys = OFF",
+				"UPDATE tasks SET " + c.set + " WHERE id = '" + ids[c.target] + "'",
+				"PRAGMA ignore_check_constraints = 0", "PRAGMA foreign_keys = ON",
+			} {
+				if _, err := l.conn.ExecContext(ctx, s); err != nil {
+					t.Fatal(err)
+				}
+			}
+			clk.now = 5000
+			for _, dry := range []bool{true, false} {
+				rep, err := l.Reconcile(600, 600, dry)
+				if c.ok {
+					if err != nil || rep.ActiveExamined != 2 || rep.TasksTimedOut != 1 || rep.DeliveriesNotApplicable != 1 {
+						t.Fatalf("dry run %v: %+v %v", dry, rep, err)
+					}
+					continue
+				}
+				wantClass(t, err, ErrStateConflict)
+			}
+			if !c.ok {
+				var status string
+				if err := l.conn.QueryRowContext(ctx, "SELECT status FROM tasks WHERE rowid = 2").Scan(&status); err != nil || status != StatusRunning {
+					t.Fatalf("refused apply wrote: %q %v", status, err)
+				}
+			}
+		})
 	}
 }
