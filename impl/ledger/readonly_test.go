@@ -3,6 +3,7 @@
 package ledger
 
 import (
+	"bytes"
 	"database/sql"
 	"os"
 	"path/filepath"
@@ -87,5 +88,55 @@ func TestReadOnlyNeedsWAL(t *testing.T) {
 	wantClass(t, err, ErrInvalidInput)
 	if fileSHA(t, p) != before {
 		t.Fatal("file changed")
+	}
+}
+
+// TestSnapshotScrubbed reads the in-memory copy back after the scrub that
+// Close runs: no task id may be left in it, neither in live pages nor in
+// freed ones.
+func TestSnapshotScrubbed(t *testing.T) {
+	p := filepath.Join(privateDir(t), "ledger.sqlite")
+	w, err := Open(p, Options{Clock: fixedClock(1000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for i := 0; i < 50; i++ {
+		task, err := w.Create(CreateParams{DeliveryRequired: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, task.ID)
+	}
+	w.Close()
+	l, err := Open(p, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if !l.inMemory {
+		t.Fatal("not an in-memory snapshot")
+	}
+	image := func() []byte {
+		var b []byte
+		err := l.conn.Raw(func(dc any) error {
+			var err error
+			b, err = dc.(interface{ Serialize() ([]byte, error) }).Serialize()
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	if !bytes.Contains(image(), []byte(ids[0])) {
+		t.Fatal("the copy does not hold the ids to begin with")
+	}
+	l.scrubMemory()
+	after := image()
+	for _, id := range ids {
+		if bytes.Contains(after, []byte(id)) {
+			t.Fatalf("id %d survived the scrub", len(id))
+		}
 	}
 }
