@@ -559,36 +559,26 @@ func (e *doctorEntry) chainEvent(k int) (kind, from, to, code string, at float64
 // stringID is the id when the driver returned it as a string.
 func (e *doctorEntry) stringID() (string, bool) { return e.key, e.keyOK && e.strID }
 
-// joinedIs reports whether joined equals the four parts joined with the
-// unit separator, the way streamEvents selects them, without building it.
-func joinedIs(joined string, parts ...string) bool {
-	for i, p := range parts {
-		if i > 0 {
-			if len(joined) == 0 || joined[0] != '\x1f' {
-				return false
-			}
-			joined = joined[1:]
-		}
-		if len(joined) < len(p) || joined[:len(p)] != p {
-			return false
-		}
-		joined = joined[len(p):]
+// optText returns a nullable TEXT column as the chain compares it: ""
+// for NULL, and ok false for a non-text or empty value (no valid stored
+// value is empty, so "" can stand for NULL).
+func optText(v any) (string, bool) {
+	if v == nil {
+		return "", true
 	}
-	return joined == ""
+	s, ok := v.(string)
+	return s, ok && s != ""
 }
 
 // streamEvents reads task_events in sequence order and advances each
 // task's chain, without keeping the events: it returns the event count
-// and the number of distinct task ids that have events but no row.
+// and the number of distinct task ids that have events but no row. The
+// columns are selected plain and their types checked here (the driver
+// returns TEXT as string): type tests in SQL cost more than the scan.
 func streamEvents(t *txn, tasks *doctorTasks) (count, unknown int, err error) {
 	seen := map[string]bool{}
-	err = rawQuery(t, `SELECT task_id,
-		event_kind || char(31) || coalesce(from_value, '') || char(31) || to_value || char(31) || coalesce(code, ''),
-		CASE WHEN typeof(occurred_at) IN ('real', 'integer') THEN occurred_at END,
-		typeof(task_id) = 'text' AND typeof(event_kind) = 'text' AND typeof(to_value) = 'text'
-		AND (from_value IS NULL OR (typeof(from_value) = 'text' AND from_value <> ''))
-		AND (code IS NULL OR (typeof(code) = 'text' AND code <> ''))
-		FROM task_events ORDER BY sequence`, 4, func(row []driver.Value) error {
+	err = rawQuery(t, `SELECT task_id, event_kind, from_value, to_value, code, occurred_at
+		FROM task_events ORDER BY sequence`, 6, func(row []driver.Value) error {
 		count++
 		id, _ := asText(row[0])
 		j, ok := tasks.byKey[id]
@@ -604,15 +594,18 @@ func streamEvents(t *txn, tasks *doctorTasks) (count, unknown int, err error) {
 		if c.chainBad {
 			return nil
 		}
-		values, _ := asText(row[1])
-		at, atOK := asTime(row[2])
-		typesOK, _ := row[3].(int64)
-		if int(c.chainNext) >= c.chainLen() || typesOK != 1 || !atOK {
+		_, idText := row[0].(string)
+		kind, kindOK := row[1].(string)
+		from, fromOK := optText(row[2])
+		to, toOK := row[3].(string)
+		code, codeOK := optText(row[4])
+		at, atOK := asTime(row[5])
+		if int(c.chainNext) >= c.chainLen() || !(idText && kindOK && fromOK && toOK && codeOK && atOK) {
 			c.chainBad = true
 			return nil
 		}
-		kind, from, to, code, wantAt, wantOK := c.chainEvent(int(c.chainNext))
-		if !joinedIs(values, kind, from, to, code) || !wantOK || at != wantAt {
+		wantKind, wantFrom, wantTo, wantCode, wantAt, wantOK := c.chainEvent(int(c.chainNext))
+		if kind != wantKind || from != wantFrom || to != wantTo || code != wantCode || !wantOK || at != wantAt {
 			c.chainBad = true
 			return nil
 		}
