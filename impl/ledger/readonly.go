@@ -185,6 +185,12 @@ func (l *Ledger) openSnapshot() error {
 	if err := l.setBusyAndKeys(); err != nil {
 		return err
 	}
+	// The pages already sit in the copy, so a cache miss is one page copy:
+	// a 64 KiB page cache instead of the default 2 MB touches less fresh
+	// memory (peak RSS, and faster single passes such as quick_check).
+	if _, err := l.conn.ExecContext(context.Background(), "PRAGMA cache_size = -64"); err != nil {
+		return classifySQLite("set cache_size", err)
+	}
 	if _, err := l.conn.ExecContext(context.Background(), "PRAGMA query_only = 1"); err != nil {
 		return classifySQLite("set query_only", err)
 	}
