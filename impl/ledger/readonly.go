@@ -119,12 +119,17 @@ func (l *Ledger) openSnapshot() error {
 	if err != nil {
 		return internal("read database", err)
 	}
+	// The first copy is hashed on another core while the second read
+	// streams through its own hash.
+	firstSum := make(chan [sha256.Size]byte, 1)
+	go func() { firstSum <- sha256.Sum256(first) }()
 	if betweenSnapshotReads != nil {
 		betweenSnapshotReads(g.path)
 	}
 	// The second read is only hashed, in small chunks, so it never holds
 	// another whole copy of the file.
 	sum2, err := hashAt(g.held.f, before.size)
+	sum1 := <-firstSum // before anything wipes first
 	if err != nil {
 		wipe(first)
 		return internal("read database", err)
@@ -135,7 +140,6 @@ func (l *Ledger) openSnapshot() error {
 		return internal("stat database", err)
 	}
 	_, wal, shm, serr := g.sidecarsPresent()
-	sum1 := sha256.Sum256(first)
 	if serr != nil || wal || shm || after.ident != before.ident || after.size != before.size ||
 		after.modTime != before.modTime || after.chTime != before.chTime || !bytes.Equal(sum1[:], sum2) {
 		wipe(first)
