@@ -60,3 +60,62 @@ func TestTwoWritersOneFile(t *testing.T) {
 	b.Close()
 	assertNoSidecars(t, p)
 }
+
+// TestDryRunBesideWriters is divergence L4: read-only opens and dry runs
+// of a file that a writer keeps opening, writing and closing (so the
+// -wal/-shm pair appears and disappears under them) never fail.
+func TestDryRunBesideWriters(t *testing.T) {
+	p := filepath.Join(privateDir(t), "busy.sqlite")
+	clock := func() float64 { return 5000 }
+	w, err := Open(p, Options{Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	stop := make(chan struct{})
+	writerErr := make(chan error, 1)
+	go func() {
+		defer close(writerErr)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			// Each round is one short-lived writer, as a CLI call is.
+			l, err := Open(p, Options{Clock: clock})
+			if err != nil {
+				writerErr <- err
+				return
+			}
+			_, err = l.Create(CreateParams{DeliveryRequired: i%2 == 0})
+			l.Close()
+			if err != nil {
+				writerErr <- err
+				return
+			}
+		}
+	}()
+	failures := 0
+	var first error
+	for i := 0; i < 200; i++ {
+		l, err := Open(p, Options{ReadOnly: true, Clock: clock})
+		if err == nil {
+			_, err = l.Reconcile(600, 600, true)
+			l.Close()
+		}
+		if err != nil {
+			failures++
+			if first == nil {
+				first = err
+			}
+		}
+	}
+	close(stop)
+	if err := <-writerErr; err != nil {
+		t.Fatalf("writer: %v", err)
+	}
+	if failures != 0 {
+		t.Fatalf("%d of 200 read-only dry runs failed; first: %v", failures, first)
+	}
+}

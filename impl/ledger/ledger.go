@@ -249,6 +249,10 @@ func (l *Ledger) openWritable(opts Options) error {
 	return nil
 }
 
+// errBusy is SQLite's busy or locked answer, which outlasted the busy
+// timeout (or, for a read-only open, is retried).
+var errBusy = stateConflict("database is busy")
+
 // classifySQLite maps SQLite failures that mean "this is not a usable
 // ledger file" to StateConflict, and busy or locked to StateConflict too;
 // anything else is internal.
@@ -259,7 +263,7 @@ func classifySQLite(op string, err error) error {
 		case sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT:
 			return stateConflict("database file is not a valid ledger")
 		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
-			return stateConflict("database is busy")
+			return errBusy
 		case sqlite3.SQLITE_READONLY:
 			return stateConflict("database is read-only")
 		}

@@ -6,46 +6,81 @@ import (
 	"crypto/sha256"
 	"errors"
 	"runtime/debug"
+	"time"
 )
 
-// readOnlyAttempts bounds how often a read-only open retries a source that
-// changed under it (divergence L4) before it gives up.
-const readOnlyAttempts = 4
+// readOnlyPauses are the pauses between attempts of a read-only open
+// (divergence L4): a writer creates and removes the -wal/-shm pair one
+// file after the other and holds SQLite's locks for moments, so an
+// attempt that meets a half pair, a changed source or a busy lock is
+// retried after a short, growing pause. Together they stay far below the
+// busy timeout; a state that outlasts them is real and fails closed.
+var readOnlyPauses = []time.Duration{2 * time.Millisecond, 8 * time.Millisecond, 32 * time.Millisecond, 128 * time.Millisecond}
+
+// readOnlyPause sleeps between attempts; tests replace it.
+var readOnlyPause = time.Sleep
 
 // betweenSnapshotReads, when set by a test, runs between the two reads of
 // a read-only snapshot so that a test can change the source there.
 var betweenSnapshotReads func(path string)
 
-// errSourceChanged marks a snapshot whose two reads differed; it is retried.
-var errSourceChanged = stateConflict("database changed while it was being read")
+// The transient states of a read-only open; each is retried.
+var (
+	errSourceChanged = stateConflict("database changed while it was being read")
+	errHalfPair      = stateConflict("only one of the WAL/SHM pair is present")
+	errJournal       = stateConflict("a rollback journal is present")
+)
+
+// retryableReadOnly reports whether a failed read-only attempt may
+// succeed once a writer has moved on.
+func retryableReadOnly(err error) bool {
+	return errors.Is(err, errSourceChanged) || errors.Is(err, errHalfPair) ||
+		errors.Is(err, errJournal) || errors.Is(err, errBusy)
+}
 
 // openReadOnly opens an existing ledger without creating, migrating or
-// tightening anything (contract §8, read-only bullet).
+// tightening anything (contract §8, read-only bullet). Each attempt
+// classifies the sidecars afresh.
 func (l *Ledger) openReadOnly(opts Options) error {
-	var lastErr error = errSourceChanged
-	for attempt := 0; attempt < readOnlyAttempts; attempt++ {
-		journal, wal, shm, err := l.guard.sidecarsPresent()
-		if err != nil {
+	for attempt := 0; ; attempt++ {
+		err := l.openReadOnlyOnce()
+		if err == nil || !retryableReadOnly(err) || attempt == len(readOnlyPauses) {
 			return err
 		}
-		switch {
-		case journal:
-			return stateConflict("a rollback journal is present")
-		case wal && shm:
-			return l.openSharedReadOnly()
-		case wal || shm:
-			// A writer may be creating or removing the pair right now.
-			lastErr = stateConflict("only one of the WAL/SHM pair is present")
-			continue
-		}
-		err = l.openSnapshot()
-		if errors.Is(err, errSourceChanged) {
-			lastErr = err
-			continue
-		}
+		l.dropConn()
+		readOnlyPause(readOnlyPauses[attempt])
+	}
+}
+
+// openReadOnlyOnce is one attempt of openReadOnly.
+func (l *Ledger) openReadOnlyOnce() error {
+	journal, wal, shm, err := l.guard.sidecarsPresent()
+	if err != nil {
 		return err
 	}
-	return lastErr
+	switch {
+	case journal:
+		return errJournal
+	case wal && shm:
+		return l.openSharedReadOnly()
+	case wal || shm:
+		// A writer may be creating or removing the pair right now.
+		return errHalfPair
+	}
+	return l.openSnapshot()
+}
+
+// dropConn closes a connection a failed attempt left open; the guard and
+// its descriptor stay (SQLite's locks are released by the close first).
+func (l *Ledger) dropConn() {
+	if l.conn != nil {
+		l.conn.Close()
+		l.conn = nil
+	}
+	if l.db != nil {
+		l.db.Close()
+		l.db = nil
+	}
 }
 
 // openSharedReadOnly reads the file in place with SQLite's normal locking.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // TestSnapshotSourceChanged changes the file between the two reads of
@@ -25,10 +26,77 @@ func TestSnapshotSourceChanged(t *testing.T) {
 		f.Close()
 	}
 	defer func() { betweenSnapshotReads = nil }()
+	pauses := recordPauses(t)
 	_, err := Open(p, Options{ReadOnly: true})
 	wantClass(t, err, ErrStateConflict)
-	if attempts != readOnlyAttempts {
-		t.Fatalf("attempts %d", attempts)
+	if attempts != len(readOnlyPauses)+1 || len(*pauses) != len(readOnlyPauses) {
+		t.Fatalf("attempts %d, pauses %v", attempts, *pauses)
+	}
+}
+
+// recordPauses replaces the pause between read-only attempts with a
+// recorder for the test's duration, so retries cost no time.
+func recordPauses(t *testing.T) *[]time.Duration {
+	var got []time.Duration
+	readOnlyPause = func(d time.Duration) { got = append(got, d) }
+	t.Cleanup(func() { readOnlyPause = time.Sleep })
+	return &got
+}
+
+// TestReadOnlyRetryBounded: the pauses between read-only attempts grow
+// and stay far below the default busy timeout.
+func TestReadOnlyRetryBounded(t *testing.T) {
+	var total time.Duration
+	for i, d := range readOnlyPauses {
+		if d <= 0 || (i > 0 && d <= readOnlyPauses[i-1]) {
+			t.Fatalf("pauses %v", readOnlyPauses)
+		}
+		total += d
+	}
+	if total > defaultBusyTimeoutMS*time.Millisecond/10 {
+		t.Fatalf("pauses add up to %v", total)
+	}
+}
+
+// TestReadOnlyPersistentSidecars: a rollback journal or half a WAL pair
+// that outlasts every retry fails closed with StateConflict after the
+// last one, leaving the files as they were; one that a writer clears
+// during the retries does not fail.
+func TestReadOnlyPersistentSidecars(t *testing.T) {
+	for _, suffix := range []string{"-journal", "-wal", "-shm"} {
+		t.Run(suffix, func(t *testing.T) {
+			p := newLedgerFile(t, privateDir(t))
+			if err := os.WriteFile(p+suffix, []byte("x"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			before := fileSHA(t, p)
+			pauses := recordPauses(t)
+			_, err := Open(p, Options{ReadOnly: true})
+			wantClass(t, err, ErrStateConflict)
+			if len(*pauses) != len(readOnlyPauses) {
+				t.Fatalf("pauses %v", *pauses)
+			}
+			if fileSHA(t, p) != before {
+				t.Fatal("files changed")
+			}
+			if data, err := os.ReadFile(p + suffix); err != nil || string(data) != "x" {
+				t.Fatal("sidecar changed")
+			}
+
+			// The sidecar goes away during the second pause: the open
+			// succeeds on the third attempt.
+			readOnlyPause = func(time.Duration) {
+				*pauses = append(*pauses, 0)
+				if len(*pauses) == len(readOnlyPauses)+2 {
+					os.Remove(p + suffix)
+				}
+			}
+			l, err := Open(p, Options{ReadOnly: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.Close()
+		})
 	}
 }
 
