@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stateguard/stateguard/impl/sweepstate/cli"
 )
@@ -83,6 +84,9 @@ func FuzzArgv(f *testing.F) {
 			if !words[first] && !strings.HasPrefix(first, "usage: ") {
 				t.Fatalf("argv %q: first line %q is no status word", args, first)
 			}
+			if words[first] && !allUTF8(args) {
+				t.Fatalf("argv %q: an argument that is not valid UTF-8 reached the engine (%s)", args, first)
+			}
 		case 2:
 			if stdout.Len() != 0 {
 				t.Fatalf("argv %q: misuse printed on stdout: %q", args, stdout.String())
@@ -94,4 +98,13 @@ func FuzzArgv(f *testing.F) {
 			t.Fatalf("argv %q: corrupt.yml changed: %q %v", args, got, err)
 		}
 	})
+}
+
+func allUTF8(args []string) bool {
+	for _, a := range args {
+		if !utf8.ValidString(a) {
+			return false
+		}
+	}
+	return true
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stateguard/stateguard/impl/pyjson"
 	"github.com/stateguard/stateguard/impl/sweepstate"
@@ -134,7 +135,23 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
+	if err := checkUTF8(cl.sub, cl.values); err != nil {
+		return usage(stderr, cl.sub, err)
+	}
 	return run(cl.sub.build(cl.values), cl.values["--state"], stdout, stderr)
+}
+
+// checkUTF8 refuses an option value that is not valid UTF-8 as misuse. The
+// decision would see the raw bytes while the file writer stores U+FFFD for
+// them, so a writer would lock itself out of its own lease and two distinct
+// ids could become one key. The message names the option, never the value.
+func checkUTF8(sub *subcommand, values map[string]string) error {
+	for _, o := range sub.spec.options {
+		if v, ok := values[o.name]; ok && !utf8.ValidString(v) {
+			return misuse("argument %s: not valid UTF-8", o.name)
+		}
+	}
+	return nil
 }
 
 // commandLine is a parsed argv: help for sub (nil: the top level), or the
