@@ -133,19 +133,37 @@ func load(path string) (loaded, *Result) {
 	return loaded{doc: doc}, nil
 }
 
+// MaxFileSize caps the state file and the legacy file the engine reads:
+// far above the 4.5 MB of 10,000 items, far below what would exhaust
+// memory. A larger state file is CORRUPT (never overwritten); a larger
+// legacy file imports nothing.
+const MaxFileSize = 256 << 20
+
+// errTooLarge reports a file beyond MaxFileSize.
+var errTooLarge = errors.New("file larger than the engine reads")
+
 // readString reads the file at path as one string without the extra copy
 // a []byte-to-string conversion would make; the parsed document refers
-// into it. size is a hint (the file may change between stat and read).
+// into it. size is a hint (the file may change between stat and read): it
+// presizes the buffer only up to the cap, and at most MaxFileSize bytes are
+// ever read.
 func readString(path string, size int64) (string, error) {
+	if size > MaxFileSize {
+		return "", errTooLarge
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
 	var b strings.Builder
-	b.Grow(int(size) + 1) // +1: the read that sees EOF must not grow it
-	if _, err := io.Copy(&b, f); err != nil {
+	b.Grow(int(max(size, 0)) + 1) // +1: the read that sees EOF must not grow it
+	n, err := io.Copy(&b, io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
 		return "", err
+	}
+	if n > MaxFileSize {
+		return "", errTooLarge // the file grew after the stat
 	}
 	return b.String(), nil
 }
@@ -205,9 +223,19 @@ type legacyInput struct {
 	present bool
 }
 
+// readLegacy reads at most MaxFileSize bytes; a larger (or endless) file
+// counts as unreadable: nothing is imported.
 func readLegacy(path string) legacyInput {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
+		return legacyInput{}
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || fi.Size() > MaxFileSize {
+		return legacyInput{}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil || len(data) > MaxFileSize {
 		return legacyInput{}
 	}
 	return legacyInput{data: data, present: true}

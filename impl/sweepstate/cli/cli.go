@@ -121,8 +121,17 @@ var topSpec = parserSpec{}
 const prog = "sweep-state"
 
 // Main runs the command line and returns the exit status: 0 for every
-// operational outcome (ERROR included), 2 for misuse. It never exits.
-func Main(args []string, stdout, stderr io.Writer) int {
+// operational outcome (ERROR included), 2 for misuse. It never exits, and a
+// panic (a defect) becomes the contract's ERROR: one line on stderr, no
+// stack trace, exit 0.
+func Main(args []string, stdout, stderr io.Writer) (code int) {
+	defer func() {
+		if recover() != nil {
+			io.WriteString(stdout, string(sweepstate.WordError)+"\n")
+			fmt.Fprintf(stderr, "%s: error: internal error\n", prog)
+			code = 0
+		}
+	}()
 	cl, err := parseCommandLine(args)
 	if err != nil {
 		return usage(stderr, cl.sub, err)

@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/stateguard/stateguard/impl/sweepstate"
 	"github.com/stateguard/stateguard/impl/sweepstate/cli"
 )
 
@@ -65,5 +67,71 @@ func TestInvalidUTF8ArgvIsMisuse(t *testing.T) {
 	rc, _, _ := runCLI(t, "read", "--state", filepath.Join(t.TempDir(), "s\xff.yml"))
 	if rc != 2 {
 		t.Errorf("read --state <invalid UTF-8>: exit %d, want 2", rc)
+	}
+}
+
+// hugeFile creates a sparse file of size bytes (no disk space used).
+func hugeFile(t *testing.T, path string, size int64) {
+	t.Helper()
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, size); err != nil {
+		t.Skipf("cannot create a sparse file of %d bytes here: %v", size, err)
+	}
+}
+
+// TestHugeStateFileIsCorrupt: a state file beyond the cap is CORRUPT and
+// untouched, whatever size it claims (the engine must not presize a buffer
+// from it: a 2 TiB file once crashed the process).
+func TestHugeStateFileIsCorrupt(t *testing.T) {
+	for _, size := range []int64{sweepstate.MaxFileSize + 1, 2 << 40} {
+		state := filepath.Join(t.TempDir(), "state.yml")
+		hugeFile(t, state, size)
+		for _, args := range [][]string{
+			{"read", "--state", state},
+			{"lease-acquire", "--state", state, "--writer", "w1", "--now", "2026-07-02T12:00:00Z"},
+			{"validate", "--state", state},
+		} {
+			rc, stdout, stderr := runCLI(t, args...)
+			if rc != 0 || stdout != "CORRUPT\n" || stderr != "" {
+				t.Errorf("size %d %q: exit %d stdout %q stderr %q; want CORRUPT", size, args, rc, stdout, stderr)
+			}
+		}
+		if fi, err := os.Stat(state); err != nil || fi.Size() != size {
+			t.Errorf("size %d: state file changed: %v %v", size, fi, err)
+		}
+	}
+}
+
+// TestHugeLegacyFileImportsNothing: a legacy file beyond the cap is
+// treated as unreadable: nothing imported, the state created as usual.
+func TestHugeLegacyFileImportsNothing(t *testing.T) {
+	dir := t.TempDir()
+	legacy := filepath.Join(dir, "legacy.json")
+	hugeFile(t, legacy, 2<<40)
+	state := filepath.Join(dir, "state.yml")
+	rc, stdout, _ := runCLI(t, "import-legacy", "--state", state, "--file", legacy)
+	if want := "OK\n{\"cursors_imported\": 0, \"items_imported\": 0}\n"; rc != 0 || stdout != want {
+		t.Errorf("exit %d stdout %q, want %q", rc, stdout, want)
+	}
+}
+
+// TestPanicIsError: a defect that panics inside a call answers the
+// contract's ERROR (one stderr line, exit 0), never a stack trace. The
+// clock is the one input a test can make panic.
+func TestPanicIsError(t *testing.T) {
+	saved := cli.Clock
+	t.Cleanup(func() { cli.Clock = saved })
+	cli.Clock = func() time.Time { panic("clock defect") }
+	state := filepath.Join(t.TempDir(), "state.yml")
+	rc, stdout, stderr := runCLI(t, "lease-acquire", "--state", state, "--writer", "w1")
+	if rc != 0 || stdout != "ERROR\n" || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "sweep-state: error: ") {
+		t.Errorf("exit %d stdout %q stderr %q; want ERROR with one stderr line", rc, stdout, stderr)
+	}
+	// The lock was released: the next call runs.
+	cli.Clock = saved
+	if rc, stdout, _ := runCLI(t, "lease-acquire", "--state", state, "--writer", "w1", "--now", "2026-07-02T12:00:00Z"); rc != 0 || stdout != "OK\n" {
+		t.Errorf("after the panic: exit %d stdout %q", rc, stdout)
 	}
 }
