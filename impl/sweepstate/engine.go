@@ -97,14 +97,19 @@ var corrupt = &Result{Word: WordCorrupt}
 
 // load reads and checks the state file (contract sections 2, 10, 12, 15).
 func load(path string) (loaded, *Result) {
-	fi, err := os.Stat(path)
+	f, fi, err := durable.OpenRegular(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return loaded{doc: freshDoc(), fresh: true}, nil
 	}
-	if err != nil || fi.IsDir() || !durable.OwnedByEffectiveUser(fi) {
+	// A directory, FIFO or device, an unreadable file or a co-tenant's.
+	if err != nil {
 		return loaded{}, corrupt
 	}
-	text, err := readString(path, fi.Size())
+	defer f.Close()
+	if !durable.OwnedByEffectiveUser(fi) {
+		return loaded{}, corrupt
+	}
+	text, err := readString(f, fi.Size())
 	if err != nil {
 		return loaded{}, corrupt
 	}
@@ -142,20 +147,15 @@ const MaxFileSize = 256 << 20
 // errTooLarge reports a file beyond MaxFileSize.
 var errTooLarge = errors.New("file larger than the engine reads")
 
-// readString reads the file at path as one string without the extra copy
+// readString reads f as one string without the extra copy
 // a []byte-to-string conversion would make; the parsed document refers
 // into it. size is a hint (the file may change between stat and read): it
 // presizes the buffer only up to the cap, and at most MaxFileSize bytes are
 // ever read.
-func readString(path string, size int64) (string, error) {
+func readString(f *os.File, size int64) (string, error) {
 	if size > MaxFileSize {
 		return "", errTooLarge
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
 	var b strings.Builder
 	b.Grow(int(max(size, 0)) + 1) // +1: the read that sees EOF must not grow it
 	n, err := io.Copy(&b, io.LimitReader(f, MaxFileSize+1))
@@ -223,15 +223,16 @@ type legacyInput struct {
 	present bool
 }
 
-// readLegacy reads at most MaxFileSize bytes; a larger (or endless) file
-// counts as unreadable: nothing is imported.
+// readLegacy reads a regular file of at most MaxFileSize bytes; anything
+// else (a FIFO, a device, a larger or growing file) counts as unreadable:
+// nothing is imported.
 func readLegacy(path string) legacyInput {
-	f, err := os.Open(path)
+	f, fi, err := durable.OpenRegular(path)
 	if err != nil {
 		return legacyInput{}
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || fi.Size() > MaxFileSize {
+	if fi.Size() > MaxFileSize {
 		return legacyInput{}
 	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))

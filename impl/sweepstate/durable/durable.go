@@ -22,6 +22,34 @@ import (
 // ErrUnsupported is returned where the platform offers no advisory lock.
 var ErrUnsupported = errors.New("durable: file locking is not supported on this platform")
 
+// ErrNotRegular is returned by OpenRegular for a directory, FIFO, socket or
+// device.
+var ErrNotRegular = errors.New("durable: not a regular file")
+
+// OpenRegular opens p for reading and returns it with its status when it is
+// a regular file, else ErrNotRegular. A symbolic link is followed (the
+// reference engine reads a linked state file too). On Unix the open never
+// blocks (O_NONBLOCK: a FIFO without a writer would hang while the caller
+// holds the lock) and never makes a terminal the controlling one; the
+// status comes from the open descriptor, so the file checked is the file
+// read, with no window for a swap between the two.
+func OpenRegular(p string) (*os.File, os.FileInfo, error) {
+	f, err := openNonblocking(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, ErrNotRegular
+	}
+	return f, fi, nil
+}
+
 // DirMode is the mode used for missing parent directories (before umask).
 const DirMode = 0o755
 

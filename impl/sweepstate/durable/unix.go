@@ -34,6 +34,21 @@ func Acquire(path string) (*Lock, error) {
 	return &Lock{f: os.NewFile(uintptr(fd), path)}, nil
 }
 
+// openNonblocking opens p read-only with O_NONBLOCK and O_NOCTTY, so that
+// neither a FIFO nor a device can block the open.
+func openNonblocking(p string) (*os.File, error) {
+	for {
+		fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "open", Path: p, Err: err}
+		}
+		return os.NewFile(uintptr(fd), p), nil
+	}
+}
+
 // Unlock releases the lock by closing the descriptor.
 func (l *Lock) Unlock() error { return l.f.Close() }
 

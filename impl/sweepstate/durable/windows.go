@@ -47,3 +47,7 @@ func OwnedByEffectiveUser(fi os.FileInfo) bool { return true }
 
 // syncDir is a no-op: Windows cannot sync a directory handle.
 func syncDir(dir string) error { return nil }
+
+// openNonblocking is a plain open: Windows has no FIFO at a file path, and
+// OpenRegular refuses anything that is not a regular file.
+func openNonblocking(p string) (*os.File, error) { return os.Open(p) }
