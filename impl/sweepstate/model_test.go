@@ -234,7 +234,7 @@ func (m *machine) now(t *rapid.T) string {
 	if rapid.IntRange(0, 20).Draw(t, "unparseable?") == 0 {
 		return "soon"
 	}
-	return formatTime(at, rapid.IntRange(0, 5).Draw(t, "time form"))
+	return formatTime(at, rapid.IntRange(0, 7).Draw(t, "time form"))
 }
 
 func formatTime(at time.Time, form int) string {
@@ -255,6 +255,18 @@ func formatTime(at time.Time, form int) string {
 	case 4:
 		l := at.In(time.FixedZone("", -7*3600))
 		return l.Format("2006-01-02 15:04:05") + frac + "-0700"
+	case 6:
+		// Date only with Z: the reference's Z-to-+00:00 replacement makes
+		// it midnight UTC, although fromisoformat alone refuses it.
+		return at.Format("2006-01-02") + "Z"
+	case 7:
+		// ISO week date with Z, extended or basic: midnight UTC likewise.
+		y, w := at.ISOWeek()
+		d := (int(at.Weekday())+6)%7 + 1
+		if at.Minute()%2 == 0 {
+			return fmt.Sprintf("%04d-W%02d-%dZ", y, w, d)
+		}
+		return fmt.Sprintf("%04dW%02d%dZ", y, w, d)
 	default:
 		return at.Format("20060102T150405") + strings.Replace(frac, ".", ",", 1) + "Z"
 	}

@@ -1,4 +1,6 @@
-// Code generated from Python 3.11.7 datetime.fromisoformat; DO NOT EDIT.
+// Code generated from Python 3.11.7 datetime.fromisoformat, applied as the
+// reference engine applies it (a trailing "Z" replaced by "+00:00" first);
+// DO NOT EDIT.
 
 package isotime
 
@@ -65,4 +67,21 @@ var pythonCases = []struct {
 	{"17:34:59+05:30", 0, false},
 	{"2026-07-02T17:34:59+05:30", 1782993899000000, true},
 	{"2026-07-02T17:35:00.000001+05:30", 1782993900000001, true},
+	{"2026-07-02Z", 1782950400000000, true},
+	{"20260702Z", 1782950400000000, true},
+	{"2026W27Z", 1782691200000000, true},
+	{"2026-W27Z", 1782691200000000, true},
+	{"2026-W27-4Z", 1782950400000000, true},
+	{"2026W274Z", 1782950400000000, true},
+	{"2026-W01Z", 1766966400000000, true},
+	{"2026-07-02z", 0, false},
+	{"2026-07-02T12:00:00+01:00Z", 0, false},
+	{"2026-07-02T12:00:00ZZ", 0, false},
+	{"2026-07-02T12:00-00:00Z", 0, false},
+	{"2026-07-02 Z", 0, false},
+	{"2026-07-02TZ", 0, false},
+	{"2026-07Z", 0, false},
+	{"202607Z", 0, false},
+	{"2026-07-0Z", 0, false},
+	{"Z", 0, false},
 }

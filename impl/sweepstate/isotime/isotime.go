@@ -9,6 +9,7 @@ package isotime
 
 import (
 	"fmt"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -26,9 +27,11 @@ const (
 	maxOrdinal = 3_652_059
 )
 
-// Parse reads s like Python 3.11's datetime.fromisoformat, with the
-// contract's rule that a time without an offset is UTC. It reports false for
-// any string Python would refuse.
+// Parse reads s as the reference engine does: a trailing "Z" (uppercase
+// only) is first replaced by "+00:00", then the text is read like Python
+// 3.11's datetime.fromisoformat, and a time without an offset is UTC. So
+// "2026-07-02Z" and "2026W27Z", which fromisoformat alone refuses, are
+// midnight UTC. It reports false for any string the reference refuses.
 //
 // The reference parser is CPython's C implementation: it measures the
 // minimum length in code points, then reads the UTF-8 bytes behind a NUL
@@ -36,6 +39,9 @@ const (
 // refuses non-ASCII text elsewhere. The code below does the same on bytes
 // and reads a zero byte past the end.
 func Parse(s string) (Instant, bool) {
+	if strings.HasSuffix(s, "Z") {
+		s = s[:len(s)-1] + "+00:00"
+	}
 	b, ok := sanitize(s)
 	if !ok {
 		return 0, false
