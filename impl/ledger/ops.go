@@ -90,6 +90,10 @@ func (t *txn) now() (float64, error) {
 	return now, nil
 }
 
+// errDeadlineOverflow refuses a start whose deadline (now + timeout) is
+// not a finite time: the task cannot be started at this clock.
+var errDeadlineOverflow = stateConflict("deadline is not a finite time")
+
 // notBefore refuses a clock earlier than any of the given timestamps.
 func notBefore(now float64, times ...float64) error {
 	for _, ts := range times {
@@ -249,7 +253,13 @@ func (l *Ledger) Start(id string) (Task, error) {
 		}
 		var deadline any
 		if task.TimeoutSeconds != nil {
-			deadline = now + *task.TimeoutSeconds
+			d := now + *task.TimeoutSeconds
+			// Near the top of the float range the sum overflows; an
+			// infinite deadline would be unreadable forever after.
+			if math.IsInf(d, 0) {
+				return errDeadlineOverflow
+			}
+			deadline = d
 		}
 		if _, err := t.ExecContext(t.ctx, `UPDATE tasks SET status = 'running', started_at = ?, updated_at = ?, deadline_at = ?, version = version + 1 WHERE id = ?`,
 			now, now, deadline, cid); err != nil {

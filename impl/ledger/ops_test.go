@@ -220,6 +220,38 @@ func TestClockBackwards(t *testing.T) {
 	healthy(t, l)
 }
 
+// TestStartDeadlineOverflow: at a clock where now + timeout is not a
+// finite float, start is a StateConflict that writes nothing, and the
+// ledger stays readable and healthy.
+func TestStartDeadlineOverflow(t *testing.T) {
+	l, clk, p := openTest(t)
+	clk.now = 1.7e308
+	task, err := l.Create(CreateParams{TimeoutSeconds: f64(1e308), DeliveryRequired: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := fileSHA(t, p+"-wal")
+	_, err = l.Start(task.ID)
+	wantClass(t, err, ErrStateConflict)
+	if fileSHA(t, p+"-wal") != before {
+		t.Fatal("a refused start wrote")
+	}
+	got, err := l.Get(task.ID)
+	if err != nil || got.Status != StatusQueued || got.Version != 0 || got.DeadlineAt != nil {
+		t.Fatalf("%+v %v", got, err)
+	}
+	healthy(t, l)
+	// The largest finite deadline is still written.
+	clk.now = 0
+	edge, err := l.Create(CreateParams{TimeoutSeconds: f64(math.MaxFloat64)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if edge, err = l.Start(edge.ID); err != nil || *edge.DeadlineAt != math.MaxFloat64 {
+		t.Fatalf("%+v %v", edge, err)
+	}
+}
+
 func TestParseTaskID(t *testing.T) {
 	const canon = "7a5c0001-0000-4000-8000-0000000000ff"
 	for _, in := range []string{

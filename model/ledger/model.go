@@ -256,14 +256,20 @@ func (m *Model) Start(id string, now float64) (Task, error) {
 	if now < t.UpdatedAt {
 		return Task{}, ErrClockBackwards
 	}
+	var deadline *float64
+	if t.TimeoutSeconds != nil {
+		d := now + *t.TimeoutSeconds
+		if !finite(d) {
+			// No time to write: the task cannot start at this clock.
+			return Task{}, conflict("deadline beyond the float range")
+		}
+		deadline = &d
+	}
 	from := t.Status
 	t.Status = StatusRunning
 	t.StartedAt = &now
 	t.UpdatedAt = now
-	if t.TimeoutSeconds != nil {
-		d := now + *t.TimeoutSeconds
-		t.DeadlineAt = &d
-	}
+	t.DeadlineAt = deadline
 	t.Version++
 	code := edge.Reserved
 	m.appendEvent(t.ID, EventTaskTransition, &from, StatusRunning, now, &code)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"testing"
 
 	model "github.com/stateguard/stateguard/model/ledger"
@@ -144,6 +145,27 @@ func TestStartSetsDeadline(t *testing.T) {
 	mustTask(t)(m.Create(model.CreateParams{TaskID: idA}, 100))
 	if got := mustTask(t)(m.Start(idA, 110)); got.DeadlineAt != nil {
 		t.Errorf("deadline without timeout: %v", *got.DeadlineAt)
+	}
+}
+
+// TestStartDeadlineOverflow: a start whose deadline (now + timeout) is
+// not a finite float is a StateConflict that changes nothing; the same
+// task starts once the sum fits.
+func TestStartDeadlineOverflow(t *testing.T) {
+	m := &model.Model{}
+	mustTask(t)(m.Create(model.CreateParams{TaskID: idA, TimeoutSeconds: f64(1e308)}, 1.7e308))
+	before := m.Clone()
+	_, err := m.Start(idA, 1.7e308)
+	if errClass(err) != "StateConflict" {
+		t.Fatalf("start: %v", err)
+	}
+	if !reflect.DeepEqual(m.Tasks(), before.Tasks()) || !reflect.DeepEqual(m.Events(), before.Events()) {
+		t.Fatal("a refused start changed the model")
+	}
+	m = &model.Model{}
+	mustTask(t)(m.Create(model.CreateParams{TaskID: idA, TimeoutSeconds: f64(math.MaxFloat64)}, 0))
+	if got := mustTask(t)(m.Start(idA, 0)); *got.DeadlineAt != math.MaxFloat64 {
+		t.Fatalf("deadline %v", *got.DeadlineAt)
 	}
 }
 
