@@ -297,16 +297,47 @@ func (m *machine) UpsertItem(t *rapid.T) {
 	w, src, id := m.writer(t), rapid.SampledFrom(sources).Draw(t, "source"), rapid.SampledFrom(itemIDs).Draw(t, "id")
 	now := m.now(t)
 	var text string
+	var item sweep.Decoded
 	if rapid.IntRange(0, 9).Draw(t, "invalid json?") == 0 {
-		text = rapid.SampledFrom([]string{`{"a": 1,}`, `[1, 2]`, `5`, `"s"`, `{"x": NaN}`, `{"x": 1e999}`, `{"x": -Infinity}`, ``}).Draw(t, "bad json")
+		bad := rapid.SampledFrom(badItemJSON).Draw(t, "bad json")
+		text, item = bad.text, bad.decoded
 	} else {
-		text = string(pyjson.Encode(m.itemObject(t)))
+		// The model gets the value itself, the engine its JSON text.
+		obj := m.itemObject(t)
+		text, item = string(pyjson.Encode(obj)), sweep.Decoded{Value: obj, OK: true}
 	}
-	v, err := pyjson.Decode(text)
-	cmd := sweep.UpsertItem{Source: src, ID: id, Writer: w, Now: now, Item: sweep.Decoded{Value: v, OK: err == nil}}
+	v := item.Value
+	cmd := sweep.UpsertItem{Source: src, ID: id, Writer: w, Now: now, Item: item}
 	before := m.model
 	m.run(t, cmd, args("upsert-item", flag("source", src), flag("id", id), flag("json", text), flag("writer", w), flag("now", now))...)
 	m.noteRedaction(before, src, id, v)
+}
+
+// jsonSample is a JSON argument with its decoding written by hand (OK
+// false: refused, as invalid or non-finite), independent of the codec.
+type jsonSample struct {
+	text    string
+	decoded sweep.Decoded
+}
+
+func refused(text string) jsonSample { return jsonSample{text, sweep.Decoded{}} }
+
+func decodesTo(text string, v value.Value) jsonSample {
+	return jsonSample{text, sweep.Decoded{Value: v, OK: true}}
+}
+
+// badItemJSON are --json texts that are no usable item: invalid or
+// non-finite JSON, or JSON that is not an object.
+var badItemJSON = []jsonSample{
+	refused(`{"a": 1,}`), decodesTo(`[1, 2]`, []value.Value{value.Int(1), value.Int(2)}),
+	decodesTo(`5`, value.Int(5)), decodesTo(`"s"`, "s"),
+	refused(`{"x": NaN}`), refused(`{"x": 1e999}`), refused(`{"x": -Infinity}`), refused(``),
+}
+
+// oddCounts are --counts texts that are not a JSON object.
+var oddCounts = []jsonSample{
+	refused("nope"), refused("{"), decodesTo(`[1, 2]`, []value.Value{value.Int(1), value.Int(2)}),
+	decodesTo(`5`, value.Int(5)), decodesTo(`"text"`, "text"), decodesTo(`null`, nil), refused(`{"x": NaN}`),
 }
 
 // noteRedaction records body/quote texts that the model dropped.
@@ -442,19 +473,20 @@ func (m *machine) Validate(t *rapid.T) {
 func (m *machine) RunRecord(t *rapid.T) {
 	w, outcome := rapid.SampledFrom(writers).Draw(t, "writer"), rapid.SampledFrom(outcomes).Draw(t, "outcome")
 	var counts string
+	var decoded sweep.Decoded
 	switch rapid.IntRange(0, 3).Draw(t, "counts kind") {
 	case 0:
-		counts = rapid.SampledFrom([]string{"nope", "{", `[1, 2]`, `5`, `"text"`, `null`, `{"x": NaN}`}).Draw(t, "odd counts")
+		odd := rapid.SampledFrom(oddCounts).Draw(t, "odd counts")
+		counts, decoded = odd.text, odd.decoded
 	default:
 		c := value.NewMap()
 		for i, n := 0, rapid.IntRange(0, 3).Draw(t, "counts len"); i < n; i++ {
 			c.Set(rapid.SampledFrom([]string{"ingested", "closed", "by_source", "errors"}).Draw(t, "count"), awkwardValue(t, 1))
 		}
-		counts = string(pyjson.Encode(c))
+		counts, decoded = string(pyjson.Encode(c)), sweep.Decoded{Value: c, OK: true}
 	}
 	ts := rapid.SampledFrom([]string{"2026-07-02T12:00:00Z", "2026-07-02T12:10:00+02:00", "whenever"}).Draw(t, "timestamp")
-	v, err := pyjson.Decode(counts)
-	m.run(t, sweep.RunRecord{Writer: w, Outcome: outcome, Timestamp: ts, Counts: sweep.Decoded{Value: v, OK: err == nil}},
+	m.run(t, sweep.RunRecord{Writer: w, Outcome: outcome, Timestamp: ts, Counts: decoded},
 		args("run-record", flag("writer", w), flag("outcome", outcome), flag("counts", counts), flag("timestamp", ts))...)
 }
 
@@ -481,12 +513,15 @@ func (m *machine) ImportLegacy(t *rapid.T) {
 	switch rapid.IntRange(0, 3).Draw(t, "source map") {
 	case 3:
 		sm := `["C42"]`
-		v, _ := pyjson.Decode(sm)
-		cmd.SourceMap = sweep.Decoded{Value: v, OK: true}
+		cmd.SourceMap = sweep.Decoded{Value: []value.Value{"C42"}, OK: true}
 		a = append(a, flag("source-map", sm)...)
 	case 1:
 		sm := `{"C42": "slack:C42", "C111": "gh-issues", "C9": null, "C7": 5}`
-		v, _ := pyjson.Decode(sm)
+		v := value.NewMap()
+		v.Set("C42", "slack:C42")
+		v.Set("C111", "gh-issues")
+		v.Set("C9", nil)
+		v.Set("C7", value.Int(5))
 		cmd.SourceMap = sweep.Decoded{Value: v, OK: true}
 		a = append(a, flag("source-map", sm)...)
 	case 2:
@@ -555,38 +590,106 @@ func decodeLegacy(b []byte) sweep.Decoded {
 	return sweep.Decoded{}
 }
 
+// handEdit is a state file written by hand, with what the YAML subset
+// makes of it and what `read` answers, both written down by hand rather
+// than derived from the codec, so the codec's acceptance is checked too.
+type handEdit struct {
+	text string
+	// kind: Blank (whitespace only), Unreadable (the subset refuses the
+	// text) or Parsed (a mapping, with or without schema_version).
+	kind sweep.FileKind
+	// read is the full stdout of `read` on this file.
+	read string
+}
+
+// longTTL is a TTL of 4301 digits: beyond Python 3.11's int() digit limit,
+// so it falls back to 60.
+var longTTL = strings.Repeat("1", 4301)
+
+var handEdits = []handEdit{
+	{"schema_version: 1\nthis line has no colon\n", sweep.Unreadable, "CORRUPT\n"},
+	{"sources: {}\nitems: {}\n", sweep.Parsed, "CORRUPT\n"}, // no schema_version
+	{"  \n\n", sweep.Blank, "NO-STATE\n"},
+	{"schema_version: 1\nitems: 5\n", sweep.Parsed, "ERROR\n"},
+	{"schema_version: 2\nlease:\n  writer: \"w2\"\n  timestamp: \"2026-07-02T12:00:00Z\"\n  ttl_minutes: \"30\"\nfuture: {\"k\": [1, 2]}\n", sweep.Parsed,
+		"OK\n" + `{"schema_version": 2, "lease": {"writer": "w2", "timestamp": "2026-07-02T12:00:00Z", "ttl_minutes": "30"}, "future": {"k": [1, 2]}, "sources": {}, "items": {}}` + "\n"},
+	{"schema_version: 1\nlease:\n  writer: \"w2\"\n  timestamp: \"2026-07-02T12:00:00Z\"\n  ttl_minutes: \"\u0663\u0660\"\n", sweep.Parsed,
+		"OK\n" + `{"schema_version": 1, "lease": {"writer": "w2", "timestamp": "2026-07-02T12:00:00Z", "ttl_minutes": "\u0663\u0660"}, "sources": {}, "items": {}}` + "\n"},
+	{"schema_version: 1\nlease:\n  writer: \"w2\"\n  timestamp: \"2026-07-02T12:00:00Z\"\n  ttl_minutes: \"" + longTTL + "\"\n", sweep.Parsed,
+		"OK\n" + `{"schema_version": 1, "lease": {"writer": "w2", "timestamp": "2026-07-02T12:00:00Z", "ttl_minutes": "` + longTTL + `"}, "sources": {}, "items": {}}` + "\n"},
+	{"schema_version: 1\nlease:\n  writer: \"w1\"\n  timestamp: \"2026-07-02T12:00:00+05:30\"\n  ttl_minutes: 1.9\n  note: \"x\"\nsources:\n  src-1:\n    sensitive: true\n    cursor: \"10\"\nitems:\n  \"src-1:1\":\n    status: \"closed\"\n    fix_ref: \"PR#1\"\n    verified_at: \"2026-07-01\"\n    verified_merge_sha: \"abc\"\n    body: \"old text\"\n", sweep.Parsed,
+		// verified_merge_sha moves to verified_revision_id on load (last).
+		"OK\n" + `{"schema_version": 1, "lease": {"writer": "w1", "timestamp": "2026-07-02T12:00:00+05:30", "ttl_minutes": 1.9, "note": "x"}, "sources": {"src-1": {"sensitive": true, "cursor": "10"}}, "items": {"src-1:1": {"status": "closed", "fix_ref": "PR#1", "verified_at": "2026-07-01", "body": "old text", "verified_revision_id": "abc"}}}` + "\n"},
+	{"# comment\nschema_version: 1\nzeta: 1\nlast_run:\n  outcome: \"completed\"\n", sweep.Parsed,
+		"OK\n" + `{"schema_version": 1, "zeta": 1, "last_run": {"outcome": "completed"}, "sources": {}, "items": {}}` + "\n"},
+	{"schema_version: 1\nlease:\n  writer: \"w3\"\n  timestamp: \"not a time\"\n  ttl_minutes: 0\n", sweep.Parsed,
+		"OK\n" + `{"schema_version": 1, "lease": {"writer": "w3", "timestamp": "not a time", "ttl_minutes": 0}, "sources": {}, "items": {}}` + "\n"},
+	{"schema_version: 1\nlease:\n  writer: \"w1\"\n  timestamp: \"2026-07-02T12:00:00Z\"\n  ttl_minutes: 60\nsources:\n  src-1:\n    cursor: 10\n  C42: \"flat\"\n  \"yes\":\n    cursor: null\nitems:\n  \"src-1:1\": \"not a map\"\n  \"C42:9\": {}\n", sweep.Parsed,
+		"OK\n" + `{"schema_version": 1, "lease": {"writer": "w1", "timestamp": "2026-07-02T12:00:00Z", "ttl_minutes": 60}, "sources": {"src-1": {"cursor": 10}, "C42": "flat", "yes": {"cursor": null}}, "items": {"src-1:1": "not a map", "C42:9": {}}}` + "\n"},
+}
+
+// state is the model's view of the hand-written file. The document itself
+// comes from the codec, but only after its acceptance matched e.kind;
+// TestHandEditTexts checks the content through `read`.
+func (e handEdit) state() (sweep.State, error) {
+	doc, err := yamlsubset.Parse([]byte(e.text))
+	switch e.kind {
+	case sweep.Blank:
+		return sweep.State{Kind: sweep.Blank}, nil
+	case sweep.Unreadable:
+		if err == nil {
+			return sweep.State{}, fmt.Errorf("the codec accepts %q, which must be refused", e.text)
+		}
+		return sweep.State{Kind: sweep.Unreadable}, nil
+	}
+	if err != nil {
+		return sweep.State{}, fmt.Errorf("the codec refuses %q: %v", e.text, err)
+	}
+	return sweep.State{Kind: sweep.Parsed, Doc: doc}, nil
+}
+
+// TestHandEditTexts: the engine's and the model's `read` of every hand
+// edit give the hand-written answer.
+func TestHandEditTexts(t *testing.T) {
+	for i, e := range handEdits {
+		st, err := e.state()
+		if err != nil {
+			t.Errorf("hand edit %d: %v", i, err)
+			continue
+		}
+		res, _ := sweep.Apply(st, sweep.Read{})
+		model := res.Word + "\n"
+		if res.Payload != nil {
+			model += string(pyjson.Encode(res.Payload)) + "\n"
+		}
+		if model != e.read {
+			t.Errorf("hand edit %d: model reads\n%q\nwant\n%q", i, model, e.read)
+		}
+		state := filepath.Join(t.TempDir(), "state.yml")
+		if err := os.WriteFile(state, []byte(e.text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var stdout, stderr bytes.Buffer
+		if rc := cli.Main([]string{"read", "--state", state}, &stdout, &stderr); rc != 0 || stdout.String() != e.read {
+			t.Errorf("hand edit %d: engine reads (exit %d)\n%q\nwant\n%q", i, rc, stdout.String(), e.read)
+		}
+	}
+}
+
 // HandEdit replaces the state file by hand: corrupt text, a file without
 // schema_version, whitespace only, or a valid document with hand-made
 // values (TTL as text or float, newer schema, legacy evidence field).
 func (m *machine) HandEdit(t *rapid.T) {
-	text := rapid.SampledFrom([]string{
-		"schema_version: 1\nthis line has no colon\n",
-		"sources: {}\nitems: {}\n",
-		"  \n\n",
-		"schema_version: 1\nitems: 5\n",
-		"schema_version: 2\nlease:\n  writer: \"w2\"\n  timestamp: \"2026-07-02T12:00:00Z\"\n  ttl_minutes: \"30\"\nfuture: {\"k\": [1, 2]}\n",
-		"schema_version: 1\nlease:\n  writer: \"w2\"\n  timestamp: \"2026-07-02T12:00:00Z\"\n  ttl_minutes: \"\u0663\u0660\"\n",
-		"schema_version: 1\nlease:\n  writer: \"w2\"\n  timestamp: \"2026-07-02T12:00:00Z\"\n  ttl_minutes: \"11111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111111\"\n",
-		"schema_version: 1\nlease:\n  writer: \"w1\"\n  timestamp: \"2026-07-02T12:00:00+05:30\"\n  ttl_minutes: 1.9\n  note: \"x\"\nsources:\n  src-1:\n    sensitive: true\n    cursor: \"10\"\nitems:\n  \"src-1:1\":\n    status: \"closed\"\n    fix_ref: \"PR#1\"\n    verified_at: \"2026-07-01\"\n    verified_merge_sha: \"abc\"\n    body: \"old text\"\n",
-		"# comment\nschema_version: 1\nzeta: 1\nlast_run:\n  outcome: \"completed\"\n",
-		"schema_version: 1\nlease:\n  writer: \"w3\"\n  timestamp: \"not a time\"\n  ttl_minutes: 0\n",
-		"schema_version: 1\nlease:\n  writer: \"w1\"\n  timestamp: \"2026-07-02T12:00:00Z\"\n  ttl_minutes: 60\nsources:\n  src-1:\n    cursor: 10\n  C42: \"flat\"\n  \"yes\":\n    cursor: null\nitems:\n  \"src-1:1\": \"not a map\"\n  \"C42:9\": {}\n",
-	}).Draw(t, "hand file")
-	m.writeFile(t, m.state, []byte(text))
-	m.log = append(m.log, fmt.Sprintf("write %s %s", "sub/state.yml", strconv.Quote(text)))
-	m.raw = []byte(text)
-	m.cursors = nil
-	switch {
-	case strings.TrimSpace(text) == "":
-		m.model = sweep.State{Kind: sweep.Blank}
-	default:
-		doc, err := yamlsubset.Parse([]byte(text))
-		if err != nil {
-			m.model = sweep.State{Kind: sweep.Unreadable}
-		} else {
-			m.model = sweep.State{Kind: sweep.Parsed, Doc: doc}
-		}
+	e := rapid.SampledFrom(handEdits).Draw(t, "hand file")
+	st, err := e.state()
+	if err != nil {
+		t.Fatal(err)
 	}
+	m.writeFile(t, m.state, []byte(e.text))
+	m.log = append(m.log, fmt.Sprintf("write %s %s", "sub/state.yml", strconv.Quote(e.text)))
+	m.raw = []byte(e.text)
+	m.cursors = nil
+	m.model = st
 }
 
 // Remove deletes the state file.
