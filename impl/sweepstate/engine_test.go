@@ -1,6 +1,7 @@
 package sweepstate
 
 import (
+	"math"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -85,7 +86,8 @@ func TestCursorLess(t *testing.T) {
 }
 
 func TestTruthy(t *testing.T) {
-	falsy := []value.Value{nil, false, big.NewInt(0), 0.0, -0.0, "", []value.Value{}, value.NewMap()}
+	// -0.0 in Go source is the constant +0; negative zero needs Copysign.
+	falsy := []value.Value{nil, false, big.NewInt(0), 0.0, math.Copysign(0, -1), "", []value.Value{}, value.NewMap()}
 	for _, v := range falsy {
 		if truthy(v) {
 			t.Errorf("truthy(%#v) = true", v)
