@@ -9,10 +9,6 @@ import (
 	"testing"
 )
 
-// fixtureDir holds the recorded runs of the reference engine (shared,
-// read-only; see tools/testfixtures).
-var fixtureDir = testfixtures.Path("sweep")
-
 // recordedStep is the subset of a fixture step these tests read.
 type recordedStep struct {
 	Kind       string   `json:"kind"`
@@ -47,17 +43,19 @@ func (r recording) engineWritten() []bool {
 	return out
 }
 
-// loadRecordings returns every fixture file by its path relative to
-// fixtureDir.
+// loadRecordings returns every recorded run of the reference engine
+// (shared, read-only; see tools/testfixtures) by its path relative to the
+// sweep fixtures folder.
 func loadRecordings(t testing.TB) map[string]recording {
 	t.Helper()
-	testfixtures.Dir(t, "sweep")
-	files, err := filepath.Glob(filepath.Join(fixtureDir, "*", "*.json"))
+	dir := testfixtures.Dir(t, "sweep") // skips or fails when missing
+	files, err := filepath.Glob(filepath.Join(dir, "*", "*.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(files) == 0 {
-		t.Skip("fixtures not available")
+		// The folder exists, so recordings that vanished are a defect.
+		t.Fatalf("no recordings in %s", dir)
 	}
 	out := map[string]recording{}
 	for _, f := range files {
@@ -69,7 +67,7 @@ func loadRecordings(t testing.TB) map[string]recording {
 		if err := json.Unmarshal(b, &r); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		rel, _ := filepath.Rel(fixtureDir, f)
+		rel, _ := filepath.Rel(dir, f)
 		out[rel] = r
 	}
 	return out

@@ -28,6 +28,22 @@ func TestArgvMatchesPythonArgparse(t *testing.T) {
 	if err := json.Unmarshal(raw, &cases); err != nil {
 		t.Fatal(err)
 	}
+	// The file holds 3000 generated cases; far fewer means it was lost or
+	// truncated, and the test would check next to nothing.
+	var parsed, help, refused int
+	for _, c := range cases {
+		switch {
+		case c.RC != 0:
+			refused++
+		case c.Help:
+			help++
+		default:
+			parsed++
+		}
+	}
+	if len(cases) < 3000 || parsed < 100 || help < 100 || refused < 100 {
+		t.Fatalf("too few argparse cases: %d (%d parsed, %d help, %d refused)", len(cases), parsed, help, refused)
+	}
 	for i, c := range cases {
 		cl, err := parseCommandLine(c.Args)
 		rc := 0
