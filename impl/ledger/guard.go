@@ -221,3 +221,21 @@ func (g *guard) release() {
 		g.held = nil
 	}
 }
+
+// DatabaseMissing reports, without creating, opening or changing anything,
+// whether the database file at path is absent. It applies the same path
+// text and platform checks as Open first (and returns their error), then
+// looks at the path with one lstat. A command that addresses an existing
+// task uses it to answer TaskNotFound for a missing ledger instead of
+// creating one (divergence L1). Any answer but "absent" is left to Open.
+func DatabaseMissing(path string, opts Options) (bool, error) {
+	clean, err := checkPathText(path)
+	if err != nil {
+		return false, err
+	}
+	if err := platformPreflight(opts); err != nil {
+		return false, err
+	}
+	_, err = os.Lstat(clean)
+	return errors.Is(err, fs.ErrNotExist), nil
+}

@@ -129,6 +129,16 @@ func execute(inv *invocation, clock ledger.Clock) (result any, status int, err e
 		AllowExternalACL: inv.allowExternalACL,
 		Clock:            clock,
 	}
+	if inv.needsExistingTask() {
+		// No ledger holds no task: answer so without creating one (L1).
+		missing, err := ledger.DatabaseMissing(inv.db, opts)
+		if err != nil {
+			return nil, 0, err
+		}
+		if missing {
+			return nil, 0, ledger.ErrTaskNotFound
+		}
+	}
 	l, err := ledger.Open(inv.db, opts)
 	if err != nil {
 		return nil, 0, err

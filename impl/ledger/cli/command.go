@@ -41,6 +41,20 @@ func (inv *invocation) readOnly() bool {
 	return false
 }
 
+// needsExistingTask reports whether the command can only succeed on a
+// task that is already stored: the writes that address a task, and a
+// create under a parent. On a missing database file these answer
+// TaskNotFound and create nothing (divergence L1).
+func (inv *invocation) needsExistingTask() bool {
+	switch inv.command {
+	case "start", "heartbeat", "close", "delivery":
+		return true
+	case "create":
+		return inv.parentID != ""
+	}
+	return false
+}
+
 var helpOption = option{names: []string{"-h", "--help"}, key: "help"}
 
 var topParser = parserSpec{
