@@ -1,8 +1,11 @@
 package sweep_test
 
 import (
+	"errors"
 	"flag"
 	"os"
+	"os/exec"
+	"strconv"
 	"testing"
 	"time"
 
@@ -38,5 +41,33 @@ func TestScripts(t *testing.T) {
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		UpdateScripts:       *update,
+		Cmds:                map[string]func(ts *testscript.TestScript, neg bool, args []string){"exits": exits},
 	})
+}
+
+// exits implements `exits N PROGRAM ARGS...`: it runs the program like
+// exec and requires exit status N. testscript's own `! exec` accepts any
+// failure, which would not tell misuse (2) from a crash.
+func exits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("unsupported: ! exits")
+	}
+	if len(args) < 2 {
+		ts.Fatalf("usage: exits STATUS PROGRAM ARGS...")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exits: bad status %q", args[0])
+	}
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var exitErr *exec.ExitError
+		if !errors.As(err, &exitErr) {
+			ts.Fatalf("exits: %v", err)
+		}
+		got = exitErr.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("exit status %d, want %d", got, want)
+	}
 }
