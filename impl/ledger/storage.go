@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 )
@@ -48,7 +49,9 @@ func checkPathText(path string) (string, error) {
 		return "", invalidInput("UNC paths are not supported")
 	}
 	trimmed := strings.TrimRight(path, string(os.PathSeparator)+"/")
-	if trimmed == "" || strings.HasSuffix(trimmed, ":") {
+	if trimmed == "" || (runtime.GOOS == "windows" && strings.HasSuffix(trimmed, ":")) {
+		// On Windows "C:" names a drive's current directory, not a file;
+		// elsewhere a trailing colon is an ordinary file name character.
 		return "", invalidInput("database path names no file")
 	}
 	base := filepath.Base(trimmed)

@@ -17,6 +17,20 @@ func TestPathRules(t *testing.T) {
 	}
 }
 
+// TestTrailingColonIsAName: outside Windows a final name ending in ':' is
+// an ordinary file name (only Windows reads "C:" as a drive).
+func TestTrailingColonIsAName(t *testing.T) {
+	p := filepath.Join(privateDir(t), "d", "tasks:")
+	l, err := Open(p, Options{Clock: fixedClock(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	if info, err := os.Lstat(p); err != nil || !info.Mode().IsRegular() {
+		t.Fatalf("no ledger at the path: %v", err)
+	}
+}
+
 func TestMissingDirsCreatedPrivate(t *testing.T) {
 	base := privateDir(t)
 	p := filepath.Join(base, "a", "b", "ledger.sqlite")
