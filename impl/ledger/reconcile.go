@@ -20,6 +20,10 @@ type reconcileRunning struct {
 	required          bool
 	created, updated  float64
 	started, deadline *float64
+	// Only a damaged row has a closed delivery (or a delivery time after
+	// now) on a running task; step 2 must see the stored values.
+	deliveryPending bool
+	deliveryUpdated float64
 }
 
 // reconcilePending is a terminal task whose delivery is still pending.
@@ -74,7 +78,9 @@ func planReconcile(queued int, running []reconcileRunning, pending []reconcilePe
 		}
 		rep.TasksTimedOut++
 		changes = append(changes, reconcileChange{rowid: a.rowid, code: code})
-		timedOut = append(timedOut, reconcilePending{rowid: a.rowid, id: a.id, required: a.required, created: a.created, ended: &endedNow, deliveryUpdated: a.created})
+		if a.deliveryPending {
+			timedOut = append(timedOut, reconcilePending{rowid: a.rowid, id: a.id, required: a.required, created: a.created, ended: &endedNow, deliveryUpdated: a.deliveryUpdated})
+		}
 	}
 	// The tasks just timed out join the pending deliveries, in the same
 	// (ended_at, id) order a second query after the first step would see.
@@ -194,13 +200,14 @@ func reconcileSnapshot(t *txn) (queued int, running []reconcileRunning, pending 
 		bad = bad || !ok
 		return f
 	}
-	err = rawQuery(t, `SELECT rowid, id, delivery_required, created_at, updated_at, started_at, deadline_at FROM tasks
-		WHERE status = 'running' ORDER BY created_at, id`, 7, func(r []driver.Value) error {
+	err = rawQuery(t, `SELECT rowid, id, delivery_required, created_at, updated_at, started_at, deadline_at, delivery_status, delivery_updated_at FROM tasks
+		WHERE status = 'running' ORDER BY created_at, id`, 9, func(r []driver.Value) error {
 		rowid, _ := r[0].(int64)
 		required, _ := r[2].(int64)
 		running = append(running, reconcileRunning{
 			rowid: rowid, id: text(r[1]), required: required != 0,
 			created: num(r[3]), updated: num(r[4]), started: opt(r[5]), deadline: opt(r[6]),
+			deliveryPending: text(r[7]) == DeliveryPending, deliveryUpdated: num(r[8]),
 		})
 		return nil
 	})

@@ -120,3 +120,61 @@ func TestReconcileWrongTypes(t *testing.T) {
 		})
 	}
 }
+
+// TestReconcileDamagedRunningDelivery: step 2 sees a timed-out task's
+// stored delivery, not an assumed pending one. A running task whose
+// delivery is already closed (only a damaged file holds one) is timed out
+// and its delivery left alone; one whose delivery time lies after now is
+// a clock conflict. The dry run and the apply agree in both cases, and
+// the apply writes nothing inconsistent.
+func TestReconcileDamagedRunningDelivery(t *testing.T) {
+	cases := []struct {
+		name, set string
+		conflict  bool
+	}{
+		{"delivery closed", "delivery_status = 'failed', delivery_code = 'transport_failed'", false},
+		{"delivery time after now", "delivery_updated_at = 9000", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			l, clk, _ := openTest(t)
+			r, _ := l.Create(CreateParams{DeliveryRequired: true})
+			if _, err := l.Start(r.ID); err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			if _, err := l.conn.ExecContext(ctx, "UPDATE tasks SET "+c.set+" WHERE id = ?", r.ID); err != nil {
+				t.Fatal(err)
+			}
+			before, _ := l.Get(r.ID)
+			clk.now = 5000
+			dry, derr := l.Reconcile(600, 0, true)
+			applied, aerr := l.Reconcile(600, 0, false)
+			after, _ := l.Get(r.ID)
+			var events int
+			l.conn.QueryRowContext(ctx, "SELECT count(*) FROM task_events WHERE task_id = ?", r.ID).Scan(&events)
+			if c.conflict {
+				wantClass(t, derr, ErrStateConflict)
+				wantClass(t, aerr, ErrStateConflict)
+				if after.Status != StatusRunning || after.Version != before.Version || events != 2 {
+					t.Fatalf("refused apply wrote: %+v, %d events", after, events)
+				}
+				return
+			}
+			if derr != nil || aerr != nil {
+				t.Fatalf("dry run %v, apply %v", derr, aerr)
+			}
+			if dry.TasksTimedOut != 1 || dry.PendingDeliveryExamined != 0 || dry.DeliveriesFailed != 0 {
+				t.Fatalf("dry run %s", reconcileJSON(dry))
+			}
+			dry.DryRun, dry.Applied = false, true
+			if reconcileJSON(dry) != reconcileJSON(applied) {
+				t.Fatalf("dry run %s, apply %s", reconcileJSON(dry), reconcileJSON(applied))
+			}
+			if after.Status != StatusTimedOut || after.DeliveryStatus != DeliveryFailed || *after.DeliveryCode != "transport_failed" ||
+				after.DeliveryUpdatedAt != before.DeliveryUpdatedAt || after.Version != before.Version+1 || events != 3 {
+				t.Fatalf("apply wrote %+v, %d events", after, events)
+			}
+		})
+	}
+}
