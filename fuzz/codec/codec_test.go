@@ -45,12 +45,18 @@ func FuzzParse(f *testing.F) {
 // that decodes to the same value with the same key order.
 func FuzzDecode(f *testing.F) {
 	f.Add(`{"a": [1, 2.5, "x"], "b": null}`)
+	f.Add("{\"\u00e9\": [\"\u00fc\U0001F600\u007f\u2028\", \"\\u00e9\"]}")
 	f.Fuzz(func(t *testing.T, text string) {
 		v, err := pyjson.Decode(text)
 		if err != nil {
 			return
 		}
 		enc := pyjson.Encode(v)
+		for i, c := range enc {
+			if c >= 0x80 {
+				t.Fatalf("Encode wrote the non-ASCII byte %#x at %d\ninput %q\nencoded %q", c, i, text, enc)
+			}
+		}
 		back, err := pyjson.Decode(string(enc))
 		if err != nil {
 			t.Fatalf("encoding refused: %v\ninput %q\nencoded %q", err, text, enc)

@@ -53,6 +53,9 @@ func FuzzArgv(f *testing.F) {
 		"lease-release\x00--state\x00state.yml\x00--writer\x00w1\x00-h",
 		"--help",
 		"",
+		"upsert-item\x00--state\x00state.yml\x00--source\x00gh/x\x00--id\x00a/b\x00--json\x00{\"url\": \"https://example.com/a/b\", \"body\": \"1/2\"}\x00--writer\x00w1",
+		"run-record\x00--state=state.yml\x00--writer\x00w/1\x00--outcome\x00completed\x00--counts\x00{\"by/source\": 1}\x00--timestamp\x00t",
+		"import-legacy\x00--st\x00state.yml\x00--file\x00corrupt.yml\x00--source-map\x00{\"C1\": \"a/b\"}",
 	} {
 		f.Add(seed)
 	}
@@ -62,11 +65,8 @@ func FuzzArgv(f *testing.F) {
 		if argv != "" {
 			args = strings.Split(argv, "\x00")
 		}
-		for _, a := range args {
-			// Stay inside the temporary directory: no path separators.
-			if strings.ContainsAny(a, `/\`) {
-				t.Skip()
-			}
+		if leavesDir(args) {
+			t.Skip()
 		}
 		dir := t.TempDir()
 		t.Chdir(dir)
@@ -78,6 +78,9 @@ func FuzzArgv(f *testing.F) {
 		}
 		var stdout, stderr bytes.Buffer
 		rc := cli.Main(args, &stdout, &stderr)
+		if strings.Contains(stderr.String(), "error: internal error") {
+			t.Fatalf("argv %q: a panic was recovered: %q", args, stderr.String())
+		}
 		switch rc {
 		case 0:
 			first, _, _ := strings.Cut(stdout.String(), "\n")
@@ -87,9 +90,22 @@ func FuzzArgv(f *testing.F) {
 			if words[first] && !allUTF8(args) {
 				t.Fatalf("argv %q: an argument that is not valid UTF-8 reached the engine (%s)", args, first)
 			}
+			wantLines := 0
+			if first == "ERROR" {
+				wantLines = 1
+			}
+			if e := stderr.String(); strings.Count(e, "\n") != wantLines || (wantLines == 1 && !strings.HasSuffix(e, "\n")) {
+				t.Fatalf("argv %q: %s wrote %q on stderr, want %d line(s)", args, first, e, wantLines)
+			}
 		case 2:
 			if stdout.Len() != 0 {
 				t.Fatalf("argv %q: misuse printed on stdout: %q", args, stdout.String())
+			}
+			if !strings.HasPrefix(stderr.String(), "usage: sweep-state") {
+				t.Fatalf("argv %q: misuse without a usage line: %q", args, stderr.String())
+			}
+			if got, err := os.ReadFile("state.yml"); err != nil || string(got) != validState {
+				t.Fatalf("argv %q: misuse changed state.yml: %q %v", args, got, err)
 			}
 		default:
 			t.Fatalf("argv %q: exit %d", args, rc)
@@ -98,6 +114,33 @@ func FuzzArgv(f *testing.F) {
 			t.Fatalf("argv %q: corrupt.yml changed: %q %v", args, got, err)
 		}
 	})
+}
+
+// leavesDir reports whether a path argument (a value of --state or --file,
+// given through any prefix of those flags) could name something outside
+// the temporary directory. Other values, JSON and URLs among them, may hold
+// separators freely.
+func leavesDir(args []string) bool {
+	for i, a := range args {
+		if a == "--" {
+			// Everything after is a value (and misuse), but stay safe.
+			return false
+		}
+		name, val, explicit := strings.Cut(a, "=")
+		if len(name) <= 2 || !(strings.HasPrefix("--state", name) || strings.HasPrefix("--file", name)) {
+			continue
+		}
+		if !explicit {
+			if i+1 >= len(args) {
+				continue
+			}
+			val = args[i+1]
+		}
+		if strings.ContainsAny(val, `/\`) {
+			return true
+		}
+	}
+	return false
 }
 
 func allUTF8(args []string) bool {
