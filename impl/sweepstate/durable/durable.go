@@ -65,19 +65,12 @@ func EnsureParent(p string) error {
 	return nil
 }
 
-// WriteFile replaces p with data so that a reader sees either the old or the
-// new bytes, never a torn file: a fresh temporary file in the same directory
-// (exclusive create, mode 0600) is written, synced, renamed over p, and the
-// directory is synced so the rename survives a power cut (divergence D3).
-func WriteFile(p string, data []byte) error {
-	return WriteFileFunc(p, func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	})
-}
-
-// WriteFileFunc is WriteFile for content that write produces on the fly
-// (through a buffer), so a large file is never held in memory whole.
+// WriteFileFunc replaces p with the bytes write produces (through a
+// buffer, so a large file is never held in memory whole) so that a reader
+// sees either the old or the new file, never a torn one: a fresh temporary
+// file in the same directory (exclusive create, mode 0600) is written,
+// synced, renamed over p, and the directory is synced so the rename
+// survives a power cut (divergence D3).
 func WriteFileFunc(p string, write func(io.Writer) error) (err error) {
 	dir := filepath.Dir(p)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(p)+".*.tmp")

@@ -4,6 +4,7 @@ package durable
 
 import (
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -17,7 +18,8 @@ func TestWriteFileReplacesWithMode0600(t *testing.T) {
 	if err := os.WriteFile(p, []byte("old"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteFile(p, []byte("new\n")); err != nil {
+	write := func(w io.Writer) error { _, err := io.WriteString(w, "new\n"); return err }
+	if err := WriteFileFunc(p, write); err != nil {
 		t.Fatal(err)
 	}
 	got, err := os.ReadFile(p)
