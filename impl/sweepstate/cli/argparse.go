@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"unicode"
@@ -33,14 +32,10 @@ import (
 // a conversion error (--ttl-minutes, --outcome) is misuse at once. Then
 // missing required options, then leftover tokens, are misuse.
 
-// errUsage marks command-line misuse (exit status 2).
-var errUsage = errors.New("usage error")
-
 // usageError is misuse with a one-line message for stderr.
 type usageError struct{ msg string }
 
 func (e *usageError) Error() string { return e.msg }
-func (e *usageError) Unwrap() error { return errUsage }
 
 func misuse(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
 
