@@ -104,9 +104,7 @@ func heldBy(doc *value.Map, writer string) (*value.Map, bool) {
 }
 
 func upsertItem(in input, c UpsertItem) (Result, bool) {
-	if in.fresh {
-		return Result{Word: WordLeaseLost}, false
-	}
+	// An absent or blank file has no lease, so it is never held.
 	lease, held := heldBy(in.doc, c.Writer)
 	if !held {
 		return Result{Word: WordLeaseLost}, false
@@ -157,9 +155,7 @@ func isSensitive(doc, item *value.Map, source string) bool {
 }
 
 func cursorAdvance(in input, c CursorAdvance) (Result, bool) {
-	if in.fresh {
-		return Result{Word: WordLeaseLost}, false
-	}
+	// An absent or blank file has no lease, so it is never held.
 	lease, held := heldBy(in.doc, c.Writer)
 	if !held {
 		return Result{Word: WordLeaseLost}, false

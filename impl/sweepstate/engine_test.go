@@ -174,3 +174,28 @@ func TestStaleComparisonIsExactOverCenturies(t *testing.T) {
 		t.Error("one microsecond past the TTL must be stale")
 	}
 }
+
+// TestOwnedMutationWithoutFileIsLeaseLost: an absent or blank file holds no
+// lease, so owned mutations answer LEASE-LOST and write nothing.
+func TestOwnedMutationWithoutFileIsLeaseLost(t *testing.T) {
+	for _, initial := range []*string{nil, ptr(" \n\n")} {
+		for _, cmd := range []Command{
+			UpsertItem{Source: "s", ID: "1", JSON: "{}", Writer: "w1", Now: "2026-07-02T12:00:00Z"},
+			CursorAdvance{Source: "s", To: "1", PastItem: "1", Writer: "w1", Now: "2026-07-02T12:00:00Z"},
+		} {
+			p := filepath.Join(t.TempDir(), "s.yml")
+			if initial != nil {
+				os.WriteFile(p, []byte(*initial), 0o600)
+			}
+			if r := fixedEngine().Run(p, cmd); r.Word != WordLeaseLost {
+				t.Errorf("%T on %v: %v, want LEASE-LOST", cmd, initial != nil, r)
+			}
+			data, err := os.ReadFile(p)
+			if initial == nil && err == nil || initial != nil && string(data) != *initial {
+				t.Errorf("%T: file changed: %q %v", cmd, data, err)
+			}
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
