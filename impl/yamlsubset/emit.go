@@ -2,6 +2,7 @@ package yamlsubset
 
 import (
 	"cmp"
+	"fmt"
 	"io"
 	"math/big"
 	"slices"
@@ -251,7 +252,9 @@ func appendInline(dst []byte, v value.Value) []byte {
 		}
 		return append(dst, '}')
 	}
-	return append(dst, "null"...)
+	// Parse and the JSON decoder make only the types above; writing
+	// anything else as null would silently lose data.
+	panic(fmt.Sprintf("yamlsubset: cannot emit a value of type %T", v))
 }
 
 // appendMember writes the i-th member of an inline map.

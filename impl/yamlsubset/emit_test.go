@@ -145,3 +145,21 @@ func TestReadPayloadsMatchFixtures(t *testing.T) {
 		t.Fatalf("only %d read payloads checked", n)
 	}
 }
+
+// TestEmitRefusesUnknownTypes: a value no codec produces (a Go int, a
+// struct) is a defect of the caller; Emit panics instead of writing null.
+func TestEmitRefusesUnknownTypes(t *testing.T) {
+	for _, v := range []value.Value{5, struct{}{}, []value.Value{int8(1)}} {
+		doc := value.NewMap()
+		doc.Set("k", v)
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("Emit of %T did not panic", v)
+				}
+			}()
+			out := yamlsubset.Emit(doc)
+			t.Errorf("Emit of %T wrote %q", v, out)
+		}()
+	}
+}
