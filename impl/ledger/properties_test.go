@@ -10,8 +10,16 @@ package ledger_test
 //
 // A reachable ledger is built by applying a generated op program through the
 // public API with an injected clock. Runs are seeded (-props.seed, default 1)
-// and sized by -props.n (default 20 per property); a failure prints the seed
-// and the decoded op program.
+// and sized by -props.n (default 80 per property, about 3 s); a failure
+// prints the seed and the decoded op program.
+//
+// The generator is tilted towards work that reconciliation changes: starts
+// and closes outweigh deliveries and in-program reconciles (which clear
+// what the final reconcile would judge), and large clock advances are
+// drawn more often. With the default seed, apply changes something (times
+// out a task or closes a delivery) in 53 of the 80 cases of the first
+// property (the old, untilted generator: 46). With the default seed the
+// test fails if that share falls below five eighths (50 of 80).
 
 import (
 	"bytes"
@@ -33,7 +41,7 @@ import (
 
 var (
 	propsSeed = flag.Int64("props.seed", 1, "seed of the gopter properties in properties_test.go")
-	propsN    = flag.Int("props.n", 20, "successful cases per gopter property")
+	propsN    = flag.Int("props.n", 80, "successful cases per gopter property")
 )
 
 // progOp is one generated operation, decoded from a single integer so that
@@ -48,7 +56,7 @@ type progOp struct {
 
 // opKinds weights the operations: creates and starts dominate so that
 // programs end with running work for reconciliation to judge.
-var opKinds = []int{0, 0, 0, 1, 1, 2, 2, 2, 2, 3, 4, 4, 5, 5, 6, 6}
+var opKinds = []int{0, 0, 0, 1, 1, 2, 2, 2, 2, 2, 3, 4, 4, 4, 5, 6}
 
 var opNames = []string{"create", "child", "start", "heartbeat", "close", "delivery", "reconcile"}
 
@@ -195,12 +203,23 @@ func propertyParams() *gopter.TestParameters {
 
 var (
 	genProgram = gen.SliceOf(gen.IntRange(0, 1<<19-1))
-	genAdvance = gen.OneConstOf(0.0, 0.25, 0.5, 30.0, 600.0, 601.0, 3600.0, 1e5, 1e7, -1.0)
+	genAdvance = gen.OneConstOf(0.0, 0.25, 0.5, 30.0, 600.0, 601.0, 3600.0, 1e5, 1e5, 1e7, 1e7, 1e7, -1.0)
 	genGrace   = gen.OneConstOf(0.0, 0.25, 0.5, 30.0, 600.0, 601.0, 3600.0, 1e10)
 )
 
+// lawCases and lawChanged count the first property's successful applies
+// and those that changed something.
+var lawCases, lawChanged int
+
 func TestReconcileLaws(t *testing.T) {
 	props := gopter.NewProperties(propertyParams())
+	lawCases, lawChanged = 0, 0
+	defer func() {
+		t.Logf("apply changed something in %d of %d cases", lawChanged, lawCases)
+		if *propsSeed == 1 && lawCases >= 30 && 8*lawChanged < 5*lawCases {
+			t.Errorf("apply changed something in only %d of %d cases: the generator has gone slack", lawChanged, lawCases)
+		}
+	}()
 
 	props.Property("a dry run reports what apply does and writes nothing", prop.ForAll(
 		func(prog []int, advance, active, delivery float64) string {
@@ -257,6 +276,10 @@ func TestReconcileLaws(t *testing.T) {
 			}
 			if !roRep.DryRun || roRep.Applied || !rwRep.DryRun || rwRep.Applied || applied.DryRun || !applied.Applied {
 				return "dry_run/applied flags wrong"
+			}
+			lawCases++
+			if applied.TasksTimedOut+applied.DeliveriesFailed+applied.DeliveriesNotApplicable > 0 {
+				lawChanged++
 			}
 			if counts(roRep) != counts(applied) || counts(rwRep) != counts(applied) {
 				return fmt.Sprintf("preview %+v / %+v, apply %+v in %s", roRep, rwRep, applied, programString(prog))
