@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"context"
 	"database/sql/driver"
 	"errors"
 	"fmt"
@@ -13,24 +12,14 @@ import (
 // §6). When the schema is not exactly v2 it returns the early report: all
 // counts zero, SchemaOK false, DoctorErrorCount 1.
 func (l *Ledger) Doctor() (DoctorReport, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
-		return DoctorReport{}, errClosed
-	}
-	ctx := context.Background()
-	if !l.readOnly {
-		if _, err := l.conn.ExecContext(ctx, "PRAGMA query_only = 1"); err != nil {
-			return DoctorReport{}, classifySQLite("set query_only", err)
-		}
-		defer l.conn.ExecContext(ctx, "PRAGMA query_only = 0")
-	}
-	t, err := l.begin(ctx, "BEGIN")
+	var rep DoctorReport
+	// Doctor reports on any schema (the early report), so it skips the
+	// schema gate the other reads have.
+	err := l.lockedReadTx("doctor", false, func(t *txn) error {
+		rep = runDoctor(t)
+		return nil
+	})
 	if err != nil {
-		return DoctorReport{}, err
-	}
-	rep := runDoctor(t)
-	if err := l.finish(ctx, nil, "doctor"); err != nil {
 		return DoctorReport{}, err
 	}
 	return rep, nil
@@ -323,7 +312,7 @@ func loadDoctorTasks(t *txn, rep *DoctorReport) (*doctorTasks, error) {
 			e.parentKind = parentOther
 		}
 		e.stateOK = taskStateOK(&d)
-		e.timesOK = taskTimesOK(&d, nil)
+		e.timesOK = taskTimesOK(&d)
 		e.created, e.createdOK = asTime(d.created)
 		status, _ := asText(d.status)
 		delivery, _ := asText(d.delivery)
@@ -462,7 +451,7 @@ func taskStateOK(d *doctorTask) bool {
 	return version >= implied
 }
 
-func taskTimesOK(d *doctorTask, parent *doctorTask) bool {
+func taskTimesOK(d *doctorTask) bool {
 	created, ok1 := asTime(d.created)
 	updated, ok2 := asTime(d.updated)
 	dup, ok3 := asTime(d.dup)
@@ -504,11 +493,6 @@ func taskTimesOK(d *doctorTask, parent *doctorTask) bool {
 	}
 	if delivery != DeliveryPending && (ended == nil || dup < *ended) {
 		return false
-	}
-	if parent != nil {
-		if pc, ok := asTime(parent.created); ok && created < pc {
-			return false
-		}
 	}
 	return true
 }
@@ -644,19 +628,6 @@ func rawQuery(t *txn, query string, ncols int, each func([]driver.Value) error) 
 			}
 		}
 	})
-}
-
-func sameText(v any, want string) bool {
-	s, ok := asText(v)
-	return ok && s == want
-}
-
-func sameOptText(v, want any) bool {
-	if want == nil || v == nil {
-		return want == nil && v == nil
-	}
-	w, ok := asText(want)
-	return ok && sameText(v, w)
 }
 
 // countCycles counts parent cycles, each once, by walking parent links.

@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"context"
 	"database/sql"
 	"errors"
 	"math"
@@ -431,24 +430,6 @@ func (l *Ledger) usableForReading() error {
 	return stateConflict("schema does not match")
 }
 
-// lockedRead takes the ledger lock and runs fn in a read transaction.
-func (l *Ledger) lockedRead(fn func(*txn) error) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
-		return errClosed
-	}
-	if err := l.usableForReading(); err != nil {
-		return err
-	}
-	ctx := context.Background()
-	t, err := l.begin(ctx, "BEGIN")
-	if err != nil {
-		return err
-	}
-	return l.finish(ctx, fn(t), "read")
-}
-
 // Get returns one task.
 func (l *Ledger) Get(id string) (Task, error) {
 	cid, err := ParseTaskID(id)
@@ -456,7 +437,7 @@ func (l *Ledger) Get(id string) (Task, error) {
 		return Task{}, err
 	}
 	var out Task
-	err = l.lockedRead(func(t *txn) error {
+	err = l.lockedReadTx("read", true, func(t *txn) error {
 		out, err = getTask(t, cid)
 		return err
 	})
@@ -471,7 +452,7 @@ func (l *Ledger) ChildrenOf(id string) ([]Task, error) {
 		return nil, err
 	}
 	var out []Task
-	err = l.lockedRead(func(t *txn) error {
+	err = l.lockedReadTx("read", true, func(t *txn) error {
 		if _, err := getTask(t, cid); err != nil {
 			return err
 		}

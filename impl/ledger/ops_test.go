@@ -365,3 +365,27 @@ func TestReconcileApplyMatchesDryRun(t *testing.T) {
 	}
 	healthy(t, l)
 }
+
+// TestReadTransactionsAreQueryOnly: every read transaction (get, children,
+// doctor, the dry run) runs under query_only, so a write slipped into one
+// fails and changes nothing, and the ledger writes normally afterwards.
+func TestReadTransactionsAreQueryOnly(t *testing.T) {
+	l, _, _ := openTest(t)
+	for _, gated := range []bool{true, false} {
+		err := l.lockedReadTx("test", gated, func(tx *txn) error {
+			_, err := tx.ExecContext(tx.ctx, `INSERT INTO schema_meta (key, value) VALUES ('x', 'y')`)
+			return err
+		})
+		if err == nil {
+			t.Fatalf("gated %v: a write inside a read transaction succeeded", gated)
+		}
+	}
+	var n int
+	if err := l.conn.QueryRowContext(t.Context(), "SELECT count(*) FROM schema_meta").Scan(&n); err != nil || n != 2 {
+		t.Fatalf("schema_meta rows %d, %v", n, err)
+	}
+	if _, err := l.Create(CreateParams{}); err != nil {
+		t.Fatalf("write after a read transaction: %v", err)
+	}
+	healthy(t, l)
+}

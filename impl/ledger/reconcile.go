@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"cmp"
-	"context"
 	"database/sql"
 	"database/sql/driver"
 	"math"
@@ -148,7 +147,7 @@ func (l *Ledger) Reconcile(activeGrace, deliveryGrace float64, dryRun bool) (Rec
 	}
 	var err error
 	if dryRun {
-		err = l.lockedQuery(run)
+		err = l.lockedReadTx("dry run", true, run)
 	} else {
 		if l.readOnly {
 			return ReconcileReport{}, errReadOnly
@@ -327,29 +326,4 @@ func rowidList(rowids []int64) string {
 		b = strconv.AppendInt(b, r, 10)
 	}
 	return string(append(b, ']'))
-}
-
-// lockedQuery runs fn in a read transaction with query_only set, so that
-// nothing in fn can write (the dry run's guarantee).
-func (l *Ledger) lockedQuery(fn func(*txn) error) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
-		return errClosed
-	}
-	if err := l.usableForReading(); err != nil {
-		return err
-	}
-	ctx := context.Background()
-	if !l.readOnly {
-		if _, err := l.conn.ExecContext(ctx, "PRAGMA query_only = 1"); err != nil {
-			return classifySQLite("set query_only", err)
-		}
-		defer l.conn.ExecContext(ctx, "PRAGMA query_only = 0")
-	}
-	t, err := l.begin(ctx, "BEGIN")
-	if err != nil {
-		return err
-	}
-	return l.finish(ctx, fn(t), "dry run")
 }

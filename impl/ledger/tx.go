@@ -99,9 +99,22 @@ func (l *Ledger) write(fn func(*txn) error) error {
 	return l.finish(ctx, fn(t), "write")
 }
 
-// read runs fn in one read transaction under query_only, so nothing in fn
-// can write even by mistake.
-func (l *Ledger) read(fn func(*txn) error) error {
+// lockedReadTx takes the ledger lock and runs fn in one read transaction
+// under query_only, so nothing in fn can write even by mistake (the
+// guarantee of doctor and of the dry run; a read-only ledger has
+// query_only on for good). With gated, a schema that reads cannot trust
+// is refused first. op names the transaction in an internal error.
+func (l *Ledger) lockedReadTx(op string, gated bool, fn func(*txn) error) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return errClosed
+	}
+	if gated {
+		if err := l.usableForReading(); err != nil {
+			return err
+		}
+	}
 	ctx := context.Background()
 	if !l.readOnly {
 		if _, err := l.conn.ExecContext(ctx, "PRAGMA query_only = 1"); err != nil {
@@ -113,5 +126,5 @@ func (l *Ledger) read(fn func(*txn) error) error {
 	if err != nil {
 		return err
 	}
-	return l.finish(ctx, fn(t), "read")
+	return l.finish(ctx, fn(t), op)
 }
