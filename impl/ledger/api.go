@@ -142,3 +142,15 @@ type StorageInfo struct {
 //	func (l *Ledger) Doctor() (DoctorReport, error)
 //	func (l *Ledger) StorageInfo() StorageInfo
 //	func ParseTaskID(s string) (string, error) // canonical lowercase 8-4-4-4-12, or ErrInvalidInput
+
+// CheckPathText applies Open's rules for the text of a database path (no
+// disk access): non-empty, no NUL, not ":memory:", not a UNC path, and
+// naming a file. A refusal is ErrInvalidInput.
+func CheckPathText(path string) error {
+	_, err := checkPathText(path)
+	return err
+}
+
+// ValidPayloadHash reports whether h is a payload fingerprint Create
+// accepts: exactly 64 lowercase hex characters.
+func ValidPayloadHash(h string) bool { return validPayloadHash(h) }

@@ -204,8 +204,10 @@ func buildInvocation(top, sub *parseResult) (*invocation, error) {
 		activeGrace:      600,
 		deliveryGrace:    600,
 	}
-	if err := checkDBPath(inv.db); err != nil {
-		return nil, err
+	// The path's text is judged here, with the other values, by the
+	// ledger's own rule; the disk is looked at only later.
+	if err := ledger.CheckPathText(inv.db); err != nil {
+		return nil, ledger.ErrInvalidInput
 	}
 	canonicalID := func(text string) (string, error) {
 		id, err := ledger.ParseTaskID(text)
@@ -231,7 +233,7 @@ func buildInvocation(top, sub *parseResult) (*invocation, error) {
 		}
 	}
 	if text, ok := sub.values["payload-sha256"]; ok {
-		if !isLowerHexSHA256(text) {
+		if !ledger.ValidPayloadHash(text) {
 			return nil, ledger.ErrInvalidInput
 		}
 		inv.payloadHash = text
@@ -261,32 +263,4 @@ func buildInvocation(top, sub *parseResult) (*invocation, error) {
 		return nil, err
 	}
 	return inv, nil
-}
-
-// checkDBPath refuses the paths the storage contract refuses without
-// looking at the disk; everything else is the ledger's storage guard.
-func checkDBPath(path string) error {
-	if path == "" || path == ":memory:" {
-		return ledger.ErrInvalidInput
-	}
-	for i := 0; i < len(path); i++ {
-		if path[i] == 0 {
-			return ledger.ErrInvalidInput
-		}
-	}
-	return nil
-}
-
-// isLowerHexSHA256 accepts exactly 64 lowercase hex digits.
-func isLowerHexSHA256(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }

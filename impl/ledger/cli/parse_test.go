@@ -173,6 +173,15 @@ func TestParseCommandLineOutcomes(t *testing.T) {
 		{"--db x children " + testID, ok, ""},
 		{"--db x doctor", ok, ""},
 		{"--db -5 init", ok, ""},
+		// The path's text is judged with the other values, by the ledger's
+		// own rule (a path naming no file, a UNC path), before any disk
+		// access.
+		{"--db d/.. init", usage, ""},
+		{"--db / start " + testID, usage, ""},
+		{`--db \\server\share\x.db doctor`, usage, ""},
+		{"--db d/tasks: init", ok, ""},
+		{"--db x create --payload-sha256 " + strings.Repeat("ab", 32), ok, ""},
+		{"--db x create --payload-sha256 " + strings.Repeat("AB", 32), usage, ""},
 	}
 	for _, c := range cases {
 		args := strings.Fields(c.argv)
