@@ -194,19 +194,26 @@ func reconcileSnapshot(t *txn) (queued int, running []reconcileRunning, pending 
 		bad = bad || !ok
 		return f
 	}
+	// The running query compares delivery_status in SQL (no string per
+	// row); a value other than 'pending' is not pending, as the pending
+	// query below sees it too.
+	isOne := func(v any) bool {
+		b, _ := v.(int64)
+		return b == 1
+	}
 	opt := func(v any) *float64 {
 		f, ok := optTime(v)
 		bad = bad || !ok
 		return f
 	}
-	err = rawQuery(t, `SELECT rowid, id, delivery_required, created_at, updated_at, started_at, deadline_at, delivery_status, delivery_updated_at FROM tasks
+	err = rawQuery(t, `SELECT rowid, id, delivery_required, created_at, updated_at, started_at, deadline_at, delivery_status = 'pending', delivery_updated_at FROM tasks
 		WHERE status = 'running' ORDER BY created_at, id`, 9, func(r []driver.Value) error {
 		rowid, _ := r[0].(int64)
 		required, _ := r[2].(int64)
 		running = append(running, reconcileRunning{
 			rowid: rowid, id: text(r[1]), required: required != 0,
 			created: num(r[3]), updated: num(r[4]), started: opt(r[5]), deadline: opt(r[6]),
-			deliveryPending: text(r[7]) == DeliveryPending, deliveryUpdated: num(r[8]),
+			deliveryPending: isOne(r[7]), deliveryUpdated: num(r[8]),
 		})
 		return nil
 	})
