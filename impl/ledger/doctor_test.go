@@ -106,11 +106,12 @@ func TestDoctorDetectsDamage(t *testing.T) {
 func TestDoctorSchemaDamage(t *testing.T) {
 	requireFixtures(t)
 	for name, stmts := range map[string][]string{
-		"wrong fingerprint": {"UPDATE schema_meta SET value='00' WHERE key='schema_fingerprint'"},
-		"extra meta key":    {"INSERT INTO schema_meta VALUES ('note','x')"},
-		"version 3":         {"UPDATE schema_meta SET value='3' WHERE key='schema_version'"},
-		"extra index":       {"CREATE INDEX extra_idx ON tasks(created_at)"},
-		"dropped index":     {"DROP INDEX tasks_parent_idx"},
+		"wrong fingerprint":   {"UPDATE schema_meta SET value='00' WHERE key='schema_fingerprint'"},
+		"extra meta key":      {"INSERT INTO schema_meta VALUES ('note','x')"},
+		"version 3":           {"UPDATE schema_meta SET value='3' WHERE key='schema_version'"},
+		"extra index":         {"CREATE INDEX extra_idx ON tasks(created_at)"},
+		"dropped index":       {"DROP INDEX tasks_parent_idx"},
+		"meta column renamed": {"ALTER TABLE schema_meta RENAME COLUMN value TO valuA"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			rep := doctorOf(t, damage(t, stmts...))

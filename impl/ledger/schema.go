@@ -222,7 +222,12 @@ func readSchema(ctx context.Context, q querier) (schemaStatus, error) {
 	}
 	meta, err := readMeta(ctx, q)
 	if err != nil {
-		return st, err
+		if sameObjects && st.fingerprint == SchemaFingerprint {
+			return st, err // the schema is right, so this is a real failure
+		}
+		// A damaged schema_meta (a renamed column, say) is part of the
+		// schema damage: report it as not exact, version unknown.
+		return st, nil
 	}
 	switch meta["schema_version"] {
 	case "1":
