@@ -7,6 +7,9 @@ import (
 	"errors"
 	"runtime/debug"
 	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // readOnlyPauses are the pauses between attempts of a read-only open
@@ -45,11 +48,28 @@ func (l *Ledger) openReadOnly(opts Options) error {
 	for attempt := 0; ; attempt++ {
 		err := l.openReadOnlyOnce()
 		if err == nil || !retryableReadOnly(err) || attempt == len(readOnlyPauses) {
-			return err
+			return fileFault(err)
 		}
 		l.dropConn()
 		readOnlyPause(readOnlyPauses[attempt])
 	}
+}
+
+// fileFault turns an SQLite error met while opening a file read-only into
+// StateConflict: an unsupported header value or a mangled schema makes some
+// statement of the open fail, and that is the file's fault, not an
+// internal error. Out-of-memory and I/O failures stay internal.
+func fileFault(err error) error {
+	var ie *internalError
+	var se *sqlite.Error
+	if !errors.As(err, &ie) || !errors.As(err, &se) {
+		return err
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_NOMEM, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL:
+		return err
+	}
+	return stateConflict("database file is not a valid ledger")
 }
 
 // openReadOnlyOnce is one attempt of openReadOnly.
