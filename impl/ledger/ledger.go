@@ -73,7 +73,7 @@ func Open(path string, opts Options) (*Ledger, error) {
 	if opts.ReadOnly {
 		err = l.openReadOnly(opts)
 	} else {
-		err = l.openWritable(opts)
+		err = fileFault(l.openWritable(opts))
 	}
 	if err != nil {
 		l.shutdown()

@@ -55,7 +55,7 @@ func (l *Ledger) openReadOnly(opts Options) error {
 	}
 }
 
-// fileFault turns an SQLite error met while opening a file read-only into
+// fileFault turns an SQLite error met while opening a file into
 // StateConflict: an unsupported header value or a mangled schema makes some
 // statement of the open fail, and that is the file's fault, not an
 // internal error. Out-of-memory and I/O failures stay internal.
