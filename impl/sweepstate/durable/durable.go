@@ -78,14 +78,17 @@ func WriteFileFunc(p string, write func(io.Writer) error) (err error) {
 		return fmt.Errorf("create temporary file: %w", err)
 	}
 	name := tmp.Name()
+	renamed := false
+	// Whatever stops the write before the rename (an error or a panic in
+	// write), the temporary file goes.
 	defer func() {
-		if err != nil {
+		if !renamed {
+			tmp.Close()
 			os.Remove(name)
 		}
 	}()
 	// CreateTemp already uses 0600; Chmod makes it independent of that detail.
 	if err = tmp.Chmod(0o600); err != nil && !errors.Is(err, errors.ErrUnsupported) {
-		tmp.Close()
 		return fmt.Errorf("chmod temporary file: %w", err)
 	}
 	// A small buffer: it gathers small writes, while a writer that already
@@ -95,11 +98,9 @@ func WriteFileFunc(p string, write func(io.Writer) error) (err error) {
 		err = bw.Flush()
 	}
 	if err != nil {
-		tmp.Close()
 		return fmt.Errorf("write temporary file: %w", err)
 	}
 	if err = tmp.Sync(); err != nil {
-		tmp.Close()
 		return fmt.Errorf("sync temporary file: %w", err)
 	}
 	if err = tmp.Close(); err != nil {
@@ -108,6 +109,7 @@ func WriteFileFunc(p string, write func(io.Writer) error) (err error) {
 	if err = os.Rename(name, p); err != nil {
 		return fmt.Errorf("rename into place: %w", err)
 	}
+	renamed = true
 	if err = syncDir(dir); err != nil {
 		return fmt.Errorf("sync directory: %w", err)
 	}

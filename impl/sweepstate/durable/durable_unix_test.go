@@ -87,3 +87,29 @@ func TestAcquireExcludesOthers(t *testing.T) {
 		t.Fatalf("flock after unlock: %v", err)
 	}
 }
+
+// TestFailedWriteLeavesNothing: a write that fails or panics before the
+// rename leaves the old file as it was and no temporary file behind.
+func TestFailedWriteLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "state.yml")
+	if err := os.WriteFile(p, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	failing := func(w io.Writer) error {
+		io.WriteString(w, "partial")
+		return errors.New("disk says no")
+	}
+	if err := WriteFileFunc(p, failing); err == nil {
+		t.Fatal("a failing write reported success")
+	}
+	func() {
+		defer func() { recover() }()
+		WriteFileFunc(p, func(w io.Writer) error { io.WriteString(w, "partial"); panic("defect") })
+	}()
+	got, _ := os.ReadFile(p)
+	entries, _ := os.ReadDir(dir)
+	if string(got) != "old" || len(entries) != 1 {
+		t.Fatalf("after failed writes: content %q, %d entries", got, len(entries))
+	}
+}
