@@ -220,9 +220,12 @@ func (l *Ledger) Create(p CreateParams) (Task, error) {
 	return out, err
 }
 
-// Start moves a queued task to running; a running task is returned
-// unchanged.
-func (l *Ledger) Start(id string) (Task, error) {
+// writeTask is the shape the task operations share: refuse on a read-only
+// ledger, parse the id, run check (argument rules that need no row), then,
+// in one write transaction, load the task and let apply decide. apply
+// returns changed=false to return the stored task unchanged (the idempotent
+// repeats); otherwise the task is read back as written.
+func (l *Ledger) writeTask(id string, check func() error, apply func(t *txn, task Task) (changed bool, err error)) (Task, error) {
 	if l.readOnly {
 		return Task{}, errReadOnly
 	}
@@ -230,25 +233,47 @@ func (l *Ledger) Start(id string) (Task, error) {
 	if err != nil {
 		return Task{}, err
 	}
+	if check != nil {
+		if err := check(); err != nil {
+			return Task{}, err
+		}
+	}
 	var out Task
 	err = l.lockedWrite(func(t *txn) error {
 		task, err := getTask(t, cid)
 		if err != nil {
 			return err
 		}
-		if task.Status == StatusRunning {
+		changed, err := apply(t, task)
+		if err != nil || !changed {
 			out = task
-			return nil
+			return err
+		}
+		out, err = getTask(t, cid)
+		return err
+	})
+	if err != nil {
+		return Task{}, err
+	}
+	return out, nil
+}
+
+// Start moves a queued task to running; a running task is returned
+// unchanged.
+func (l *Ledger) Start(id string) (Task, error) {
+	return l.writeTask(id, nil, func(t *txn, task Task) (bool, error) {
+		if task.Status == StatusRunning {
+			return false, nil
 		}
 		if task.Status != StatusQueued {
-			return stateConflict("task is not queued")
+			return false, stateConflict("task is not queued")
 		}
 		now, err := t.now()
 		if err != nil {
-			return err
+			return false, err
 		}
 		if err := notBefore(now, task.CreatedAt, task.UpdatedAt); err != nil {
-			return err
+			return false, err
 		}
 		var deadline any
 		if task.TimeoutSeconds != nil {
@@ -256,169 +281,118 @@ func (l *Ledger) Start(id string) (Task, error) {
 			// Near the top of the float range the sum overflows; an
 			// infinite deadline would be unreadable forever after.
 			if math.IsInf(d, 0) {
-				return errDeadlineOverflow
+				return false, errDeadlineOverflow
 			}
 			deadline = d
 		}
 		if _, err := t.ExecContext(t.ctx, `UPDATE tasks SET status = 'running', started_at = ?, updated_at = ?, deadline_at = ?, version = version + 1 WHERE id = ?`,
-			now, now, deadline, cid); err != nil {
-			return err
+			now, now, deadline, task.ID); err != nil {
+			return false, err
 		}
-		if err := addEvent(t, cid, eventTaskTransition, StatusQueued, StatusRunning, now, codeStarted); err != nil {
-			return err
-		}
-		out, err = getTask(t, cid)
-		return err
+		return true, addEvent(t, task.ID, eventTaskTransition, StatusQueued, StatusRunning, now, codeStarted)
 	})
-	return out, err
 }
 
 // Heartbeat refreshes a running task's updated_at.
 func (l *Ledger) Heartbeat(id string) (Task, error) {
-	if l.readOnly {
-		return Task{}, errReadOnly
-	}
-	cid, err := ParseTaskID(id)
-	if err != nil {
-		return Task{}, err
-	}
-	var out Task
-	err = l.lockedWrite(func(t *txn) error {
-		task, err := getTask(t, cid)
-		if err != nil {
-			return err
-		}
+	return l.writeTask(id, nil, func(t *txn, task Task) (bool, error) {
 		if task.Status != StatusRunning {
-			return stateConflict("task is not running")
+			return false, stateConflict("task is not running")
 		}
 		now, err := t.now()
 		if err != nil {
-			return err
+			return false, err
 		}
 		if err := notBefore(now, task.UpdatedAt); err != nil {
-			return err
+			return false, err
 		}
-		if _, err := t.ExecContext(t.ctx, `UPDATE tasks SET updated_at = ?, version = version + 1 WHERE id = ?`, now, cid); err != nil {
-			return err
-		}
-		out, err = getTask(t, cid)
-		return err
+		_, err = t.ExecContext(t.ctx, `UPDATE tasks SET updated_at = ?, version = version + 1 WHERE id = ?`, now, task.ID)
+		return true, err
 	})
-	return out, err
 }
 
 // CloseTask moves a task to a terminal state. Repeating the same terminal
 // state returns the stored task unchanged (before the code is checked); a
 // different terminal state is ErrStateConflict.
 func (l *Ledger) CloseTask(id, status, code string) (Task, error) {
-	if l.readOnly {
-		return Task{}, errReadOnly
-	}
-	cid, err := ParseTaskID(id)
-	if err != nil {
-		return Task{}, err
-	}
-	if !isTerminal(status) {
-		return Task{}, invalidInput("close status must be terminal")
-	}
-	var out Task
-	err = l.lockedWrite(func(t *txn) error {
-		task, err := getTask(t, cid)
-		if err != nil {
-			return err
+	check := func() error {
+		if !isTerminal(status) {
+			return invalidInput("close status must be terminal")
 		}
+		return nil
+	}
+	return l.writeTask(id, check, func(t *txn, task Task) (bool, error) {
 		if task.Status == status {
-			out = task
-			return nil
+			return false, nil
 		}
 		if isTerminal(task.Status) {
-			return stateConflict("task is already terminal")
+			return false, stateConflict("task is already terminal")
 		}
 		if err := checkCode(code, taskCodeAllowed, status); err != nil {
-			return err
+			return false, err
 		}
 		now, err := t.now()
 		if err != nil {
-			return err
+			return false, err
 		}
 		times := []float64{task.CreatedAt, task.UpdatedAt}
 		if task.StartedAt != nil {
 			times = append(times, *task.StartedAt)
 		}
 		if err := notBefore(now, times...); err != nil {
-			return err
+			return false, err
 		}
 		if _, err := t.ExecContext(t.ctx, `UPDATE tasks SET status = ?, updated_at = ?, ended_at = ?, terminal_code = ?, version = version + 1 WHERE id = ?`,
-			status, now, now, orNull(code), cid); err != nil {
-			return err
+			status, now, now, orNull(code), task.ID); err != nil {
+			return false, err
 		}
-		if err := addEvent(t, cid, eventTaskTransition, task.Status, status, now, orNull(code)); err != nil {
-			return err
-		}
-		out, err = getTask(t, cid)
-		return err
+		return true, addEvent(t, task.ID, eventTaskTransition, task.Status, status, now, orNull(code))
 	})
-	return out, err
 }
 
 // SetDelivery closes a terminal task's delivery. The same value again is
 // returned unchanged (before the code is checked); a delivery state the
 // task's kind does not allow is ErrStateConflict, also before the code.
 func (l *Ledger) SetDelivery(id, status, code string) (Task, error) {
-	if l.readOnly {
-		return Task{}, errReadOnly
-	}
-	cid, err := ParseTaskID(id)
-	if err != nil {
-		return Task{}, err
-	}
-	if status != DeliveryDelivered && status != DeliveryFailed && status != DeliveryNotApplicable {
-		return Task{}, invalidInput("delivery status must be terminal")
-	}
-	var out Task
-	err = l.lockedWrite(func(t *txn) error {
-		task, err := getTask(t, cid)
-		if err != nil {
-			return err
+	check := func() error {
+		if status != DeliveryDelivered && status != DeliveryFailed && status != DeliveryNotApplicable {
+			return invalidInput("delivery status must be terminal")
 		}
+		return nil
+	}
+	return l.writeTask(id, check, func(t *txn, task Task) (bool, error) {
 		if task.DeliveryStatus == status {
-			out = task
-			return nil
+			return false, nil
 		}
 		if task.DeliveryStatus != DeliveryPending {
-			return stateConflict("delivery is already closed")
+			return false, stateConflict("delivery is already closed")
 		}
 		if task.DeliveryRequired == (status == DeliveryNotApplicable) {
-			return stateConflict("delivery state not allowed for this kind of task")
+			return false, stateConflict("delivery state not allowed for this kind of task")
 		}
 		if !isTerminal(task.Status) {
-			return stateConflict("task is not terminal")
+			return false, stateConflict("task is not terminal")
 		}
 		if err := checkCode(code, deliveryCodeAllowed, status); err != nil {
-			return err
+			return false, err
 		}
 		now, err := t.now()
 		if err != nil {
-			return err
+			return false, err
 		}
 		times := []float64{task.CreatedAt, task.DeliveryUpdatedAt}
 		if task.EndedAt != nil {
 			times = append(times, *task.EndedAt)
 		}
 		if err := notBefore(now, times...); err != nil {
-			return err
+			return false, err
 		}
 		if _, err := t.ExecContext(t.ctx, `UPDATE tasks SET delivery_status = ?, delivery_updated_at = ?, delivery_code = ?, version = version + 1 WHERE id = ?`,
-			status, now, orNull(code), cid); err != nil {
-			return err
+			status, now, orNull(code), task.ID); err != nil {
+			return false, err
 		}
-		if err := addEvent(t, cid, eventDeliveryTransition, DeliveryPending, status, now, orNull(code)); err != nil {
-			return err
-		}
-		out, err = getTask(t, cid)
-		return err
+		return true, addEvent(t, task.ID, eventDeliveryTransition, DeliveryPending, status, now, orNull(code))
 	})
-	return out, err
 }
 
 // usableForReading refuses a schema that reads cannot trust: anything but
