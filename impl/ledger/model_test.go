@@ -589,40 +589,12 @@ func TestLedgerMatchesModel(t *testing.T) {
 	})
 }
 
-// missingFixture handles a fixture file that is absent although the
-// fixture folder exists, as testfixtures.Dir handles a missing folder:
-// fatal under CI (CI=true), where every fixture must be present, and a
-// skip on a developer machine.
+// missingFixture fails the test: every recorded fixture is part of the
+// repository (spec/testdata/fixtures), so an absent one is a broken checkout.
 func missingFixture(t testing.TB, name string) {
 	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatal("fixture missing under CI: " + name)
-		return
-	}
-	t.Skip("fixture not present: " + name)
+	t.Fatal("fixture missing from spec/testdata/fixtures: " + name)
 }
-
-// TestMissingFixtureFailsUnderCI pins missingFixture's two answers.
-func TestMissingFixtureFailsUnderCI(t *testing.T) {
-	for _, ci := range []string{"true", ""} {
-		t.Setenv("CI", ci)
-		rec := &recordingTB{TB: t}
-		missingFixture(rec, "absent")
-		if rec.failed != (ci == "true") || rec.skipped != (ci != "true") {
-			t.Errorf("CI=%q: failed %v, skipped %v", ci, rec.failed, rec.skipped)
-		}
-	}
-}
-
-// recordingTB records Fatal and Skip instead of stopping the test.
-type recordingTB struct {
-	testing.TB
-	failed, skipped bool
-}
-
-func (r *recordingTB) Helper()      {}
-func (r *recordingTB) Fatal(...any) { r.failed = true }
-func (r *recordingTB) Skip(...any)  { r.skipped = true }
 
 // TestCheckerAgreesWithDoctorOnFixtures runs the model's Checker over the
 // rows of the reference ledger's fixture files (healthy and damaged) and

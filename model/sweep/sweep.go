@@ -1,7 +1,7 @@
 // Package sweep is the executable model of the sweep state engine: one
 // deterministic function, Apply, from (file state, command) to (answer, next
 // file state). It is a second, independent reading of the contract
-// (../shared/contracts/sweep-state.md, mirrored in spec/sweep-state.md);
+// (spec/sweep-state.md);
 // section numbers (§n) in comments refer to it.
 //
 // The model does no I/O and reads no clock: the caller parses the file and

@@ -1,9 +1,9 @@
 // Package testfixtures locates the recorded reference fixtures for tests.
 //
-// The fixtures live outside the repository, in the shared folder that sits
-// beside the checkout (../shared/fixtures from the module root), because they
-// are recordings of the Python tools owned by the whole project, not by this
-// repository. STATEGUARD_FIXTURES overrides the location.
+// The fixtures are the behaviour recorded from the Python tools this project
+// replaces. They travel with the repository, under spec/testdata/fixtures
+// (beside the contracts they back; see the README there), so a clone on its
+// own proves everything: no test reads anything outside the module.
 package testfixtures
 
 import (
@@ -12,43 +12,39 @@ import (
 	"testing"
 )
 
-// Dir returns the absolute path of the fixtures folder, or the subfolder
-// named by elem. When the fixtures cannot be found the test is skipped on a
-// developer machine and fails under CI (CI=true), where they must exist.
+// Dir returns the absolute path of the fixtures folder, or of the subfolder
+// named by elem. A missing folder fails the test in every mode: the recorded
+// truth is part of the repository, so its absence is a broken checkout, not
+// a reason to skip.
 func Dir(t testing.TB, elem ...string) string {
 	t.Helper()
-	root, ok := find()
-	if !ok {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("fixtures not found: expected ../shared/fixtures beside the module root, or STATEGUARD_FIXTURES")
-		}
-		t.Skip("fixtures not found (../shared/fixtures beside the module root); set STATEGUARD_FIXTURES")
+	p := Path(elem...)
+	if !isDir(p) {
+		t.Fatalf("fixtures not found at %s: the checkout is missing spec/testdata/fixtures", p)
 	}
-	return filepath.Join(append([]string{root}, elem...)...)
+	return p
 }
 
-// Path returns where the fixtures (or the subfolder named by elem) should be,
+// Path returns where the fixtures (or the subfolder named by elem) are,
 // whether or not they exist; tests call Dir to require them.
 func Path(elem ...string) string {
-	root, _ := find()
+	root := filepath.Join(moduleRoot(), "spec", "testdata", "fixtures")
 	return filepath.Join(append([]string{root}, elem...)...)
 }
 
-func find() (string, bool) {
-	if dir := os.Getenv("STATEGUARD_FIXTURES"); dir != "" {
-		return dir, isDir(dir)
-	}
+// moduleRoot walks up from the working directory (go test runs each test
+// in its package's folder) to the folder holding go.mod.
+func moduleRoot() string {
 	wd, err := os.Getwd()
 	if err != nil {
-		return "", false
+		return ""
 	}
 	for dir := wd; ; dir = filepath.Dir(dir) {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			cand := filepath.Join(filepath.Dir(dir), "shared", "fixtures")
-			return cand, isDir(cand)
+			return dir
 		}
 		if filepath.Dir(dir) == dir {
-			return "", false
+			return wd
 		}
 	}
 }
