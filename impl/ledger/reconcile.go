@@ -1,124 +1,89 @@
 package ledger
 
 import (
-	"cmp"
 	"database/sql"
-	"database/sql/driver"
-	"math"
-	"slices"
-	"strconv"
-	"strings"
+	"errors"
 )
 
-// reconcileRunning is a running task as reconciliation sees it. rowid is
-// the row's SQLite rowid, which the apply step updates by: a lookup by
-// the TEXT primary key costs an extra index search per row.
-type reconcileRunning struct {
-	rowid             int64
-	id                string
-	required          bool
-	created, updated  float64
-	started, deadline *float64
-	// Only a damaged row has a closed delivery (or a delivery time after
-	// now) on a running task; step 2 must see the stored values.
-	deliveryPending bool
-	deliveryUpdated float64
+// errWrongType is a reconcile that met a value of the wrong type.
+var errWrongType = stateConflict("a task row holds a value of the wrong type")
+
+// Reconcile works set-based: the report's counts, the type check and the
+// clock check are aggregate queries over the running and pending-delivery
+// rows (through the state indexes), and an apply is one INSERT ... SELECT
+// and one UPDATE per step, each selecting its rows with the same predicate
+// the counts used. No per-row Go value is kept, so memory does not grow
+// with the ledger.
+
+// reconcileParams are the instants a reconcile compares against, computed
+// once in Go so every statement sees the same float values.
+type reconcileParams struct {
+	now, staleBefore, deliveryCutoff float64
 }
 
-// reconcilePending is a terminal task whose delivery is still pending.
-type reconcilePending struct {
-	rowid           int64
-	id              string
-	required        bool
-	created         float64
-	ended           *float64
-	deliveryUpdated float64
+// runningStaleSQL is step 1's decision over a tasks row: a running task
+// whose deadline has passed or whose last update is at or before
+// now - active_grace times out (contract §5, first match wins; both
+// give a timeout, only the code differs).
+const runningStaleSQL = `((deadline_at IS NOT NULL AND deadline_at <= :now) OR updated_at <= :stale)`
+
+// timeoutCodeSQL is the code of a step-1 timeout.
+const timeoutCodeSQL = `CASE WHEN deadline_at IS NOT NULL AND deadline_at <= :now THEN '` + codeDeadlineExceeded + `' ELSE '` + codeRestartStale + `' END`
+
+// requiredSQL is true when delivery_required holds a non-zero integer,
+// which is what the driver's int64 reading of it took as "required"; any
+// other value (only in a damaged file) counts as internal.
+const requiredSQL = `(typeof(delivery_required) = 'integer' AND delivery_required <> 0)`
+
+// finiteSQL and optFiniteSQL say whether a column holds what asTime and
+// optTime take: an integer or a finite real (NULL too for the optional
+// form). 9e999 is SQLite's spelling of infinity.
+func finiteSQL(col string) string {
+	return `(typeof(` + col + `) = 'integer' OR (typeof(` + col + `) = 'real' AND abs(` + col + `) < 9e999))`
 }
 
-// reconcileChange is one write the plan would make.
-type reconcileChange struct {
-	rowid    int64
-	code     string
-	delivery bool   // false: task times out; true: delivery closes
-	to       string // delivery target when delivery is true
+func optFiniteSQL(col string) string {
+	return `(` + col + ` IS NULL OR ` + finiteSQL(col) + `)`
 }
 
-// planReconcile decides, as a pure function of the snapshot and now, what
-// restart reconciliation does (contract §5). Queued tasks are always
-// retained, so only their number matters. Changes are in write order.
-func planReconcile(queued int, running []reconcileRunning, pending []reconcilePending, now, activeGrace, deliveryGrace float64) (ReconcileReport, []reconcileChange, error) {
-	var rep ReconcileReport
-	changes := make([]reconcileChange, 0, 2*len(running)+len(pending))
-	rep.ActiveExamined = queued
-	rep.FreshActiveRetained = queued
-	staleBefore := now - activeGrace
-	endedNow := now // shared: every task timed out here ends at now
-	timedOut := make([]reconcilePending, 0, len(running))
-	for _, a := range running {
-		rep.ActiveExamined++
-		code := ""
-		switch {
-		case a.deadline != nil && *a.deadline <= now:
-			code = codeDeadlineExceeded
-		case a.updated <= staleBefore:
-			code = codeRestartStale
-		}
-		if code == "" {
-			rep.FreshActiveRetained++
-			continue
-		}
-		if err := notBefore(now, a.created, a.updated); err != nil {
-			return rep, nil, err
-		}
-		if a.started != nil {
-			if err := notBefore(now, *a.started); err != nil {
-				return rep, nil, err
-			}
-		}
-		rep.TasksTimedOut++
-		changes = append(changes, reconcileChange{rowid: a.rowid, code: code})
-		if a.deliveryPending {
-			timedOut = append(timedOut, reconcilePending{rowid: a.rowid, id: a.id, required: a.required, created: a.created, ended: &endedNow, deliveryUpdated: a.deliveryUpdated})
-		}
-	}
-	// The tasks just timed out join the pending deliveries, in the same
-	// (ended_at, id) order a second query after the first step would see.
-	all := slices.Concat(pending, timedOut)
-	slices.SortStableFunc(all, func(a, b reconcilePending) int {
-		if c := cmp.Compare(endedKey(&a), endedKey(&b)); c != 0 {
-			return c
-		}
-		return strings.Compare(a.id, b.id)
-	})
-	deliveryCutoff := now - deliveryGrace
-	for _, p := range all {
-		rep.PendingDeliveryExamined++
-		if p.ended == nil || *p.ended > deliveryCutoff {
-			rep.PendingDeliveryRetained++
-			continue
-		}
-		if err := notBefore(now, *p.ended, p.deliveryUpdated, p.created); err != nil {
-			return rep, nil, err
-		}
-		if p.required {
-			rep.DeliveriesFailed++
-			changes = append(changes, reconcileChange{rowid: p.rowid, delivery: true, to: DeliveryFailed, code: codeGraceExpired})
-		} else {
-			rep.DeliveriesNotApplicable++
-			changes = append(changes, reconcileChange{rowid: p.rowid, delivery: true, to: DeliveryNotApplicable, code: codeInternalTask})
-		}
-	}
-	return rep, changes, nil
-}
+// idTextSQL says whether id is TEXT as asText takes it (string or bytes).
+const idTextSQL = `typeof(id) IN ('text','blob')`
 
-// endedKey orders a missing ended_at (only in a damaged file) first, as
-// SQLite orders NULL first.
-func endedKey(p *reconcilePending) float64 {
-	if p.ended == nil {
-		return math.Inf(-1)
-	}
-	return *p.ended
-}
+// runningCountsSQL counts the running tasks, those step 1 times out, those
+// of them whose stored delivery is pending (they join step 2 with
+// ended_at = now) and, of those, the required ones; then the rows with a
+// value of the wrong type, the timeouts that would break the clock rule
+// (a created, updated or started time after now), and the joining
+// deliveries whose delivery_updated_at lies after now (a clock conflict
+// only if step 2 closes them, which the caller decides).
+var runningCountsSQL = `SELECT count(*),
+	ifnull(sum(` + runningStaleSQL + `), 0),
+	ifnull(sum(` + runningStaleSQL + ` AND delivery_status = 'pending'), 0),
+	ifnull(sum(` + runningStaleSQL + ` AND delivery_status = 'pending' AND ` + requiredSQL + `), 0),
+	ifnull(sum(NOT (` + idTextSQL + ` AND ` + finiteSQL("created_at") + ` AND ` + finiteSQL("updated_at") + ` AND ` +
+	finiteSQL("delivery_updated_at") + ` AND ` + optFiniteSQL("started_at") + ` AND ` + optFiniteSQL("deadline_at") + `)), 0),
+	ifnull(sum(` + runningStaleSQL + ` AND (:now < created_at OR :now < updated_at OR ifnull(:now < started_at, 0))), 0),
+	ifnull(sum(` + runningStaleSQL + ` AND delivery_status = 'pending' AND :now < delivery_updated_at), 0)
+	FROM tasks WHERE status = 'running'`
+
+// pendingWhereSQL selects the terminal tasks whose delivery is pending.
+const pendingWhereSQL = `delivery_status = 'pending' AND status IN ('succeeded','failed','timed_out','cancelled')`
+
+// pendingClosesSQL is step 2's decision: the delivery closes unless it
+// ended after now - delivery_grace (a missing ended_at, only in a damaged
+// file, is retained, as SQLite's NULL comparison has it).
+const pendingClosesSQL = `(ended_at <= :cutoff)`
+
+// pendingCountsSQL counts the terminal pending deliveries, those step 2
+// closes as failed and as not applicable, the rows with a value of the
+// wrong type and the closes that would break the clock rule.
+var pendingCountsSQL = `SELECT count(*),
+	ifnull(sum(` + pendingClosesSQL + ` AND ` + requiredSQL + `), 0),
+	ifnull(sum(` + pendingClosesSQL + ` AND NOT ` + requiredSQL + `), 0),
+	ifnull(sum(NOT (` + idTextSQL + ` AND ` + finiteSQL("created_at") + ` AND ` + finiteSQL("delivery_updated_at") + ` AND ` +
+	optFiniteSQL("ended_at") + `)), 0),
+	ifnull(sum(` + pendingClosesSQL + ` AND (:now < ended_at OR :now < delivery_updated_at OR :now < created_at)), 0)
+	FROM tasks WHERE ` + pendingWhereSQL
 
 // Reconcile runs restart reconciliation in one transaction: the snapshot
 // is read first, then the clock is sampled. A dry run makes the same
@@ -130,20 +95,28 @@ func (l *Ledger) Reconcile(activeGrace, deliveryGrace float64, dryRun bool) (Rec
 	}
 	var rep ReconcileReport
 	run := func(t *txn) error {
-		queued, running, pending, err := reconcileSnapshot(t)
-		if err != nil {
+		// The first read fixes the transaction's snapshot; only then is
+		// the clock sampled (contract §7.1).
+		var queued, badQueued int
+		if err := t.QueryRowContext(t.ctx, queuedSnapshotSQL).Scan(&queued, &badQueued); err != nil {
 			return err
 		}
 		now, err := t.now()
 		if err != nil {
+			// A wrongly typed value outranks a broken clock, as when the
+			// snapshot was read row by row before the clock.
+			if _, _, perr := planReconcile(t, reconcileParams{}, queued, badQueued); errors.Is(perr, errWrongType) {
+				return perr
+			}
 			return err
 		}
-		var changes []reconcileChange
-		rep, changes, err = planReconcile(queued, running, pending, now, activeGrace, deliveryGrace)
+		p := reconcileParams{now: now, staleBefore: now - activeGrace, deliveryCutoff: now - deliveryGrace}
+		var plan reconcilePlan
+		rep, plan, err = planReconcile(t, p, queued, badQueued)
 		if err != nil || dryRun {
 			return err
 		}
-		return applyReconcile(t, changes, now)
+		return applyReconcile(t, p, plan)
 	}
 	var err error
 	if dryRun {
@@ -162,175 +135,114 @@ func (l *Ledger) Reconcile(activeGrace, deliveryGrace float64, dryRun bool) (Rec
 	return rep, nil
 }
 
-// reconcileSnapshot reads the queued count, the running tasks and the
-// pending-delivery tasks. A value of the wrong type (only possible in a
-// damaged file) is StateConflict, for queued tasks too: one aggregate
-// query counts them and the rows whose values the per-row reads below
-// would refuse, which is much cheaper than reading rows that are always
-// retained.
-func reconcileSnapshot(t *txn) (queued int, running []reconcileRunning, pending []reconcilePending, err error) {
-	var badQueued int
-	if err := t.QueryRowContext(t.ctx, queuedSnapshotSQL).Scan(&queued, &badQueued); err != nil {
-		return 0, nil, nil, err
-	}
-	bad := badQueued != 0
-	// Sizing the slices up front (two index-only counts, the second an
-	// upper bound) avoids copying them as they grow, which on a large
-	// ledger costs more than the counts.
-	var runningCap, pendingCap int
-	if err := t.QueryRowContext(t.ctx, `SELECT (SELECT count(*) FROM tasks WHERE status = 'running'),
-		(SELECT count(*) FROM tasks WHERE delivery_status = 'pending')`).Scan(&runningCap, &pendingCap); err != nil {
-		return 0, nil, nil, err
-	}
-	running = make([]reconcileRunning, 0, runningCap)
-	pending = make([]reconcilePending, 0, pendingCap)
-	text := func(v any) string {
-		s, ok := asText(v)
-		bad = bad || !ok
-		return s
-	}
-	num := func(v any) float64 {
-		f, ok := asTime(v)
-		bad = bad || !ok
-		return f
-	}
-	// The running query compares delivery_status in SQL (no string per
-	// row); a value other than 'pending' is not pending, as the pending
-	// query below sees it too.
-	isOne := func(v any) bool {
-		b, _ := v.(int64)
-		return b == 1
-	}
-	opt := func(v any) *float64 {
-		f, ok := optTime(v)
-		bad = bad || !ok
-		return f
-	}
-	err = rawQuery(t, `SELECT rowid, id, delivery_required, created_at, updated_at, started_at, deadline_at, delivery_status = 'pending', delivery_updated_at FROM tasks
-		WHERE status = 'running' ORDER BY created_at, id`, 9, func(r []driver.Value) error {
-		rowid, _ := r[0].(int64)
-		required, _ := r[2].(int64)
-		running = append(running, reconcileRunning{
-			rowid: rowid, id: text(r[1]), required: required != 0,
-			created: num(r[3]), updated: num(r[4]), started: opt(r[5]), deadline: opt(r[6]),
-			deliveryPending: isOne(r[7]), deliveryUpdated: num(r[8]),
-		})
-		return nil
-	})
-	if err != nil {
-		return 0, nil, nil, err
-	}
-	err = rawQuery(t, `SELECT rowid, id, delivery_required, created_at, ended_at, delivery_updated_at FROM tasks
-		WHERE delivery_status = 'pending' AND status IN ('succeeded','failed','timed_out','cancelled') ORDER BY ended_at, id`, 6, func(r []driver.Value) error {
-		rowid, _ := r[0].(int64)
-		required, _ := r[2].(int64)
-		pending = append(pending, reconcilePending{
-			rowid: rowid, id: text(r[1]), required: required != 0, created: num(r[3]), ended: opt(r[4]), deliveryUpdated: num(r[5]),
-		})
-		return nil
-	})
-	if err != nil {
-		return 0, nil, nil, err
-	}
-	if bad {
-		return 0, nil, nil, stateConflict("a task row holds a value of the wrong type")
-	}
-	return queued, running, pending, nil
+// reconcilePlan is what an apply must write: how many rows each step's
+// statements must change.
+type reconcilePlan struct {
+	timedOut, closed int
 }
 
-// queuedSnapshotSQL counts the queued tasks and, of those, the rows whose
-// id is not TEXT (the driver's string or bytes, as asText takes) or whose
-// created_at, updated_at, started_at or deadline_at is not what asTime or
-// optTime takes (an integer or a finite real; NULL where optional).
-// 9e999 is SQLite's spelling of infinity.
-const queuedSnapshotSQL = `SELECT count(*), ifnull(sum(NOT (
-	typeof(id) IN ('text','blob')
-	AND (typeof(created_at) = 'integer' OR (typeof(created_at) = 'real' AND abs(created_at) < 9e999))
-	AND (typeof(updated_at) = 'integer' OR (typeof(updated_at) = 'real' AND abs(updated_at) < 9e999))
-	AND (typeof(started_at) IN ('null','integer') OR (typeof(started_at) = 'real' AND abs(started_at) < 9e999))
-	AND (typeof(deadline_at) IN ('null','integer') OR (typeof(deadline_at) = 'real' AND abs(deadline_at) < 9e999))
-)), 0) FROM tasks WHERE status = 'queued'`
+// planReconcile decides, from aggregate queries over the snapshot and now,
+// the report and the number of rows each step changes (contract §7). A
+// wrongly typed value (only possible in a damaged file) is StateConflict,
+// checked before the clock rule.
+func planReconcile(t *txn, p reconcileParams, queued, badQueued int) (ReconcileReport, reconcilePlan, error) {
+	var rep ReconcileReport
+	var running, stale, stalePending, stalePendingRequired, badRunning, staleBackwards, staleDeliveryAfterNow int
+	if err := t.QueryRowContext(t.ctx, runningCountsSQL, p.named()...).Scan(&running, &stale, &stalePending,
+		&stalePendingRequired, &badRunning, &staleBackwards, &staleDeliveryAfterNow); err != nil {
+		return rep, reconcilePlan{}, err
+	}
+	var pending, closeFailed, closeNotApplicable, badPending, closeBackwards int
+	if err := t.QueryRowContext(t.ctx, pendingCountsSQL, p.named()...).Scan(&pending, &closeFailed, &closeNotApplicable,
+		&badPending, &closeBackwards); err != nil {
+		return rep, reconcilePlan{}, err
+	}
+	if badQueued+badRunning+badPending != 0 {
+		return rep, reconcilePlan{}, errWrongType
+	}
+	// The tasks step 1 times out end at now; they join step 2 and close
+	// there unless now itself is after the cutoff.
+	timedOutClose := !(p.now > p.deliveryCutoff)
+	if staleBackwards != 0 || closeBackwards != 0 || (timedOutClose && staleDeliveryAfterNow != 0) {
+		return rep, reconcilePlan{}, errClockBackwards
+	}
+	rep.ActiveExamined = queued + running
+	rep.TasksTimedOut = stale
+	rep.FreshActiveRetained = queued + running - stale
+	rep.PendingDeliveryExamined = pending + stalePending
+	rep.DeliveriesFailed = closeFailed
+	rep.DeliveriesNotApplicable = closeNotApplicable
+	if timedOutClose {
+		rep.DeliveriesFailed += stalePendingRequired
+		rep.DeliveriesNotApplicable += stalePending - stalePendingRequired
+	}
+	rep.PendingDeliveryRetained = rep.PendingDeliveryExamined - rep.DeliveriesFailed - rep.DeliveriesNotApplicable
+	return rep, reconcilePlan{timedOut: stale, closed: rep.DeliveriesFailed + rep.DeliveriesNotApplicable}, nil
+}
 
-// applyReconcile writes the planned changes. Rows are updated by rowid
-// per target state with one statement each, the id lists travelling as
-// JSON arrays (json_each) rather than one statement per row, which is
-// what keeps a 20,000-task reconcile fast. Each statement must change
-// exactly the rows it names. The state guards are written +status and
-// +delivery_status so that SQLite looks the rows up by rowid instead of
-// scanning every running or pending entry of an index per statement.
-// OR FAIL: a failing constraint stops the statement without undoing its
-// earlier rows, and the error then rolls the whole transaction back, so
-// the outcome is ABORT's; but SQLite then needs no statement journal, a
-// copy of every page the statement touches written to a temporary file. The events are then appended in plan order
-// (timeouts first, then closed deliveries) by joining the same rowids
-// back to the rows just written, so no value is decoded from JSON.
-func applyReconcile(t *txn, changes []reconcileChange, now float64) error {
-	if len(changes) == 0 {
-		return nil
-	}
-	groups := map[[2]string][]int64{} // (target state, code) -> rowids
-	var timedOut, closed []int64      // plan order
-	for _, c := range changes {
-		if c.delivery {
-			key := [2]string{c.to, c.code}
-			groups[key] = append(groups[key], c.rowid)
-			closed = append(closed, c.rowid)
-		} else {
-			key := [2]string{StatusTimedOut, c.code}
-			groups[key] = append(groups[key], c.rowid)
-			timedOut = append(timedOut, c.rowid)
-		}
-	}
-	for _, key := range [][2]string{
-		{StatusTimedOut, codeDeadlineExceeded}, {StatusTimedOut, codeRestartStale},
-		{DeliveryFailed, codeGraceExpired}, {DeliveryNotApplicable, codeInternalTask},
-	} {
-		rowids := groups[key]
-		if len(rowids) == 0 {
-			continue
-		}
-		var res sql.Result
-		var err error
-		if key[0] == StatusTimedOut {
-			res, err = t.ExecContext(t.ctx, `UPDATE OR FAIL tasks SET status = 'timed_out', updated_at = ?, ended_at = ?, terminal_code = ?, version = version + 1
-				WHERE +status = 'running' AND rowid IN (SELECT value FROM json_each(?))`, now, now, key[1], rowidList(rowids))
-		} else {
-			res, err = t.ExecContext(t.ctx, `UPDATE OR FAIL tasks SET delivery_status = ?, delivery_updated_at = ?, delivery_code = ?, version = version + 1
-				WHERE +delivery_status = 'pending' AND rowid IN (SELECT value FROM json_each(?))`, key[0], now, key[1], rowidList(rowids))
-		}
-		if err != nil {
+// named binds the instants to the statements' named parameters.
+func (p reconcileParams) named() []any {
+	return []any{sql.Named("now", p.now), sql.Named("stale", p.staleBefore), sql.Named("cutoff", p.deliveryCutoff)}
+}
+
+// applyReconcile writes the plan: step 1 appends its events (in step-1
+// order, created_at then id) and then times the tasks out; step 2, which
+// now sees the tasks step 1 timed out with ended_at = now, appends its
+// events (ended_at then id) and then closes the deliveries. Each pair
+// selects its rows with the predicate the counts used, in the same
+// transaction, so each UPDATE must change exactly the planned number of
+// rows. OR FAIL: a failing constraint stops the statement without undoing
+// its earlier rows, and the error then rolls the whole transaction back,
+// so the outcome is ABORT's; but SQLite needs no statement journal (a
+// copy of every page the statement touches).
+func applyReconcile(t *txn, p reconcileParams, plan reconcilePlan) error {
+	if plan.timedOut > 0 {
+		if _, err := t.ExecContext(t.ctx, `INSERT INTO task_events (task_id, event_kind, from_value, to_value, occurred_at, code)
+			SELECT id, '`+eventTaskTransition+`', '`+StatusRunning+`', '`+StatusTimedOut+`', :now, `+timeoutCodeSQL+`
+			FROM tasks WHERE status = 'running' AND `+runningStaleSQL+` ORDER BY created_at, id`, p.named()...); err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil || n != int64(len(rowids)) {
-			return internal("reconcile apply", errOrMismatch(err))
-		}
-	}
-	if len(timedOut) > 0 {
-		if _, err := t.ExecContext(t.ctx, `INSERT INTO task_events (task_id, event_kind, from_value, to_value, occurred_at, code)
-			SELECT tasks.id, ?, ?, tasks.status, ?, tasks.terminal_code FROM json_each(?) AS j JOIN tasks ON tasks.rowid = j.value ORDER BY j.key`,
-			eventTaskTransition, StatusRunning, now, rowidList(timedOut)); err != nil {
+		res, err := t.ExecContext(t.ctx, `UPDATE OR FAIL tasks SET status = '`+StatusTimedOut+`', updated_at = :now, ended_at = :now,
+			terminal_code = `+timeoutCodeSQL+`, version = version + 1
+			WHERE status = 'running' AND `+runningStaleSQL, p.named()...)
+		if err := wantChanged(res, err, plan.timedOut); err != nil {
 			return err
 		}
 	}
-	if len(closed) > 0 {
+	if plan.closed > 0 {
+		to := `CASE WHEN ` + requiredSQL + ` THEN '` + DeliveryFailed + `' ELSE '` + DeliveryNotApplicable + `' END`
+		code := `CASE WHEN ` + requiredSQL + ` THEN '` + codeGraceExpired + `' ELSE '` + codeInternalTask + `' END`
 		if _, err := t.ExecContext(t.ctx, `INSERT INTO task_events (task_id, event_kind, from_value, to_value, occurred_at, code)
-			SELECT tasks.id, ?, ?, tasks.delivery_status, ?, tasks.delivery_code FROM json_each(?) AS j JOIN tasks ON tasks.rowid = j.value ORDER BY j.key`,
-			eventDeliveryTransition, DeliveryPending, now, rowidList(closed)); err != nil {
+			SELECT id, '`+eventDeliveryTransition+`', '`+DeliveryPending+`', `+to+`, :now, `+code+`
+			FROM tasks WHERE `+pendingWhereSQL+` AND `+pendingClosesSQL+` ORDER BY ended_at, id`, p.named()...); err != nil {
+			return err
+		}
+		res, err := t.ExecContext(t.ctx, `UPDATE OR FAIL tasks SET delivery_status = `+to+`, delivery_updated_at = :now,
+			delivery_code = `+code+`, version = version + 1
+			WHERE `+pendingWhereSQL+` AND `+pendingClosesSQL, p.named()...)
+		if err := wantChanged(res, err, plan.closed); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// rowidList renders rowids as a JSON array.
-func rowidList(rowids []int64) string {
-	b := make([]byte, 0, 2+len(rowids)*8)
-	b = append(b, '[')
-	for i, r := range rowids {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendInt(b, r, 10)
+// wantChanged passes a statement's error on, and fails when it changed
+// another number of rows than planned.
+func wantChanged(res sql.Result, err error, want int) error {
+	if err != nil {
+		return err
 	}
-	return string(append(b, ']'))
+	if n, err := res.RowsAffected(); err != nil || n != int64(want) {
+		return internal("reconcile apply", errOrMismatch(err))
+	}
+	return nil
 }
+
+// queuedSnapshotSQL counts the queued tasks and, of those, the rows whose
+// id is not TEXT (the driver's string or bytes, as asText takes) or whose
+// created_at, updated_at, started_at or deadline_at is not what asTime or
+// optTime takes (an integer or a finite real; NULL where optional).
+var queuedSnapshotSQL = `SELECT count(*), ifnull(sum(NOT (` + idTextSQL + ` AND ` + finiteSQL("created_at") + ` AND ` +
+	finiteSQL("updated_at") + ` AND ` + optFiniteSQL("started_at") + ` AND ` + optFiniteSQL("deadline_at") + `)), 0)
+	FROM tasks WHERE status = 'queued'`

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"strings"
 	"testing"
 )
 
@@ -177,4 +178,65 @@ func TestReconcileDamagedRunningDelivery(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestReconcileEventOrder pins the order of the events an apply appends
+// (contract §7.3a): step-1 timeouts by created_at then id, then step-2
+// delivery closes by ended_at then id, the tasks step 1 just timed out
+// (ended at now) among them.
+func TestReconcileEventOrder(t *testing.T) {
+	l, clk, _ := openTest(t)
+	id := func(c byte) string {
+		return strings.Repeat(string(c), 8) + "-0000-4000-8000-" + strings.Repeat(string(c), 12)
+	}
+	create := func(name byte) {
+		if _, err := l.Create(CreateParams{TaskID: id(name), DeliveryRequired: name != 'b'}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.Start(id(name)); err != nil {
+			t.Fatal(err)
+		}
+		clk.now++
+	}
+	// Created in the order a, b, f, 0; b and a close (b ended first); f
+	// and 0 stay running, so step 1 times out f before 0 (created order)
+	// and step 2 closes b, a, then 0 before f (both ended at now: id order).
+	for _, name := range []byte{'a', 'b', 'f', '0'} {
+		create(name)
+	}
+	clk.now = 1100
+	l.CloseTask(id('b'), StatusSucceeded, "")
+	clk.now = 1200
+	l.CloseTask(id('a'), StatusSucceeded, "")
+	clk.now = 5000
+	var last int64
+	ctx := context.Background()
+	if err := l.conn.QueryRowContext(ctx, "SELECT max(sequence) FROM task_events").Scan(&last); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Reconcile(600, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := l.conn.QueryContext(ctx, "SELECT task_id, to_value, code FROM task_events WHERE sequence > ? ORDER BY sequence", last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var got []string
+	for rows.Next() {
+		var task, to, code string
+		if err := rows.Scan(&task, &to, &code); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, task[:1]+" "+to+" "+code)
+	}
+	want := []string{
+		"f timed_out restart_stale", "0 timed_out restart_stale",
+		"b not_applicable internal_task", "a failed delivery_grace_expired",
+		"0 failed delivery_grace_expired", "f failed delivery_grace_expired",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("events\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	healthy(t, l)
 }
