@@ -145,7 +145,8 @@ func (l *Ledger) pragmaText(q string) (string, error) {
 	return v, err
 }
 
-// setBusyAndKeys sets and verifies busy_timeout and foreign_keys.
+// setBusyAndKeys sets and verifies busy_timeout, foreign_keys and
+// cache_size; every connection runs it.
 func (l *Ledger) setBusyAndKeys() error {
 	ms := l.info.BusyTimeoutMS
 	if _, err := l.pragmaInt(fmt.Sprintf("PRAGMA busy_timeout = %d", ms)); err != nil {
@@ -160,8 +161,21 @@ func (l *Ledger) setBusyAndKeys() error {
 	if got, err := l.pragmaInt("PRAGMA foreign_keys"); err != nil || got != 1 {
 		return internal("verify foreign_keys", errOrMismatch(err))
 	}
+	// A bounded page cache, so a pass over a large ledger reuses a few
+	// MiB of pages instead of growing with the file (contract §10). Set
+	// after busy_timeout: the pragma loads the schema, which takes a lock.
+	if _, err := l.conn.ExecContext(context.Background(), fmt.Sprintf("PRAGMA cache_size = %d", cacheSizeKiB)); err != nil {
+		return classifySQLite("set cache_size", err)
+	}
+	if got, err := l.pragmaInt("PRAGMA cache_size"); err != nil || got != cacheSizeKiB {
+		return internal("verify cache_size", errOrMismatch(err))
+	}
 	return nil
 }
+
+// cacheSizeKiB is SQLite's page cache bound per connection, as PRAGMA
+// cache_size spells it: negative means KiB rather than pages.
+const cacheSizeKiB = -2048
 
 func errOrMismatch(err error) error {
 	if err != nil {

@@ -322,3 +322,27 @@ func TestOddPathCharacters(t *testing.T) {
 		t.Fatalf("%s %v", reportJSON(rep), err)
 	}
 }
+
+// TestPageCacheBounded: every connection runs with the bounded page cache
+// of contract §10 (SQLite's default would be 2000 KiB, so a missing
+// setting shows), a read-only one at most that.
+func TestPageCacheBounded(t *testing.T) {
+	p := filepath.Join(privateDir(t), "cache.sqlite")
+	l, err := Open(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := l.pragmaInt("PRAGMA cache_size")
+	l.Close()
+	if err != nil || got != cacheSizeKiB {
+		t.Fatalf("writable cache_size %d %v, want %d", got, err, cacheSizeKiB)
+	}
+	ro, err := Open(p, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if got, err := ro.pragmaInt("PRAGMA cache_size"); err != nil || got >= 0 || got < cacheSizeKiB {
+		t.Fatalf("read-only cache_size %d %v, want a bound of at most %d KiB", got, err, -cacheSizeKiB)
+	}
+}
