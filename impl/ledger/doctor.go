@@ -3,7 +3,6 @@ package ledger
 import (
 	"database/sql/driver"
 	"errors"
-	"fmt"
 	"io"
 	"math"
 )
@@ -42,78 +41,6 @@ type doctorTask struct {
 	id, parent, status, delivery, hash, tcode, dcode any
 	required, timeout, version                       any
 	created, started, updated, ended, deadline, dup  any
-}
-
-func runDoctor(t *txn) DoctorReport {
-	rep := newDoctorReport()
-	st, err := readSchema(t.ctx, t)
-	if !quickCheck(t, err == nil && st.okV2()) {
-		rep.QuickCheck = "failed"
-	}
-	if err != nil || !st.okV2() {
-		rep.SchemaVersion = st.version
-		rep.DoctorErrorCount = 1
-		return rep
-	}
-	rep.SchemaVersion = 2
-	rep.SchemaOK = true
-
-	tasks, terr := loadDoctorTasks(t, &rep)
-	fk, ferr := countRows(t, "PRAGMA foreign_key_check")
-	for _, e := range []error{terr, ferr} {
-		if e != nil {
-			rep.DoctorErrorCount++
-		}
-	}
-	rep.ForeignKeyErrorCount = fk
-	rep.TaskCount = len(tasks.entries)
-
-	events, unknown, eerr := streamEvents(t, tasks)
-	if eerr != nil {
-		rep.DoctorErrorCount++
-	}
-	rep.EventCount = events
-	rep.EventInconsistencyCount += unknown
-
-	for i := range tasks.entries {
-		e := &tasks.entries[i]
-		parent := -1
-		switch e.parentKind {
-		case parentText:
-			if j, ok := tasks.byID[e.parent]; ok {
-				parent = int(j)
-			} else {
-				rep.OrphanCount++
-			}
-		case parentOther:
-			rep.OrphanCount++
-		}
-		if !e.stateOK {
-			rep.StateInconsistencyCount++
-		}
-		timesOK := e.timesOK
-		if timesOK && parent >= 0 {
-			if p := &tasks.entries[parent]; p.createdOK && e.created < p.created {
-				timesOK = false
-			}
-		}
-		if !timesOK {
-			rep.TimestampInconsistencyCount++
-		}
-		c := -1
-		if j, ok := tasks.byKey[e.key]; ok {
-			c = int(j)
-		}
-		if c < 0 || tasks.entries[c].chainBad || int(tasks.entries[c].chainNext) != tasks.entries[c].chainLen() {
-			rep.EventInconsistencyCount++
-		}
-	}
-	rep.ParentCycleCount = countCycles(tasks)
-
-	rep.Healthy = rep.QuickCheck == "ok" && rep.SchemaOK && rep.OrphanCount == 0 && rep.ParentCycleCount == 0 &&
-		rep.ForeignKeyErrorCount == 0 && rep.StateInconsistencyCount == 0 && rep.TimestampInconsistencyCount == 0 &&
-		rep.EventInconsistencyCount == 0 && rep.DoctorErrorCount == 0
-	return rep
 }
 
 // quickCheck reports whether PRAGMA quick_check passes. Most of its cost
@@ -194,155 +121,6 @@ func countRows(t *txn, query string) (int, error) {
 		n++
 	}
 	return n, rows.Err()
-}
-
-// Parent kinds of a doctorEntry.
-const (
-	parentNone  = iota // NULL
-	parentText         // a TEXT value (the driver's string)
-	parentOther        // any other type: always an orphan
-)
-
-// doctorEntry is what the doctor keeps of one tasks row after its own
-// checks ran while the row streamed by: the parts the parent, orphan,
-// cycle and event-chain checks still need, and no boxed column values.
-type doctorEntry struct {
-	key        string // the id as text ("" when it is not text)
-	keyOK      bool   // the id is TEXT (string or bytes from the driver)
-	strID      bool   // the driver returned the id as a string
-	parent     string // the parent id as text (string or bytes)
-	parentOK   bool   // the parent id is TEXT
-	parentKind uint8
-	stateOK    bool
-	timesOK    bool // every timestamp check except the parent's creation
-
-	created                   float64
-	createdOK                 bool
-	status, delivery          string // as text, "" otherwise
-	tcode, dcode              string
-	started                   bool // started_at is not NULL
-	startedAt, ended, dup     float64
-	startedOK, endedOK, dupOK bool
-
-	chainNext uint8 // events matched so far
-	chainBad  bool
-}
-
-// doctorTasks are the entries in row order with two indexes: byKey maps
-// an id as text to the last entry with it (whose chain the events
-// advance), byID does the same for ids the driver returned as strings
-// (parents are looked up there).
-type doctorTasks struct {
-	entries []doctorEntry
-	byKey   map[string]int32
-	byID    map[string]int32
-}
-
-// intern returns the constant for a known state or code, so that entries
-// do not keep the driver's per-row strings alive.
-func intern(s string) string {
-	switch s {
-	case StatusQueued, StatusRunning, StatusSucceeded, StatusFailed, StatusTimedOut, StatusCancelled,
-		DeliveryPending, DeliveryDelivered, DeliveryNotApplicable:
-		return internedStates[s]
-	}
-	if c, ok := internedCodes[s]; ok {
-		return c
-	}
-	return s
-}
-
-var internedStates, internedCodes = func() (map[string]string, map[string]string) {
-	states := map[string]string{}
-	for _, s := range []string{StatusQueued, StatusRunning, StatusSucceeded, StatusFailed, StatusTimedOut, StatusCancelled,
-		DeliveryPending, DeliveryDelivered, DeliveryNotApplicable} {
-		states[s] = s
-	}
-	codes := map[string]string{}
-	for _, reg := range []map[string][]string{taskCodes, deliveryCodes} {
-		for _, list := range reg {
-			for _, c := range list {
-				codes[c] = c
-			}
-		}
-	}
-	return states, codes
-}()
-
-// loadDoctorTasks streams the tasks table once: it counts the states into
-// rep, runs each row's own checks, and keeps a compact entry per row.
-func loadDoctorTasks(t *txn, rep *DoctorReport) (*doctorTasks, error) {
-	out := &doctorTasks{}
-	var n int
-	if err := t.l.conn.QueryRowContext(t.ctx, `SELECT count(*) FROM tasks`).Scan(&n); err == nil {
-		out.entries = make([]doctorEntry, 0, n)
-	}
-	sawBytesID := false
-	var d doctorTask
-	err := rawQuery(t, `SELECT id, parent_id, status, delivery_status, delivery_required, payload_hash,
-		timeout_seconds, created_at, started_at, updated_at, ended_at, deadline_at, delivery_updated_at,
-		terminal_code, delivery_code, version FROM tasks`, 16, func(r []driver.Value) error {
-		d = doctorTask{
-			id: r[0], parent: r[1], status: r[2], delivery: r[3], required: r[4], hash: r[5],
-			timeout: r[6], created: r[7], started: r[8], updated: r[9], ended: r[10], deadline: r[11], dup: r[12],
-			tcode: r[13], dcode: r[14], version: r[15],
-		}
-		if s, ok := d.status.(string); ok {
-			if _, known := rep.TaskStatusCounts[s]; known {
-				rep.TaskStatusCounts[s]++
-			}
-		}
-		if s, ok := d.delivery.(string); ok {
-			if _, known := rep.DeliveryStatusCounts[s]; known {
-				rep.DeliveryStatusCounts[s]++
-			}
-		}
-		var e doctorEntry
-		e.key, e.keyOK = asText(d.id)
-		if _, isBytes := d.id.([]byte); isBytes {
-			sawBytesID = true
-		}
-		_, e.strID = d.id.(string)
-		e.parent, e.parentOK = asText(d.parent)
-		switch d.parent.(type) {
-		case nil:
-		case string:
-			e.parentKind = parentText
-		default:
-			e.parentKind = parentOther
-		}
-		e.stateOK = taskStateOK(&d)
-		e.timesOK = taskTimesOK(&d)
-		e.created, e.createdOK = asTime(d.created)
-		status, _ := asText(d.status)
-		delivery, _ := asText(d.delivery)
-		tcode, _ := asText(d.tcode)
-		dcode, _ := asText(d.dcode)
-		e.status, e.delivery, e.tcode, e.dcode = intern(status), intern(delivery), intern(tcode), intern(dcode)
-		e.started = d.started != nil
-		e.startedAt, e.startedOK = asTime(d.started)
-		e.ended, e.endedOK = asTime(d.ended)
-		e.dup, e.dupOK = asTime(d.dup)
-		out.entries = append(out.entries, e)
-		return nil
-	})
-	out.byKey = make(map[string]int32, len(out.entries))
-	for i := range out.entries {
-		if e := &out.entries[i]; e.keyOK {
-			out.byKey[e.key] = int32(i)
-		}
-	}
-	out.byID = out.byKey
-	if sawBytesID {
-		// Only ids the driver returned as strings may be parents.
-		out.byID = make(map[string]int32, len(out.entries))
-		for i := range out.entries {
-			if s, ok := out.entries[i].stringID(); ok {
-				out.byID[s] = int32(i)
-			}
-		}
-	}
-	return out, err
 }
 
 // asText returns a TEXT value (the driver may hand out string or []byte).
@@ -497,52 +275,6 @@ func taskTimesOK(d *doctorTask) bool {
 	return true
 }
 
-// chainLen is the number of events the row implies (contract §6):
-// created, then started if it started, then the terminal transition with
-// the task's code at ended_at, then the delivery transition with the
-// delivery code at delivery_updated_at.
-func (e *doctorEntry) chainLen() int {
-	n := 1
-	if e.started {
-		n++
-	}
-	if isTerminal(e.status) {
-		n++
-	}
-	if e.delivery != DeliveryPending {
-		n++
-	}
-	return n
-}
-
-// chainEvent returns the k-th event of the chain: kind, from, to and code
-// (empty for NULL; no valid stored value is empty) and its time.
-func (e *doctorEntry) chainEvent(k int) (kind, from, to, code string, at float64, atOK bool) {
-	if k == 0 {
-		return eventCreated, "", StatusQueued, codeCreated, e.created, e.createdOK
-	}
-	k--
-	if e.started {
-		if k == 0 {
-			return eventTaskTransition, StatusQueued, StatusRunning, codeStarted, e.startedAt, e.startedOK
-		}
-		k--
-	}
-	if isTerminal(e.status) {
-		if k == 0 {
-			from := StatusQueued
-			if e.started {
-				from = StatusRunning
-			}
-			return eventTaskTransition, from, e.status, e.tcode, e.ended, e.endedOK
-		}
-	}
-	return eventDeliveryTransition, DeliveryPending, e.delivery, e.dcode, e.dup, e.dupOK
-}
-
-// stringID is the id when the driver returned it as a string.
-func (e *doctorEntry) stringID() (string, bool) { return e.key, e.keyOK && e.strID }
-
 // optText returns a nullable TEXT column as the chain compares it: ""
 // for NULL, and ok false for a non-text or empty value (no valid stored
 // value is empty, so "" can stand for NULL).
@@ -552,51 +284,6 @@ func optText(v any) (string, bool) {
 	}
 	s, ok := v.(string)
 	return s, ok && s != ""
-}
-
-// streamEvents reads task_events in sequence order and advances each
-// task's chain, without keeping the events: it returns the event count
-// and the number of distinct task ids that have events but no row. The
-// columns are selected plain and their types checked here (the driver
-// returns TEXT as string): type tests in SQL cost more than the scan.
-func streamEvents(t *txn, tasks *doctorTasks) (count, unknown int, err error) {
-	seen := map[string]bool{}
-	err = rawQuery(t, `SELECT task_id, event_kind, from_value, to_value, code, occurred_at
-		FROM task_events ORDER BY sequence`, 6, func(row []driver.Value) error {
-		count++
-		id, _ := asText(row[0])
-		j, ok := tasks.byKey[id]
-		if !ok {
-			key := fmt.Sprint(row[0])
-			if !seen[key] {
-				seen[key] = true
-				unknown++
-			}
-			return nil
-		}
-		c := &tasks.entries[j]
-		if c.chainBad {
-			return nil
-		}
-		_, idText := row[0].(string)
-		kind, kindOK := row[1].(string)
-		from, fromOK := optText(row[2])
-		to, toOK := row[3].(string)
-		code, codeOK := optText(row[4])
-		at, atOK := asTime(row[5])
-		if int(c.chainNext) >= c.chainLen() || !(idText && kindOK && fromOK && toOK && codeOK && atOK) {
-			c.chainBad = true
-			return nil
-		}
-		wantKind, wantFrom, wantTo, wantCode, wantAt, wantOK := c.chainEvent(int(c.chainNext))
-		if kind != wantKind || from != wantFrom || to != wantTo || code != wantCode || !wantOK || at != wantAt {
-			c.chainBad = true
-			return nil
-		}
-		c.chainNext++
-		return nil
-	})
-	return count, unknown, err
 }
 
 // rawQuery runs a query on the driver connection itself, inside the
@@ -628,50 +315,4 @@ func rawQuery(t *txn, query string, ncols int, each func([]driver.Value) error) 
 			}
 		}
 	})
-}
-
-// countCycles counts parent cycles, each once, by walking parent links.
-func countCycles(tasks *doctorTasks) int {
-	const (
-		unseen = iota
-		onPath
-		done
-	)
-	state := make(map[string]int, len(tasks.entries))
-	cycles := 0
-	var path []string
-	for i := range tasks.entries {
-		start, ok := tasks.entries[i].key, tasks.entries[i].keyOK
-		if !ok || state[start] != unseen {
-			continue
-		}
-		path = path[:0]
-		cur := start
-		for {
-			if s := state[cur]; s == onPath {
-				cycles++
-				break
-			} else if s == done {
-				break
-			}
-			state[cur] = onPath
-			path = append(path, cur)
-			j, ok := tasks.byID[cur]
-			if !ok {
-				break
-			}
-			node := &tasks.entries[j]
-			if !node.parentOK {
-				break
-			}
-			if _, ok := tasks.byID[node.parent]; !ok {
-				break
-			}
-			cur = node.parent
-		}
-		for _, n := range path {
-			state[n] = done
-		}
-	}
-	return cycles
 }

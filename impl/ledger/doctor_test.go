@@ -26,6 +26,7 @@ func damage(t *testing.T, stmts ...string) string {
 
 func doctorOf(t *testing.T, p string) DoctorReport {
 	t.Helper()
+
 	// A plain connection may leave a WAL pair; either read-only path works.
 	l, err := Open(p, Options{ReadOnly: true})
 	if err != nil {
@@ -217,4 +218,43 @@ func fullQuickCheck(t *testing.T, p string) bool {
 		lines = append(lines, s)
 	}
 	return len(lines) == 1 && lines[0] == "ok"
+}
+
+// TestDoctorOddIDs pins the full report for ids of other types than TEXT
+// (only a file written with foreign keys off holds them), which take the
+// doctor's slower path: an event is matched to its task by the bytes of
+// the ids, TEXT or BLOB, and a task whose id bytes another, later row
+// shares (or whose id is not TEXT or BLOB at all) takes the verdict of
+// the chain that row owns. t10 has 2 events and a child, t07 4 events.
+// The counts were checked against the doctor this package had before
+// it streamed (which kept every task in a map).
+func TestDoctorOddIDs(t *testing.T) {
+	requireFixtures(t)
+	blobTwin := "INSERT INTO tasks SELECT CAST(id AS BLOB), parent_id, status, delivery_status, delivery_required, payload_hash, timeout_seconds, " +
+		"created_at, started_at, updated_at, ended_at, deadline_at, delivery_updated_at, terminal_code, delivery_code, version FROM tasks WHERE id="
+	cases := []struct {
+		name   string
+		stmts  []string
+		counts [4]int // event inconsistencies, foreign-key errors, orphans, state inconsistencies
+	}{
+		{"task id blob", []string{"UPDATE tasks SET id=CAST(id AS BLOB) WHERE id=" + t10}, [4]int{0, 2, 1, 0}},
+		{"event task id blob", []string{"UPDATE task_events SET task_id=CAST(task_id AS BLOB) WHERE event_kind='created' AND task_id=" + t10}, [4]int{1, 1, 0, 0}},
+		{"blob twin owns the chain", []string{blobTwin + t07}, [4]int{0, 0, 0, 0}},
+		{"blob twin with a broken chain", []string{blobTwin + t07, "UPDATE tasks SET version=version+1, status='failed' WHERE rowid=(SELECT max(rowid) FROM tasks)"}, [4]int{2, 0, 0, 0}},
+		{"null id", []string{"UPDATE tasks SET id=NULL WHERE id=" + t10}, [4]int{2, 2, 1, 1}},
+		{"parent blob", []string{"UPDATE tasks SET parent_id=CAST(" + t07 + " AS BLOB) WHERE id=" + t10}, [4]int{0, 1, 1, 0}},
+		{"events for two unknown ids", []string{
+			"UPDATE task_events SET task_id='00000000-0000-4000-8000-0000000000ee' WHERE task_id=" + t10,
+			"UPDATE task_events SET task_id=CAST('00000000-0000-4000-8000-0000000000ee' AS BLOB) WHERE task_id=" + t07 + " AND event_kind='created'"},
+			[4]int{4, 2, 0, 0}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rep := doctorOf(t, damage(t, append([]string{"PRAGMA foreign_keys=OFF"}, c.stmts...)...))
+			got := [4]int{rep.EventInconsistencyCount, rep.ForeignKeyErrorCount, rep.OrphanCount, rep.StateInconsistencyCount}
+			if got != c.counts || rep.Healthy != (got == [4]int{}) || !rep.SchemaOK || rep.DoctorErrorCount != 0 {
+				t.Fatalf("got %v, want %v: %s", got, c.counts, reportJSON(rep))
+			}
+		})
+	}
 }
