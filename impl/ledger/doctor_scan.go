@@ -198,9 +198,10 @@ func doctorTasksSQL(anyIDs bool) string {
 
 // parentEdgesSQL lists, for each task with a TEXT id whose parent_id (TEXT
 // or BLOB) has the bytes of a TEXT id, the rowids of the task and of that
-// parent: the edges the cycle count walks. parent_id >= ” is every TEXT
-// and BLOB value (NULL and numbers sort before TEXT), a range the parent
-// index serves, so a ledger with few children is not read in full again.
+// parent: the edges the cycle count walks. Every TEXT and BLOB value is
+// at least the empty TEXT (NULL and numbers sort before TEXT), a range the
+// parent index serves, so a ledger with few children is not read in full
+// again.
 const parentEdgesSQL = `SELECT t.rowid, p.rowid FROM tasks t JOIN tasks p ON p.id = CAST(t.parent_id AS TEXT)
 	WHERE t.parent_id >= '' AND typeof(t.id) = 'text' AND typeof(t.parent_id) IN ('text','blob')`
 
