@@ -1,9 +1,13 @@
 // Command ledgerbench times the built task-state-guard binary on seeded
-// ledgers: one create, a reconcile, a reconcile --dry-run and a doctor, each
-// on a fresh copy of the seeded database, reporting the median wall time
-// and the peak resident set size of the child process.
+// ledgers and sets each command beside its floor: the same work done
+// directly through the SQLite driver with set-based SQL (floor.go). It
+// reports, per size and command, the median wall time (process start to
+// exit), the median CPU time (user + system) and the peak resident set
+// size of the child, the floor's median, the ratio to the floor, the
+// growth against the smallest size, and the targets of issue 9.
 //
-//	go run ./tools/ledgerbench                      # 20,000 and 100,000 tasks, 5 runs
+//	go run ./tools/ledgerbench                          # 20,000 and 200,000 tasks, 5 runs
+//	go run ./tools/ledgerbench -large                   # adds 2,000,000 tasks (seeding takes minutes)
 //	go run ./tools/ledgerbench -sizes 20000 -runs 9 -bin ./task-state-guard
 //
 // The workload comes from ledger.SeedBenchmark (30% queued, 30% running and
@@ -12,10 +16,21 @@
 // makes the same decisions. Wall time is measured here, outside any
 // decision path; it is the one thing this tool is for.
 //
+// Commands that write much (reconcile) run on a fresh copy of the seeded
+// file each time; create and start, which add or change one row, share one
+// working copy (start takes another queued task each run); the read-only
+// commands read the seeded file itself. The "library" rows call
+// Doctor and the dry run through the Go API on a writable open, which
+// shows the engine's own cost where the CLI's read-only open refuses a
+// file (its snapshot has a size limit until issue 9 item 1 lands).
+//
 // Peak RSS comes from the kernel's rusage of the child. On Linux a child
 // started by os/exec (vfork-style clone) inherits this process's own peak
 // RSS at exec, so this process keeps its own peak small: the ledgers are
 // seeded by a child run of this tool (-seed) and copied by streaming.
+//
+// The machine may be shared: wall times vary with the load, CPU times
+// less; take medians of several runs.
 package main
 
 import (
@@ -40,59 +55,145 @@ import (
 // clock (2023-11-14T22:13:20Z).
 const seedNow = 1700000000.0
 
-// measured is one benchmarked command with its targets at 20,000 tasks
-// (zero: no target).
+// seededID is the id SeedBenchmark gives task i; task i is queued when
+// i % 10 < 3.
+func seededID(i int) string { return fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i) }
+
+// copyKind says which file a measured run works on.
+type copyKind int
+
+const (
+	seededFile  copyKind = iota // read-only commands: the seeded file itself
+	sharedCopy                  // small writes: one working copy per size
+	freshCopyKd                 // large writes: a fresh copy per run
+)
+
+// measured is one benchmarked command.
 type measured struct {
-	name       string
-	args       []string
-	wantStatus int
-	targetMS   float64
-	targetMiB  float64
+	name    string
+	args    func(run int) []string // CLI arguments after --db
+	lib     string                 // instead of the CLI: this tool's -lib mode
+	files   copyKind
+	floor   string  // floor.go's name for the same work, "" for none
+	linear  bool    // grows with the ledger (else constant)
+	ms      float64 // target median wall ms at 20,000 tasks (0: none)
+	ofFloor float64 // target ratio to the floor at 20,000 tasks (0: none)
 }
 
+func fixed(args ...string) func(int) []string { return func(int) []string { return args } }
+
 var commands = []measured{
-	{"create", []string{"create"}, 0, 10, 0},
-	{"reconcile", []string{"reconcile"}, 0, 250, 0},
-	{"reconcile --dry-run", []string{"reconcile", "--dry-run"}, 0, 150, 0},
-	{"doctor", []string{"doctor"}, 0, 150, 40},
+	{name: "create", args: fixed("create"), files: sharedCopy, floor: "create", ms: 6},
+	{name: "start", args: func(run int) []string { return []string{"start", seededID(10 * (run + 1))} }, files: sharedCopy},
+	{name: "get", args: fixed("get", seededID(0)), files: seededFile, floor: "get", ms: 5},
+	{name: "children", args: fixed("children", seededID(0)), files: seededFile, ms: 5},
+	{name: "reconcile", args: fixed("reconcile"), files: freshCopyKd, floor: "reconcile", linear: true, ofFloor: 1.2},
+	{name: "reconcile --dry-run", args: fixed("reconcile", "--dry-run"), files: seededFile, floor: "dry-run", linear: true, ms: 50},
+	{name: "doctor", args: fixed("doctor"), files: seededFile, floor: "doctor", linear: true, ofFloor: 1.2},
+	{name: "dry run (library, writable open)", lib: "dry-run", files: sharedCopy, linear: true},
+	{name: "doctor (library, writable open)", lib: "doctor", files: sharedCopy, linear: true},
 }
 
 type sample struct {
-	wall   time.Duration
-	rssKiB int64
+	wall, cpu time.Duration
+	rssKiB    int64
+}
+
+type summary struct {
+	wall, cpu     time.Duration
+	rssKiB, maxKB int64
+	failed        string
 }
 
 func main() {
-	sizesFlag := flag.String("sizes", "20000,100000", "comma-separated task counts")
+	sizesFlag := flag.String("sizes", "20000,200000", "comma-separated task counts")
+	large := flag.Bool("large", false, "also measure 2,000,000 tasks (seeding takes minutes and ~1 GB of disk)")
 	runs := flag.Int("runs", 5, "measured runs per command and size (median reported)")
 	bin := flag.String("bin", "", "task-state-guard binary (default: go build ./cmd/task-state-guard)")
+	synchronous := flag.String("floor-synchronous", "FULL", "PRAGMA synchronous of the floors' connections")
 	seed := flag.String("seed", "", "internal: seed the ledger at this path with -sizes tasks and exit")
+	floorName := flag.String("floor", "", "internal: run this floor on -db and exit")
+	libName := flag.String("lib", "", "internal: run this library call on -db and exit")
+	db := flag.String("db", "", "internal: the database of -floor and -lib")
 	flag.Parse()
-	if *seed != "" {
-		n, err := strconv.Atoi(*sizesFlag)
-		if err == nil {
+	var err error
+	switch {
+	case *seed != "":
+		var n int
+		if n, err = strconv.Atoi(*sizesFlag); err == nil {
 			err = ledger.SeedBenchmark(*seed, n, seedNow)
 		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "ledgerbench:", err)
-			os.Exit(1)
+	case *floorName != "":
+		err = runFloor(*floorName, *db, *synchronous)
+	case *libName != "":
+		n, _ := strconv.Atoi(*sizesFlag)
+		err = runLibrary(*libName, *db, n)
+	default:
+		sizes := *sizesFlag
+		if *large {
+			sizes += ",2000000"
 		}
-		return
+		err = run(sizes, *runs, *bin, *synchronous, os.Stdout)
 	}
-	if err := run(*sizesFlag, *runs, *bin, os.Stdout); err != nil {
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "ledgerbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(sizesFlag string, runs int, bin string, out io.Writer) error {
+// runLibrary opens db writable through the Go API and runs the doctor or
+// the dry run once (or, for "shape", checks that the dry run on a seeded
+// ledger of n tasks has the work SeedBenchmark promises).
+func runLibrary(name, db string, n int) error {
+	l, err := ledger.Open(db, ledger.Options{Clock: func() float64 { return seedNow }})
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	switch name {
+	case "doctor":
+		rep, err := l.Doctor()
+		if err == nil && !rep.Healthy {
+			err = errors.New("doctor: not healthy")
+		}
+		if err != nil {
+			return err
+		}
+	case "dry-run":
+		if _, err := l.Reconcile(600, 600, true); err != nil {
+			return err
+		}
+	case "shape":
+		rep, err := l.Reconcile(600, 600, true)
+		if err != nil {
+			return err
+		}
+		if rep.ActiveExamined != n*6/10 || rep.TasksTimedOut != n*3/10 {
+			return fmt.Errorf("unexpected seed shape: %+v", rep)
+		}
+	default:
+		return fmt.Errorf("no library call %q", name)
+	}
+	fmt.Println("{}")
+	return nil
+}
+
+func parseSizes(text string) ([]int, error) {
 	var sizes []int
-	for _, s := range strings.Split(sizesFlag, ",") {
+	for _, s := range strings.Split(text, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n <= 0 {
-			return fmt.Errorf("bad size %q", s)
+			return nil, fmt.Errorf("bad size %q", s)
 		}
 		sizes = append(sizes, n)
+	}
+	return sizes, nil
+}
+
+func run(sizesFlag string, runs int, bin, synchronous string, out io.Writer) error {
+	sizes, err := parseSizes(sizesFlag)
+	if err != nil {
+		return err
 	}
 	if runs < 1 {
 		return errors.New("runs must be at least 1")
@@ -112,47 +213,162 @@ func run(sizesFlag string, runs int, bin string, out io.Writer) error {
 	} else if bin, err = filepath.Abs(bin); err != nil {
 		return err
 	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
 
-	fmt.Fprintf(out, "| tasks | command | median wall ms | median peak RSS MiB | max peak RSS MiB | target |\n")
-	fmt.Fprintf(out, "|---:|---|---:|---:|---:|---|\n")
+	fmt.Fprintf(out, "| tasks | command | median wall ms | median CPU ms | median / max peak RSS MiB | floor wall ms | floor CPU ms | floor peak RSS MiB | x floor (wall) | x floor (CPU) | x %d tasks (wall) | targets |\n", sizes[0])
+	fmt.Fprintf(out, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	first := map[string]time.Duration{}
 	for _, n := range sizes {
-		seeded := filepath.Join(work, fmt.Sprintf("seed-%d", n), "tasks.sqlite")
-		if err := seedInChild(seeded, n); err != nil {
+		sizeDir := filepath.Join(work, fmt.Sprintf("size-%d", n))
+		seeded := filepath.Join(sizeDir, "seed", "tasks.sqlite")
+		if err := os.MkdirAll(filepath.Dir(seeded), 0o700); err != nil {
+			return err
+		}
+		start := time.Now()
+		if err := seedInChild(self, seeded, n); err != nil {
 			return fmt.Errorf("seeding %d tasks: %w", n, err)
 		}
+		fmt.Fprintf(os.Stderr, "ledgerbench: seeded %d tasks in %s\n", n, time.Since(start).Round(time.Millisecond))
 		info, err := os.Stat(seeded)
 		if err != nil {
 			return err
 		}
-		if err := assertSeedShape(bin, work, seeded, n); err != nil {
+		if err := assertSeedShape(self, sizeDir, seeded, n); err != nil {
+			return err
+		}
+		shared, err := freshCopy(sizeDir, seeded)
+		if err != nil {
 			return err
 		}
 		for _, c := range commands {
-			var samples []sample
-			for r := 0; r < runs; r++ {
-				s, err := measureOnce(bin, work, seeded, c)
-				if err != nil {
-					return fmt.Errorf("%d tasks, %s: %w", n, c.name, err)
+			s := measure(runs, func(r int) (sample, error) {
+				return measureOnce(sizeDir, seeded, shared, c.files, func(db string) *exec.Cmd {
+					if c.lib != "" {
+						return exec.Command(self, "-lib", c.lib, "-db", db)
+					}
+					return cliCommand(bin, db, c.args(r))
+				})
+			})
+			var f summary
+			if c.floor != "" {
+				files := c.files
+				if files == sharedCopy && c.floor != "create" {
+					files = seededFile
 				}
-				samples = append(samples, s)
+				if c.floor == "reconcile" || c.floor == "create" {
+					files = freshCopyKd // the floor's create has a fixed id
+				}
+				f = measure(runs, func(int) (sample, error) {
+					return measureOnce(sizeDir, seeded, shared, files, func(db string) *exec.Cmd {
+						return exec.Command(self, "-floor", c.floor, "-db", db, "-floor-synchronous", synchronous)
+					})
+				})
 			}
-			wall, rss, maxRSS := summarize(samples)
-			fmt.Fprintf(out, "| %d | %s | %.1f | %.1f | %.1f | %s |\n", n, c.name,
-				float64(wall.Microseconds())/1000, float64(rss)/1024, float64(maxRSS)/1024, verdict(n, c, wall, maxRSS))
+			if n == sizes[0] && s.failed == "" {
+				first[c.name] = s.wall
+			}
+			fmt.Fprintln(out, row(n, sizes[0], c, s, f, first[c.name]))
 		}
-		fmt.Fprintf(out, "| %d | (database size) | %.1f MiB | | | |\n", n, float64(info.Size())/(1<<20))
+		fmt.Fprintf(out, "| %d | (database size) | %.1f MiB | | | | | | | | | |\n", n, float64(info.Size())/(1<<20))
+		os.RemoveAll(sizeDir)
 	}
 	return nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+func mib(kib int64) float64      { return float64(kib) / 1024 }
+
+// row renders one table row with its verdicts. Targets (issue 9): at
+// 20,000 tasks the absolute times and floor ratios of the commands table,
+// and at most 40 MiB of peak RSS; above that, at most 96 MiB, and a
+// median within 1.2x linear growth (120x from 20,000 to 2,000,000 tasks)
+// for the commands that grow with the ledger, 2x for those that do not.
+func row(n, smallest int, c measured, s, f summary, firstWall time.Duration) string {
+	if s.failed != "" {
+		return fmt.Sprintf("| %d | %s | failed: %s | | | | | | | | | |", n, c.name, s.failed)
+	}
+	var targets []string
+	check := func(ok bool, text string) {
+		if !ok {
+			text += " MISSED"
+		}
+		targets = append(targets, text)
+	}
+	if n <= 20000 {
+		check(mib(s.maxKB) <= 40, "RSS <= 40 MiB")
+		if c.ms > 0 {
+			check(ms(s.wall) <= c.ms, fmt.Sprintf("<= %g ms", c.ms))
+		}
+		if c.ofFloor > 0 && f.failed == "" && f.wall > 0 {
+			check(float64(s.wall) <= c.ofFloor*float64(f.wall), fmt.Sprintf("<= %gx floor", c.ofFloor))
+		}
+	} else {
+		check(mib(s.maxKB) <= 96, "RSS <= 96 MiB")
+	}
+	growth := ""
+	if n != smallest && firstWall > 0 {
+		g := float64(s.wall) / float64(firstWall)
+		growth = fmt.Sprintf("%.1f", g)
+		limit := 2.0
+		if c.linear {
+			limit = 1.2 * float64(n) / float64(smallest)
+		}
+		check(g <= limit, fmt.Sprintf("growth <= %.4gx", limit))
+	}
+	floorMS, floorCPU, floorRSS, ratio, cpuRatio := "", "", "", "", ""
+	switch {
+	case f.failed != "":
+		floorMS = "failed: " + f.failed
+	case f.wall > 0:
+		floorMS = fmt.Sprintf("%.1f", ms(f.wall))
+		floorCPU = fmt.Sprintf("%.1f", ms(f.cpu))
+		floorRSS = fmt.Sprintf("%.1f", mib(f.rssKiB))
+		ratio = fmt.Sprintf("%.2f", float64(s.wall)/float64(f.wall))
+		if f.cpu > 0 {
+			cpuRatio = fmt.Sprintf("%.2f", float64(s.cpu)/float64(f.cpu))
+		}
+	}
+	return fmt.Sprintf("| %d | %s | %.1f | %.1f | %.1f / %.1f | %s | %s | %s | %s | %s | %s | %s |", n, c.name,
+		ms(s.wall), ms(s.cpu), mib(s.rssKiB), mib(s.maxKB), floorMS, floorCPU, floorRSS, ratio, cpuRatio, growth, strings.Join(targets, ", "))
+}
+
+// measure takes runs samples and summarizes them; the first failure ends
+// the series and is reported instead.
+func measure(runs int, once func(run int) (sample, error)) summary {
+	var samples []sample
+	for r := 0; r < runs; r++ {
+		s, err := once(r)
+		if err != nil {
+			msg := err.Error()
+			if len(msg) > 80 {
+				msg = msg[:80]
+			}
+			return summary{failed: strings.ReplaceAll(msg, "|", "/")}
+		}
+		samples = append(samples, s)
+	}
+	walls := make([]time.Duration, len(samples))
+	cpus := make([]time.Duration, len(samples))
+	rss := make([]int64, len(samples))
+	var out summary
+	for i, s := range samples {
+		walls[i], cpus[i], rss[i] = s.wall, s.cpu, s.rssKiB
+		out.maxKB = max(out.maxKB, s.rssKiB)
+	}
+	sort.Slice(walls, func(i, j int) bool { return walls[i] < walls[j] })
+	sort.Slice(cpus, func(i, j int) bool { return cpus[i] < cpus[j] })
+	sort.Slice(rss, func(i, j int) bool { return rss[i] < rss[j] })
+	out.wall, out.cpu, out.rssKiB = walls[len(walls)/2], cpus[len(cpus)/2], rss[len(rss)/2]
+	return out
 }
 
 // seedInChild seeds n tasks at path in a child run of this program, so the
 // seeding's memory never counts towards this process's peak RSS (which a
 // measured child would inherit, see the package comment).
-func seedInChild(path string, n int) error {
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
+func seedInChild(self, path string, n int) error {
 	cmd := exec.Command(self, "-seed", path, "-sizes", strconv.Itoa(n))
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	return cmd.Run()
@@ -164,6 +380,9 @@ func seedInChild(path string, n int) error {
 func freshCopy(work, seeded string) (string, error) {
 	dir, err := os.MkdirTemp(work, "run-")
 	if err != nil {
+		return "", err
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
 		return "", err
 	}
 	db := filepath.Join(dir, "tasks.sqlite")
@@ -184,10 +403,7 @@ func freshCopy(work, seeded string) (string, error) {
 		f.Close()
 		return "", err
 	}
-	if err := f.Close(); err != nil {
-		return "", err
-	}
-	return db, os.Chmod(db, 0o600)
+	return db, f.Close()
 }
 
 func cliCommand(bin, db string, args []string) *exec.Cmd {
@@ -196,19 +412,25 @@ func cliCommand(bin, db string, args []string) *exec.Cmd {
 	return cmd
 }
 
-// measureOnce times one command on a fresh copy; the copy is removed
-// afterwards so disk use stays flat.
-func measureOnce(bin, work, seeded string, c measured) (sample, error) {
-	db, err := freshCopy(work, seeded)
-	if err != nil {
-		return sample{}, err
+// measureOnce times one child on the file its copy kind names; a fresh
+// copy is removed afterwards so disk use stays flat.
+func measureOnce(work, seeded, shared string, kind copyKind, command func(db string) *exec.Cmd) (sample, error) {
+	db := seeded
+	switch kind {
+	case sharedCopy:
+		db = shared
+	case freshCopyKd:
+		var err error
+		if db, err = freshCopy(work, seeded); err != nil {
+			return sample{}, err
+		}
+		defer os.RemoveAll(filepath.Dir(db))
 	}
-	defer os.RemoveAll(filepath.Dir(db))
 	var stdout, stderr bytes.Buffer
-	cmd := cliCommand(bin, db, c.args)
+	cmd := command(db)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
-	err = cmd.Run()
+	err := cmd.Run()
 	wall := time.Since(start)
 	status := 0
 	var exitErr *exec.ExitError
@@ -217,65 +439,25 @@ func measureOnce(bin, work, seeded string, c measured) (sample, error) {
 	} else if err != nil {
 		return sample{}, err
 	}
-	if status != c.wantStatus || stderr.Len() != 0 || !bytes.HasPrefix(stdout.Bytes(), []byte("{")) {
-		return sample{}, fmt.Errorf("exit %d, output %q", status, stdout.String())
+	if status != 0 || stderr.Len() != 0 {
+		return sample{}, fmt.Errorf("exit %d, output %q %q", status, stdout.String(), stderr.String())
 	}
-	return sample{wall: wall, rssKiB: peakRSSKiB(cmd.ProcessState)}, nil
+	ps := cmd.ProcessState
+	return sample{wall: wall, cpu: ps.UserTime() + ps.SystemTime(), rssKiB: peakRSSKiB(ps)}, nil
 }
 
-// assertSeedShape checks, once per size, that the seeded ledger is healthy
-// and that a reconcile has work to do, so the timings measure real work.
-func assertSeedShape(bin, work, seeded string, n int) error {
+// assertSeedShape checks, once per size and in a child (see the package
+// comment on peak RSS), that a reconcile has work to do, so the timings
+// measure real work.
+func assertSeedShape(self, work, seeded string, n int) error {
 	db, err := freshCopy(work, seeded)
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(filepath.Dir(db))
-	out, err := cliCommand(bin, db, []string{"reconcile", "--dry-run"}).Output()
+	out, err := exec.Command(self, "-lib", "shape", "-db", db, "-sizes", strconv.Itoa(n)).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("dry run on the seed: %w", err)
-	}
-	if !bytes.Contains(out, []byte(fmt.Sprintf(`"active_examined":%d,`, n*6/10))) {
-		return fmt.Errorf("unexpected seed shape: %s", out)
+		return fmt.Errorf("checking the seed: %v: %s", err, out)
 	}
 	return nil
-}
-
-func summarize(samples []sample) (medianWall time.Duration, medianRSS, maxRSS int64) {
-	walls := make([]time.Duration, len(samples))
-	rss := make([]int64, len(samples))
-	for i, s := range samples {
-		walls[i], rss[i] = s.wall, s.rssKiB
-		if s.rssKiB > maxRSS {
-			maxRSS = s.rssKiB
-		}
-	}
-	sort.Slice(walls, func(i, j int) bool { return walls[i] < walls[j] })
-	sort.Slice(rss, func(i, j int) bool { return rss[i] < rss[j] })
-	return walls[len(walls)/2], rss[len(rss)/2], maxRSS
-}
-
-// verdict compares against the targets, which are stated for 20,000 tasks;
-// larger sizes are scaled linearly (the "linear growth" target).
-func verdict(n int, c measured, wall time.Duration, maxRSSKiB int64) string {
-	scale := float64(n) / 20000
-	if c.name == "create" || scale < 1 {
-		scale = 1 // one insert does not scale with the table
-	}
-	var parts []string
-	ok := true
-	if c.targetMS > 0 {
-		limit := c.targetMS * scale
-		parts = append(parts, fmt.Sprintf("< %.0f ms", limit))
-		ok = ok && float64(wall.Microseconds())/1000 < limit
-	}
-	if c.targetMiB > 0 {
-		limit := c.targetMiB * scale
-		parts = append(parts, fmt.Sprintf("< %.0f MiB", limit))
-		ok = ok && float64(maxRSSKiB)/1024 < limit
-	}
-	if ok {
-		return strings.Join(parts, ", ") + " ok"
-	}
-	return strings.Join(parts, ", ") + " MISSED"
 }
