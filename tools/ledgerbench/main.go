@@ -42,13 +42,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/stateguard/stateguard/impl/ledger"
 	"github.com/stateguard/stateguard/impl/ledger/cli"
+	"github.com/stateguard/stateguard/tools/internal/childstat"
 )
 
 // seedNow is the instant the ledger is seeded for and the CLI's pinned
@@ -92,11 +92,6 @@ var commands = []measured{
 	{name: "doctor", args: fixed("doctor"), files: seededFile, floor: "doctor", linear: true, ofFloor: 1.2},
 	{name: "dry run (library, writable open)", lib: "dry-run", files: sharedCopy, linear: true},
 	{name: "doctor (library, writable open)", lib: "doctor", files: sharedCopy, linear: true},
-}
-
-type sample struct {
-	wall, cpu time.Duration
-	rssKiB    int64
 }
 
 type summary struct {
@@ -244,7 +239,7 @@ func run(sizesFlag string, runs int, bin, synchronous string, out io.Writer) err
 			return err
 		}
 		for _, c := range commands {
-			s := measure(runs, func(r int) (sample, error) {
+			s := measure(runs, func(r int) (childstat.Sample, error) {
 				return measureOnce(sizeDir, seeded, shared, c.files, func(db string) *exec.Cmd {
 					if c.lib != "" {
 						return exec.Command(self, "-lib", c.lib, "-db", db)
@@ -261,7 +256,7 @@ func run(sizesFlag string, runs int, bin, synchronous string, out io.Writer) err
 				if c.floor == "reconcile" || c.floor == "create" {
 					files = freshCopyKd // the floor's create has a fixed id
 				}
-				f = measure(runs, func(int) (sample, error) {
+				f = measure(runs, func(int) (childstat.Sample, error) {
 					return measureOnce(sizeDir, seeded, shared, files, func(db string) *exec.Cmd {
 						return exec.Command(self, "-floor", c.floor, "-db", db, "-floor-synchronous", synchronous)
 					})
@@ -337,8 +332,8 @@ func row(n, smallest int, c measured, s, f summary, firstWall time.Duration) str
 
 // measure takes runs samples and summarizes them; the first failure ends
 // the series and is reported instead.
-func measure(runs int, once func(run int) (sample, error)) summary {
-	var samples []sample
+func measure(runs int, once func(run int) (childstat.Sample, error)) summary {
+	var samples []childstat.Sample
 	for r := 0; r < runs; r++ {
 		s, err := once(r)
 		if err != nil {
@@ -350,19 +345,8 @@ func measure(runs int, once func(run int) (sample, error)) summary {
 		}
 		samples = append(samples, s)
 	}
-	walls := make([]time.Duration, len(samples))
-	cpus := make([]time.Duration, len(samples))
-	rss := make([]int64, len(samples))
-	var out summary
-	for i, s := range samples {
-		walls[i], cpus[i], rss[i] = s.wall, s.cpu, s.rssKiB
-		out.maxKB = max(out.maxKB, s.rssKiB)
-	}
-	sort.Slice(walls, func(i, j int) bool { return walls[i] < walls[j] })
-	sort.Slice(cpus, func(i, j int) bool { return cpus[i] < cpus[j] })
-	sort.Slice(rss, func(i, j int) bool { return rss[i] < rss[j] })
-	out.wall, out.cpu, out.rssKiB = walls[len(walls)/2], cpus[len(cpus)/2], rss[len(rss)/2]
-	return out
+	m := childstat.Summarize(samples)
+	return summary{wall: m.Wall, cpu: m.CPU, rssKiB: m.RSSKiB, maxKB: m.MaxRSSKB}
 }
 
 // seedInChild seeds n tasks at path in a child run of this program, so the
@@ -414,7 +398,7 @@ func cliCommand(bin, db string, args []string) *exec.Cmd {
 
 // measureOnce times one child on the file its copy kind names; a fresh
 // copy is removed afterwards so disk use stays flat.
-func measureOnce(work, seeded, shared string, kind copyKind, command func(db string) *exec.Cmd) (sample, error) {
+func measureOnce(work, seeded, shared string, kind copyKind, command func(db string) *exec.Cmd) (childstat.Sample, error) {
 	db := seeded
 	switch kind {
 	case sharedCopy:
@@ -422,7 +406,7 @@ func measureOnce(work, seeded, shared string, kind copyKind, command func(db str
 	case freshCopyKd:
 		var err error
 		if db, err = freshCopy(work, seeded); err != nil {
-			return sample{}, err
+			return childstat.Sample{}, err
 		}
 		defer os.RemoveAll(filepath.Dir(db))
 	}
@@ -437,13 +421,12 @@ func measureOnce(work, seeded, shared string, kind copyKind, command func(db str
 	if errors.As(err, &exitErr) {
 		status = exitErr.ExitCode()
 	} else if err != nil {
-		return sample{}, err
+		return childstat.Sample{}, err
 	}
 	if status != 0 || stderr.Len() != 0 {
-		return sample{}, fmt.Errorf("exit %d, output %q %q", status, stdout.String(), stderr.String())
+		return childstat.Sample{}, fmt.Errorf("exit %d, output %q %q", status, stdout.String(), stderr.String())
 	}
-	ps := cmd.ProcessState
-	return sample{wall: wall, cpu: ps.UserTime() + ps.SystemTime(), rssKiB: peakRSSKiB(ps)}, nil
+	return childstat.Of(cmd.ProcessState, wall), nil
 }
 
 // assertSeedShape checks, once per size and in a child (see the package

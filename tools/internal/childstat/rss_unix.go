@@ -1,6 +1,6 @@
 //go:build linux || darwin
 
-package main
+package childstat
 
 import (
 	"os"
@@ -8,9 +8,9 @@ import (
 	"syscall"
 )
 
-// peakRSSKiB is the child's peak resident set size in KiB (Linux reports
+// PeakRSSKiB is the child's peak resident set size in KiB (Linux reports
 // KiB, macOS bytes).
-func peakRSSKiB(ps *os.ProcessState) int64 {
+func PeakRSSKiB(ps *os.ProcessState) int64 {
 	ru, ok := ps.SysUsage().(*syscall.Rusage)
 	if !ok {
 		return 0
