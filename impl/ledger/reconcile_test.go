@@ -81,6 +81,12 @@ func TestReconcileWrongTypes(t *testing.T) {
 		{"running created text", "created_at = 'x'", "r", false},
 		{"running deadline infinite", "deadline_at = 9e999", "r", false},
 		{"pending ended text", "ended_at = 'x'", "c", false},
+		{"pending ended infinite", "ended_at = 9e999", "c", false},
+		{"pending delivery time blob", "delivery_updated_at = X'00'", "c", false},
+		{"pending created integer", "created_at = CAST(created_at AS INTEGER)", "c", true},
+		{"running started blob", "started_at = X'00'", "r", false},
+		{"running id blob", "id = CAST(id AS BLOB)", "r", true},
+		{"running updated minus infinity", "updated_at = -9e999", "r", false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
