@@ -12,7 +12,7 @@ import (
 
 // The doctor reads each table once, in storage order, and keeps per task
 // only what its checks still need later, so its memory stays flat as the
-// ledger grows (contract §8.6):
+// ledger grows (contract §8.7):
 //
 //  1. The events stream by in sequence order. SQLite finds each event's
 //     task (its "owner") through the primary-key index, and the doctor

@@ -23,7 +23,7 @@ type reconcileParams struct {
 
 // runningStaleSQL is step 1's decision over a tasks row: a running task
 // whose deadline has passed or whose last update is at or before
-// now - active_grace times out (contract §5, first match wins; both
+// now - active_grace times out (contract §7.2, first match wins; both
 // give a timeout, only the code differs).
 const runningStaleSQL = `((deadline_at IS NOT NULL AND deadline_at <= :now) OR updated_at <= :stale)`
 
