@@ -79,11 +79,12 @@ const pendingWhereSQL = `delivery_status = 'pending' AND status IN ('succeeded',
 const pendingClosesSQL = `(ended_at <= :cutoff)`
 
 // pendingCountsSQL counts the terminal pending deliveries, those step 2
-// closes as failed and as not applicable, the rows with a value of the
-// wrong type and the closes that would break the clock rule.
+// closes and, of those, the required ones (failed; the others become not
+// applicable), the rows with a value of the wrong type and the closes
+// that would break the clock rule.
 var pendingCountsSQL = `SELECT count(*),
+	ifnull(sum(` + pendingClosesSQL + `), 0),
 	ifnull(sum(` + pendingClosesSQL + ` AND ` + requiredSQL + `), 0),
-	ifnull(sum(` + pendingClosesSQL + ` AND NOT ` + requiredSQL + `), 0),
 	ifnull(sum(NOT (` + idTextSQL + ` AND ` + finiteSQL("created_at") + ` AND ` + finiteSQL("delivery_updated_at") + ` AND ` +
 	optFiniteSQL("ended_at") + `)), 0),
 	ifnull(sum(` + pendingClosesSQL + ` AND (:now < ended_at OR :now < delivery_updated_at OR :now < created_at)), 0)
@@ -156,11 +157,12 @@ func planReconcile(t *txn, p reconcileParams, queued, badQueued int) (ReconcileR
 		&stalePendingRequired, &badRunning, &staleBackwards, &staleDeliveryAfterNow); err != nil {
 		return rep, reconcilePlan{}, err
 	}
-	var pending, closeFailed, closeNotApplicable, badPending, closeBackwards int
-	if err := t.QueryRowContext(t.ctx, pendingCountsSQL, p.named()...).Scan(&pending, &closeFailed, &closeNotApplicable,
+	var pending, closes, closeFailed, badPending, closeBackwards int
+	if err := t.QueryRowContext(t.ctx, pendingCountsSQL, p.named()...).Scan(&pending, &closes, &closeFailed,
 		&badPending, &closeBackwards); err != nil {
 		return rep, reconcilePlan{}, err
 	}
+	closeNotApplicable := closes - closeFailed
 	if badQueued+badRunning+badPending != 0 {
 		return rep, reconcilePlan{}, errWrongType
 	}
