@@ -3,159 +3,148 @@ package ledger
 import (
 	"cmp"
 	"database/sql/driver"
-	"encoding/binary"
 	"fmt"
-	"hash/maphash"
-	"math"
 	"slices"
 )
 
 // The doctor reads each table once, in storage order, and keeps per task
-// only what its checks still need later, so its memory stays flat as the
-// ledger grows (contract §8.7):
+// only what its checks still need later, one byte, so its memory stays
+// flat as the ledger grows (contract §8.7):
 //
 //  1. The events stream by in sequence order. SQLite finds each event's
-//     task (its "owner") through the primary-key index, and the doctor
-//     folds the event into a 64-bit digest of that task's event chain,
-//     held in an array indexed by rowid (8 bytes per task).
+//     task (its "owner") through the primary-key index, reads the owner's
+//     row, and says which position of the owner's chain (contract §8.4)
+//     the event is, value for value, or that it is none. Go checks that
+//     each owner's events arrive at positions 0, 1, 2, ... in order,
+//     holding per task the next position and a broken flag in one byte of
+//     an array indexed by rowid.
 //  2. The tasks stream by in rowid order, each joined to its parent's
-//     created_at. Each row's value and time checks run as it passes; the
-//     digest of the chain the row implies is computed the same way and
-//     compared with the stored one.
+//     created_at. Each row's value and time checks run as it passes, and
+//     its chain is consistent when it was never broken and reached the
+//     length the row implies.
 //  3. Parent cycles are counted over the (child, parent) rowid pairs of
 //     the tasks that have a parent, which SQLite lists through the parent
 //     index.
-//
-// The digests are keyed with a seed drawn afresh for each doctor run
-// (hash/maphash), so a file cannot be crafted to make a broken chain
-// digest like the chain its row implies; two different chains share a
-// digest with probability 2^-64.
 
-// chainDigests maps a task's rowid to the digest of the events seen for
-// it so far (0: none yet). Rowids of a ledger are dense (1..n), so an
-// array serves; a file with far-apart rowids (only a damaged or crafted
-// one) falls back to a map.
-type chainDigests struct {
+// chainStates maps a task's rowid to the state of its chain: the next
+// position expected (low bits) and chainBroken. Rowids of a ledger are
+// dense (1..n), so an array serves; a file with far-apart rowids (only a
+// damaged or crafted one) falls back to a map.
+type chainStates struct {
 	base   int64
-	dense  []uint64
-	sparse map[int64]uint64
-	seed   maphash.Seed
-	buf    []byte
+	dense  []uint8
+	sparse map[int64]uint8
 }
 
-func newChainDigests(count, minRowid, maxRowid int64) *chainDigests {
-	d := &chainDigests{base: minRowid}
-	d.seed = maphash.MakeSeed()
+// chainBroken marks a chain that met an event out of place.
+const chainBroken = 0x80
+
+func newChainStates(count, minRowid, maxRowid int64) *chainStates {
+	c := &chainStates{base: minRowid}
 	if span := maxRowid - minRowid + 1; count > 0 && span > 0 && span <= 2*count+1024 {
-		d.dense = make([]uint64, span)
+		c.dense = make([]uint8, span)
 	} else {
-		d.sparse = map[int64]uint64{}
+		c.sparse = map[int64]uint8{}
 	}
-	return d
+	return c
 }
 
-func (d *chainDigests) get(rowid int64) uint64 {
-	if d.dense != nil {
-		if i := rowid - d.base; i >= 0 && i < int64(len(d.dense)) {
-			return d.dense[i]
+func (c *chainStates) get(rowid int64) uint8 {
+	if c.dense != nil {
+		if i := rowid - c.base; i >= 0 && i < int64(len(c.dense)) {
+			return c.dense[i]
 		}
 		return 0
 	}
-	return d.sparse[rowid]
+	return c.sparse[rowid]
 }
 
-func (d *chainDigests) set(rowid int64, v uint64) {
-	if d.dense != nil {
-		if i := rowid - d.base; i >= 0 && i < int64(len(d.dense)) {
-			d.dense[i] = v
+func (c *chainStates) set(rowid int64, v uint8) {
+	if c.dense != nil {
+		if i := rowid - c.base; i >= 0 && i < int64(len(c.dense)) {
+			c.dense[i] = v
 		}
 		return
 	}
-	d.sparse[rowid] = v
+	c.sparse[rowid] = v
 }
 
-// fold extends digest prev by the event encoded in d.buf: the event's
-// keyed hash is mixed into the digest by an order-sensitive step (a
-// multiply by an odd constant after the add), so a chain's digest depends
-// on its events and their order.
-func (d *chainDigests) fold(prev uint64) uint64 {
-	return (prev + maphash.Bytes(d.seed, d.buf)) * 0x9e3779b97f4a7c15
+// advance records an event at position pos (-1: at none) of the owner's
+// chain: the chain stays intact only while each event is the next one.
+func (c *chainStates) advance(owner, pos int64) {
+	st := c.get(owner)
+	switch {
+	case st&chainBroken != 0:
+	case pos != int64(st):
+		c.set(owner, st|chainBroken)
+	default:
+		c.set(owner, st+1)
+	}
 }
 
-// encodeEvent encodes one chain event into d.buf: the five compared
-// values, strings length-prefixed, the time as its float64 bits with -0
-// read as 0 (the comparison is ==). A nullable text is "" for NULL, as
-// in optText.
-func (d *chainDigests) encodeEvent(kind, from, to, code string, at float64) {
-	b := append(d.buf[:0], 1)
-	for _, s := range [...]string{kind, from, to, code} {
-		b = binary.AppendUvarint(b, uint64(len(s)))
-		b = append(b, s...)
-	}
-	if at == 0 {
-		at = 0
-	}
-	d.buf = binary.LittleEndian.AppendUint64(b, math.Float64bits(at))
+// intact reports whether rowid's chain holds exactly its length events,
+// each in place.
+func (c *chainStates) intact(rowid int64, length int) bool {
+	return c.get(rowid) == uint8(length)
 }
 
-// encodeStoredEvent encodes an event row (task_id, event_kind, from_value,
-// to_value, code, occurred_at) as the chain check reads it: an id that is
-// not a driver string or a value of the wrong type makes the event one
-// that no chain expects (a lone 0 byte).
-func (d *chainDigests) encodeStoredEvent(row []driver.Value) {
-	_, idText := row[0].(string)
-	kind, kindOK := row[1].(string)
-	from, fromOK := optText(row[2])
-	to, toOK := row[3].(string)
-	code, codeOK := optText(row[4])
-	at, atOK := asTime(row[5])
-	if !(idText && kindOK && fromOK && toOK && codeOK && atOK) {
-		d.buf = append(d.buf[:0], 0)
-		return
-	}
-	d.encodeEvent(kind, from, to, code, at)
-}
-
-// expectedDigest is the digest of the chain a task row implies (contract
-// §8.4): created, then started if it started, then the terminal
-// transition with the task's code at ended_at, then the delivery
-// transition with the delivery code at delivery_updated_at. ok is false
-// when a time the chain needs is not a finite number: no stored chain can
-// match then.
-func (d *chainDigests) expectedDigest(row *doctorTask) (digest uint64, ok bool) {
-	status, _ := asText(row.status)
-	delivery, _ := asText(row.delivery)
-	tcode, _ := asText(row.tcode)
-	dcode, _ := asText(row.dcode)
-	step := func(kind, from, to, code string, at any) bool {
-		t, ok := asTime(at)
-		if ok {
-			d.encodeEvent(kind, from, to, code, t)
-			digest = d.fold(digest)
-		}
-		return ok
-	}
-	if !step(eventCreated, "", StatusQueued, codeCreated, row.created) {
-		return 0, false
-	}
-	started := row.started != nil
-	if started && !step(eventTaskTransition, StatusQueued, StatusRunning, codeStarted, row.started) {
-		return 0, false
+// chainLength is the number of events a task row implies (contract §8.4):
+// created, then started if it started, then the terminal transition,
+// then the delivery transition once the delivery closed.
+func chainLength(d *doctorTask) int {
+	status, _ := asText(d.status)
+	delivery, _ := asText(d.delivery)
+	n := 1
+	if d.started != nil {
+		n++
 	}
 	if isTerminal(status) {
-		from := StatusQueued
-		if started {
-			from = StatusRunning
-		}
-		if !step(eventTaskTransition, from, status, tcode, row.ended) {
-			return 0, false
-		}
+		n++
 	}
-	if delivery != DeliveryPending && !step(eventDeliveryTransition, DeliveryPending, delivery, dcode, row.dup) {
-		return 0, false
+	if delivery != DeliveryPending {
+		n++
 	}
-	return digest, true
+	return n
 }
+
+// textSQL is a column as asText reads it, "" for a value that is not TEXT
+// or BLOB (SQLite compares a BLOB cast to TEXT byte for byte).
+func textSQL(col string) string {
+	return `(CASE WHEN typeof(` + col + `) IN ('text','blob') THEN CAST(` + col + ` AS TEXT) ELSE '' END)`
+}
+
+// eventPositionSQL is the position in its owner o's chain that event e
+// is, comparing every value as the chain check does (-1: none). An event
+// is readable when its task_id, kind and to_value are TEXT, its
+// from_value and code NULL or non-empty TEXT (NULL standing for the
+// empty text the row's missing code gives) and its time a finite number;
+// no two positions accept the same event. A time compares equal to the
+// row's only when the row's is a number too.
+var eventPositionSQL = func() string {
+	status, delivery := textSQL("o.status"), textSQL("o.delivery_status")
+	started := `(o.started_at IS NOT NULL)`
+	terminal := status + ` IN ('succeeded','failed','timed_out','cancelled')`
+	text := func(col string) string { return `(typeof(` + col + `) = 'text')` }
+	optText := func(col string) string {
+		return `(` + col + ` IS NULL OR (typeof(` + col + `) = 'text' AND ` + col + ` <> ''))`
+	}
+	readable := text("e.task_id") + ` AND ` + text("e.event_kind") + ` AND ` + optText("e.from_value") + ` AND ` +
+		text("e.to_value") + ` AND ` + optText("e.code") + ` AND e.occurred_at > -9e999 AND e.occurred_at < 9e999`
+	return `CASE WHEN o.rowid IS NOT NULL AND ` + readable + ` THEN (CASE
+	WHEN e.event_kind = '` + eventCreated + `' AND e.from_value IS NULL AND e.to_value = '` + StatusQueued + `'
+		AND e.code = '` + codeCreated + `' AND e.occurred_at = o.created_at THEN 0
+	WHEN ` + started + ` AND e.event_kind = '` + eventTaskTransition + `' AND e.from_value = '` + StatusQueued + `'
+		AND e.to_value = '` + StatusRunning + `' AND e.code = '` + codeStarted + `' AND e.occurred_at = o.started_at THEN 1
+	WHEN ` + terminal + ` AND e.event_kind = '` + eventTaskTransition + `'
+		AND e.from_value = (CASE WHEN ` + started + ` THEN '` + StatusRunning + `' ELSE '` + StatusQueued + `' END)
+		AND e.to_value = ` + status + ` AND ifnull(e.code, '') = ` + textSQL("o.terminal_code") + `
+		AND e.occurred_at = o.ended_at THEN 1 + ` + started + `
+	WHEN ` + delivery + ` <> '` + DeliveryPending + `' AND e.event_kind = '` + eventDeliveryTransition + `'
+		AND e.from_value = '` + DeliveryPending + `' AND e.to_value = ` + delivery + `
+		AND ifnull(e.code, '') = ` + textSQL("o.delivery_code") + ` AND e.occurred_at = o.delivery_updated_at
+		THEN 1 + ` + started + ` + (` + terminal + `)
+	ELSE -1 END) ELSE -1 END`
+}()
 
 // ownerKeySQL is the text an event's task_id or a task's id is looked up
 // by: a TEXT or BLOB value's bytes, and for anything else the empty text
@@ -172,12 +161,13 @@ func ownerSQL(col string) string {
 
 // When every task id is TEXT (always so in a ledger this package wrote),
 // the owner of an event is the one row whose id is its task_id's bytes as
-// TEXT, a single index probe, and each task owns its own chain.
+// TEXT, a single index probe, and each task owns its own chain. Each
+// event row is (owner rowid, task_id when there is no owner, position).
 var (
-	eventsByTextIDSQL = `SELECT e.task_id, e.event_kind, e.from_value, e.to_value, e.code, e.occurred_at, o.rowid
+	eventsByTextIDSQL = `SELECT o.rowid, CASE WHEN o.rowid IS NULL THEN e.task_id END, ` + eventPositionSQL + `
 		FROM task_events e LEFT JOIN tasks o ON o.id = CAST(` + ownerKeySQL("e.task_id") + ` AS TEXT) ORDER BY e.sequence`
-	eventsByAnyIDSQL = `SELECT e.task_id, e.event_kind, e.from_value, e.to_value, e.code, e.occurred_at, ` + ownerSQL("e.task_id") + `
-		FROM task_events e ORDER BY e.sequence`
+	eventsByAnyIDSQL = `SELECT o.rowid, CASE WHEN o.rowid IS NULL THEN e.task_id END, ` + eventPositionSQL + `
+		FROM task_events e LEFT JOIN tasks o ON o.rowid = ` + ownerSQL("e.task_id") + ` ORDER BY e.sequence`
 )
 
 // doctorTasksSQL lists every task row with its parent's created_at and
@@ -232,13 +222,12 @@ func runDoctor(t *txn) DoctorReport {
 	var minType, maxType string
 	terr := t.l.conn.QueryRowContext(t.ctx, taskShapeSQL).Scan(&count, &minRowid, &maxRowid, &nullID, &minType, &maxType)
 	anyIDs := nullID || (minType != "text" && minType != "null") || (maxType != "text" && maxType != "null")
-	digests := newChainDigests(count, minRowid, maxRowid)
-
-	eerr := streamEvents(t, digests, anyIDs, &rep)
-	if err := checkTasks(t, digests, anyIDs, &rep); err != nil {
+	chains := newChainStates(count, minRowid, maxRowid)
+	eerr := streamEvents(t, chains, anyIDs, &rep)
+	if err := checkTasks(t, chains, anyIDs, &rep); err != nil {
 		terr = err
 	}
-	digests = nil
+	chains = nil
 	cycles, err := countCycles(t)
 	if err != nil {
 		terr = err
@@ -256,27 +245,27 @@ func runDoctor(t *txn) DoctorReport {
 	return rep
 }
 
-// streamEvents counts the events and folds each into its owner's digest.
+// streamEvents counts the events and advances each owner's chain.
 // Events whose task_id has no owner add 1 to the event inconsistencies
 // per distinct id (only a damaged file has any, so the set stays small).
-func streamEvents(t *txn, digests *chainDigests, anyIDs bool, rep *DoctorReport) error {
+func streamEvents(t *txn, chains *chainStates, anyIDs bool, rep *DoctorReport) error {
 	query := eventsByTextIDSQL
 	if anyIDs {
 		query = eventsByAnyIDSQL
 	}
 	unknown := map[string]bool{}
-	return rawQuery(t, query, 7, func(row []driver.Value) error {
+	return rawQuery(t, query, 3, func(row []driver.Value) error {
 		rep.EventCount++
-		owner, ok := row[6].(int64)
+		owner, ok := row[0].(int64)
 		if !ok {
-			if key := fmt.Sprint(row[0]); !unknown[key] {
+			if key := fmt.Sprint(row[1]); !unknown[key] {
 				unknown[key] = true
 				rep.EventInconsistencyCount++
 			}
 			return nil
 		}
-		digests.encodeStoredEvent(row)
-		digests.set(owner, digests.fold(digests.get(owner)))
+		pos, _ := row[2].(int64)
+		chains.advance(owner, pos)
 		return nil
 	})
 }
@@ -286,7 +275,7 @@ func streamEvents(t *txn, digests *chainDigests, anyIDs bool, rep *DoctorReport)
 // one the owner's row implies. A row whose chain another row owns (only
 // when ids of other types exist) takes that row's verdict, looked up
 // after the pass.
-func checkTasks(t *txn, digests *chainDigests, anyIDs bool, rep *DoctorReport) error {
+func checkTasks(t *txn, chains *chainStates, anyIDs bool, rep *DoctorReport) error {
 	var broken map[int64]bool // owner rowid -> its chain is broken (anyIDs only)
 	var deferred []int64      // owners of rows that do not own their chain
 	if anyIDs {
@@ -331,8 +320,7 @@ func checkTasks(t *txn, digests *chainDigests, anyIDs bool, rep *DoctorReport) e
 		if !timesOK {
 			rep.TimestampInconsistencyCount++
 		}
-		want, ok := digests.expectedDigest(&d)
-		chainOK := ok && want == digests.get(rowid)
+		chainOK := chains.intact(rowid, chainLength(&d))
 		switch owner, hasOwner := r[19].(int64); {
 		case !anyIDs || (hasOwner && owner == rowid):
 			if !chainOK {
