@@ -227,7 +227,6 @@ func runDoctor(t *txn) DoctorReport {
 	if err := checkTasks(t, chains, anyIDs, &rep); err != nil {
 		terr = err
 	}
-	chains = nil
 	cycles, err := countCycles(t)
 	if err != nil {
 		terr = err
