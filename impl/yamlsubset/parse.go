@@ -231,9 +231,11 @@ func splitKey(ln line) (key, rest string, err error) {
 			return "", "", corruptf(ln.number, "bad quoted key")
 		}
 		key = k
-		after = strings.TrimLeft(c[n:], " ")
+		// The colon must follow the closing quote at once: the reference
+		// refuses `"k" : v` as CORRUPT, and so does this reader.
+		after = c[n:]
 		if !strings.HasPrefix(after, ":") {
-			return "", "", corruptf(ln.number, "no colon after key")
+			return "", "", corruptf(ln.number, "no colon right after quoted key")
 		}
 		after = after[1:]
 	} else {
