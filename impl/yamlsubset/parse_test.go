@@ -41,7 +41,10 @@ func TestParseAccepts(t *testing.T) {
 		{"dropped line is not inspected", "a: 1\n    no colon here\nc: 3\n", `{"a": 1, "c": 3}`},
 		{"dropped block with children", "a: 1\n  b:\n    c: 1\nd: 2\n", `{"a": 1, "d": 2}`},
 		{"line between two levels dropped", "a:\n    b: 1\n  c: 2\nd: 3\n", `{"a": {"b": 1}, "d": 3}`},
+		// Divergence D12: the reference stops at the shallower line and
+		// reads {"a": 1}.
 		{"line shallower than first dropped", "  a: 1\nb: 2\n  c: 3\n", `{"a": 1, "c": 3}`},
+		{"children of a shallower KEY: read where they stand", "  a: 1\nb:\n  c: 3\n    d: 4\n", `{"a": 1, "c": 3}`},
 		{"deep stray after nested", "a:\n  b: 1\n      x: 9\n  c: 2\n", `{"a": {"b": 1, "c": 2}}`},
 	}
 	for _, c := range cases {
