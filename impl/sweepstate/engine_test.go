@@ -77,6 +77,9 @@ func TestCursorLess(t *testing.T) {
 		{"10a", "9", true}, {"9a", "9", false}, {"a", "b", true}, {"", "0", true},
 		{"2026-07-02T12:00:00Z", "2026-07-02T12:00:01Z", true},
 		{"\u0661\u0660", "9", false}, // Unicode digits compare as integers (10 > 9)
+		// D11: superscript, subscript and circled digits pass Python's
+		// str.isdigit but not int(); here they are text.
+		{"9\u00b2", "10", false}, {"10", "9\u00b2", true}, {"\u2460", "9", false}, {"10", "1\u2080", true},
 	}
 	for _, c := range cases {
 		if got := cursorLess(c.a, c.b); got != c.want {
