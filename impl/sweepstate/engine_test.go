@@ -202,3 +202,34 @@ func TestOwnedMutationWithoutFileIsLeaseLost(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestImportLegacyNonStringCursors: a channel is skipped only when
+// `last_processed_ts or cursor` is null; "", false and 0 are imported and
+// every cursor is stored as it is (1.5 stays a number), byte for byte what
+// the reference writes for this legacy file (issue 6, 2c). A non-string
+// candidate is ordered through its str(): 1.5 ("1.5") is not before "1.0".
+func TestImportLegacyNonStringCursors(t *testing.T) {
+	dir := t.TempDir()
+	p, legacy := filepath.Join(dir, "s.yml"), filepath.Join(dir, "legacy.json")
+	os.WriteFile(legacy, []byte(`{"channels": {"C42": {"cursor": 1.5}, "C1": {"cursor": ""}, "C3": {"last_processed_ts": 0, "cursor": false},`+
+		` "C4": {"last_processed_ts": 0}, "C5": {"last_processed_ts": "", "cursor": null}, "C6": {"cursor": 0}}}`), 0o600)
+	r := fixedEngine().Run(p, ImportLegacy{File: legacy})
+	if r.Word != WordOK {
+		t.Fatal(r)
+	}
+	if n := mapGet(r.Payload, "cursors_imported"); n.(*big.Int).Int64() != 4 {
+		t.Errorf("cursors_imported %v, want 4", n)
+	}
+	want := "schema_version: 1\nsources:\n  C1:\n    cursor: \"\"\n  C3:\n    cursor: false\n  C42:\n    cursor: 1.5\n  C6:\n    cursor: 0\nitems: {}\n"
+	if data, _ := os.ReadFile(p); string(data) != want {
+		t.Errorf("file\n%s\nwant\n%s", data, want)
+	}
+	os.WriteFile(legacy, []byte(`{"channels": {"C42": {"cursor": "1.0"}, "C1": {"cursor": 7}}}`), 0o600)
+	r = fixedEngine().Run(p, ImportLegacy{File: legacy})
+	if n := mapGet(r.Payload, "cursors_imported"); n.(*big.Int).Int64() != 1 {
+		t.Errorf("second import: cursors_imported %v, want 1 (only C1)", n)
+	}
+	if data, _ := os.ReadFile(p); !strings.Contains(string(data), "  C1:\n    cursor: 7\n  C3:") || !strings.Contains(string(data), "C42:\n    cursor: 1.5\n") {
+		t.Errorf("second import:\n%s", data)
+	}
+}

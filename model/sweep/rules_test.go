@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stateguard/stateguard/impl/pyjson"
 	"github.com/stateguard/stateguard/model/sweep"
 	"github.com/stateguard/stateguard/model/value"
 )
@@ -265,5 +266,36 @@ func TestNonDecimalDigitCursors(t *testing.T) {
 		if got := res.Wrote; got != c.imported {
 			t.Errorf("import-legacy %q over %q: wrote %v, want %v (%s)", c.legacy, c.stored, got, c.imported, docText(next))
 		}
+	}
+}
+
+// TestImportLegacyNonStringCursors: the channel's cursor is Python's
+// `last_processed_ts or cursor`; only a null result skips the channel, and
+// the value is stored as it is, as the reference does (issue 6, 2c).
+func TestImportLegacyNonStringCursors(t *testing.T) {
+	channel := func(kv ...value.Value) *value.Map {
+		m := value.NewMap()
+		for i := 0; i+1 < len(kv); i += 2 {
+			m.Set(kv[i].(string), kv[i+1])
+		}
+		return m
+	}
+	channels := value.NewMap()
+	channels.Set("C42", channel("cursor", 1.5))
+	channels.Set("C1", channel("cursor", ""))
+	channels.Set("C3", channel("last_processed_ts", value.Int(0), "cursor", false))
+	channels.Set("C4", channel("last_processed_ts", value.Int(0)))                // 0 or None: skipped
+	channels.Set("C5", channel("last_processed_ts", "", "cursor", nil))           // "" or None: skipped
+	channels.Set("C6", channel("last_processed_ts", nil, "cursor", value.Int(0))) // None or 0: 0
+	legacy := value.NewMap()
+	legacy.Set("channels", channels)
+	res, next := sweep.Apply(sweep.State{Kind: sweep.Absent}, sweep.ImportLegacy{Legacy: sweep.Decoded{Value: legacy, OK: true}})
+	if got := string(pyjson.Encode(res.Payload)); got != `{"cursors_imported": 4, "items_imported": 0}` {
+		t.Errorf("payload %s", got)
+	}
+	sources, _ := next.Doc.Get("sources")
+	want := `{"C1": {"cursor": ""}, "C3": {"cursor": false}, "C42": {"cursor": 1.5}, "C6": {"cursor": 0}}`
+	if got := string(pyjson.Encode(sources)); got != want {
+		t.Errorf("sources %s\nwant    %s", got, want)
 	}
 }

@@ -20,8 +20,8 @@
 //   - Sources: a null cursor is no cursor; a non-string cursor compares by
 //     its Python str(); a non-map source entry has no cursor and is replaced
 //     by a new map when a cursor is set.
-//   - import-legacy: a legacy cursor is stored as its Python str(); a
-//     source map that is JSON but not an object is ignored; dict-form
+//   - import-legacy: a legacy cursor is compared through its Python str()
+//     (it is stored as it is, as the reference does); a source map that is JSON but not an object is ignored; dict-form
 //     entries with an empty id or non-map fields are skipped (not counted);
 //     "lacks a field" means the key is absent; a blank state file counts as
 //     absent (so it is written even when nothing was imported).
