@@ -29,8 +29,9 @@
 //   - D1: only an integer schema_version above 1 is kept; anything else is
 //     written as 1.
 //   - Times: a trailing Z is replaced by +00:00 before parsing (so
-//     "2026-07-02Z" is midnight UTC); ISO week dates of year 0 are refused;
-//     int() of text accepts ASCII digits only.
+//     "2026-07-02Z" is midnight UTC); ISO week dates of year 0 are refused.
+//   - int() of text and the cursor digit test take the decimal digits of
+//     every script (Nd), not the wider str.isdigit set (D11).
 package sweep
 
 import (
