@@ -62,6 +62,23 @@ func orNull(s string) any {
 	return s
 }
 
+// optionalCode turns "" into no code (nil).
+func optionalCode(code string) *string {
+	if code == "" {
+		return nil
+	}
+	return &code
+}
+
+// codeOrNull turns no code into a NULL argument. A code reaching a write
+// has passed checkCode, so it is never empty.
+func codeOrNull(code *string) any {
+	if code == nil {
+		return nil
+	}
+	return *code
+}
+
 // floatOrNull turns a nil pointer into a NULL argument.
 func floatOrNull(f *float64) any {
 	if f == nil {
@@ -311,10 +328,17 @@ func (l *Ledger) Heartbeat(id string) (Task, error) {
 	})
 }
 
-// CloseTask moves a task to a terminal state. Repeating the same terminal
-// state returns the stored task unchanged (before the code is checked); a
-// different terminal state is ErrStateConflict.
+// CloseTask is CloseTaskCode with the empty string standing for no code.
 func (l *Ledger) CloseTask(id, status, code string) (Task, error) {
+	return l.CloseTaskCode(id, status, optionalCode(code))
+}
+
+// CloseTaskCode moves a task to a terminal state. Repeating the same
+// terminal state returns the stored task unchanged (before the code is
+// checked); a different terminal state is ErrStateConflict. code nil means
+// no code; a given code, the empty string included, must be registered
+// for status (else ErrInvalidInput).
+func (l *Ledger) CloseTaskCode(id, status string, code *string) (Task, error) {
 	check := func() error {
 		if !isTerminal(status) {
 			return invalidInput("close status must be terminal")
@@ -343,17 +367,25 @@ func (l *Ledger) CloseTask(id, status, code string) (Task, error) {
 			return false, err
 		}
 		if _, err := t.ExecContext(t.ctx, `UPDATE tasks SET status = ?, updated_at = ?, ended_at = ?, terminal_code = ?, version = version + 1 WHERE id = ?`,
-			status, now, now, orNull(code), task.ID); err != nil {
+			status, now, now, codeOrNull(code), task.ID); err != nil {
 			return false, err
 		}
-		return true, addEvent(t, task.ID, eventTaskTransition, task.Status, status, now, orNull(code))
+		return true, addEvent(t, task.ID, eventTaskTransition, task.Status, status, now, codeOrNull(code))
 	})
 }
 
-// SetDelivery closes a terminal task's delivery. The same value again is
-// returned unchanged (before the code is checked); a delivery state the
-// task's kind does not allow is ErrStateConflict, also before the code.
+// SetDelivery is SetDeliveryCode with the empty string standing for no
+// code.
 func (l *Ledger) SetDelivery(id, status, code string) (Task, error) {
+	return l.SetDeliveryCode(id, status, optionalCode(code))
+}
+
+// SetDeliveryCode closes a terminal task's delivery. The same value again
+// is returned unchanged (before the code is checked); a delivery state the
+// task's kind does not allow is ErrStateConflict, also before the code.
+// code nil means no code; a given code, the empty string included, must be
+// registered for status (else ErrInvalidInput).
+func (l *Ledger) SetDeliveryCode(id, status string, code *string) (Task, error) {
 	check := func() error {
 		if status != DeliveryDelivered && status != DeliveryFailed && status != DeliveryNotApplicable {
 			return invalidInput("delivery status must be terminal")
@@ -388,10 +420,10 @@ func (l *Ledger) SetDelivery(id, status, code string) (Task, error) {
 			return false, err
 		}
 		if _, err := t.ExecContext(t.ctx, `UPDATE tasks SET delivery_status = ?, delivery_updated_at = ?, delivery_code = ?, version = version + 1 WHERE id = ?`,
-			status, now, orNull(code), task.ID); err != nil {
+			status, now, codeOrNull(code), task.ID); err != nil {
 			return false, err
 		}
-		return true, addEvent(t, task.ID, eventDeliveryTransition, DeliveryPending, status, now, orNull(code))
+		return true, addEvent(t, task.ID, eventDeliveryTransition, DeliveryPending, status, now, codeOrNull(code))
 	})
 }
 
