@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"math"
 )
@@ -14,44 +15,22 @@ const taskColumns = `id, parent_id, status, delivery_status, delivery_required, 
 
 type rowScanner interface{ Scan(dest ...any) error }
 
-// scanTask reads one row selected with taskColumns.
+// scanTask reads one row selected with taskColumns and checks it
+// (taskFromRow): a damaged row is StateConflict.
 func scanTask(r rowScanner) (Task, error) {
-	var t Task
-	var parent, hash, tcode, dcode sql.NullString
-	var timeout, started, ended, deadline sql.NullFloat64
-	var required int64
-	err := r.Scan(&t.ID, &parent, &t.Status, &t.DeliveryStatus, &required, &hash,
-		&timeout, &t.CreatedAt, &started, &t.UpdatedAt, &ended, &deadline,
-		&t.DeliveryUpdatedAt, &tcode, &dcode, &t.Version)
-	if err != nil {
+	var v [16]any
+	dest := make([]any, len(v))
+	for i := range v {
+		dest[i] = &v[i]
+	}
+	if err := r.Scan(dest...); err != nil {
 		return Task{}, err
 	}
-	t.DeliveryRequired = required != 0
-	t.ParentID = nullString(parent)
-	t.PayloadHash = nullString(hash)
-	t.TerminalCode = nullString(tcode)
-	t.DeliveryCode = nullString(dcode)
-	t.TimeoutSeconds = nullFloat(timeout)
-	t.StartedAt = nullFloat(started)
-	t.EndedAt = nullFloat(ended)
-	t.DeadlineAt = nullFloat(deadline)
-	return t, nil
-}
-
-func nullString(v sql.NullString) *string {
-	if !v.Valid {
-		return nil
+	var row [16]driver.Value
+	for i := range v {
+		row[i] = v[i]
 	}
-	s := v.String
-	return &s
-}
-
-func nullFloat(v sql.NullFloat64) *float64 {
-	if !v.Valid {
-		return nil
-	}
-	f := v.Float64
-	return &f
+	return taskFromRow(row[:])
 }
 
 // orNull turns "" into a NULL argument.
