@@ -19,9 +19,8 @@ type reconcileRunning struct {
 	required          bool
 	created, updated  float64
 	started, deadline *float64
-	// Only a damaged row has a closed delivery (or a delivery time after
-	// now) on a running task; step 2 must see the stored values.
-	deliveryPending bool
+	// A running task's delivery is pending (a checked row has no closed
+	// delivery before its task ends), and step 2 compares its time.
 	deliveryUpdated float64
 }
 
@@ -77,9 +76,7 @@ func planReconcile(queued int, running []reconcileRunning, pending []reconcilePe
 		}
 		rep.TasksTimedOut++
 		changes = append(changes, reconcileChange{rowid: a.rowid, code: code})
-		if a.deliveryPending {
-			timedOut = append(timedOut, reconcilePending{rowid: a.rowid, id: a.id, required: a.required, created: a.created, ended: &endedNow, deliveryUpdated: a.deliveryUpdated})
-		}
+		timedOut = append(timedOut, reconcilePending{rowid: a.rowid, id: a.id, required: a.required, created: a.created, ended: &endedNow, deliveryUpdated: a.deliveryUpdated})
 	}
 	// The tasks just timed out join the pending deliveries, in the same
 	// (ended_at, id) order a second query after the first step would see.
@@ -163,17 +160,11 @@ func (l *Ledger) Reconcile(activeGrace, deliveryGrace float64, dryRun bool) (Rec
 }
 
 // reconcileSnapshot reads the queued count, the running tasks and the
-// pending-delivery tasks. A value of the wrong type (only possible in a
-// damaged file) is StateConflict, for queued tasks too: one aggregate
-// query counts them and the rows whose values the per-row reads below
-// would refuse, which is much cheaper than reading rows that are always
-// retained.
+// pending-delivery tasks: every row reconcile examines, each checked by
+// taskFromRow, so a damaged one makes the whole reconcile StateConflict
+// (dry run included) before anything is decided or written. Queued tasks
+// are always retained, so only their number is kept.
 func reconcileSnapshot(t *txn) (queued int, running []reconcileRunning, pending []reconcilePending, err error) {
-	var badQueued int
-	if err := t.QueryRowContext(t.ctx, queuedSnapshotSQL).Scan(&queued, &badQueued); err != nil {
-		return 0, nil, nil, err
-	}
-	bad := badQueued != 0
 	// Sizing the slices up front (two index-only counts, the second an
 	// upper bound) avoids copying them as they grow, which on a large
 	// ledger costs more than the counts.
@@ -184,72 +175,50 @@ func reconcileSnapshot(t *txn) (queued int, running []reconcileRunning, pending 
 	}
 	running = make([]reconcileRunning, 0, runningCap)
 	pending = make([]reconcilePending, 0, pendingCap)
-	text := func(v any) string {
-		s, ok := asText(v)
-		bad = bad || !ok
-		return s
+	err = rawQuery(t, `SELECT `+taskColumns+` FROM tasks WHERE status = 'queued'`, 16, func(r []driver.Value) error {
+		queued++
+		if !rowOK(r) {
+			return errDamagedRow
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, nil, nil, err
 	}
-	num := func(v any) float64 {
-		f, ok := asTime(v)
-		bad = bad || !ok
-		return f
-	}
-	// The running query compares delivery_status in SQL (no string per
-	// row); a value other than 'pending' is not pending, as the pending
-	// query below sees it too.
-	isOne := func(v any) bool {
-		b, _ := v.(int64)
-		return b == 1
-	}
-	opt := func(v any) *float64 {
-		f, ok := optTime(v)
-		bad = bad || !ok
-		return f
-	}
-	err = rawQuery(t, `SELECT rowid, id, delivery_required, created_at, updated_at, started_at, deadline_at, delivery_status = 'pending', delivery_updated_at FROM tasks
-		WHERE status = 'running' ORDER BY created_at, id`, 9, func(r []driver.Value) error {
+	err = rawQuery(t, `SELECT rowid, `+taskColumns+` FROM tasks WHERE status = 'running' ORDER BY created_at, id`, 17, func(r []driver.Value) error {
+		task, err := taskFromRow(r[1:])
+		if err != nil {
+			return err
+		}
 		rowid, _ := r[0].(int64)
-		required, _ := r[2].(int64)
 		running = append(running, reconcileRunning{
-			rowid: rowid, id: text(r[1]), required: required != 0,
-			created: num(r[3]), updated: num(r[4]), started: opt(r[5]), deadline: opt(r[6]),
-			deliveryPending: isOne(r[7]), deliveryUpdated: num(r[8]),
+			rowid: rowid, id: task.ID, required: task.DeliveryRequired,
+			created: task.CreatedAt, updated: task.UpdatedAt, started: task.StartedAt, deadline: task.DeadlineAt,
+			deliveryUpdated: task.DeliveryUpdatedAt,
 		})
 		return nil
 	})
 	if err != nil {
 		return 0, nil, nil, err
 	}
-	err = rawQuery(t, `SELECT rowid, id, delivery_required, created_at, ended_at, delivery_updated_at FROM tasks
-		WHERE delivery_status = 'pending' AND status IN ('succeeded','failed','timed_out','cancelled') ORDER BY ended_at, id`, 6, func(r []driver.Value) error {
+	err = rawQuery(t, `SELECT rowid, `+taskColumns+` FROM tasks
+		WHERE delivery_status = 'pending' AND status IN ('succeeded','failed','timed_out','cancelled') ORDER BY ended_at, id`, 17, func(r []driver.Value) error {
+		task, err := taskFromRow(r[1:])
+		if err != nil {
+			return err
+		}
 		rowid, _ := r[0].(int64)
-		required, _ := r[2].(int64)
 		pending = append(pending, reconcilePending{
-			rowid: rowid, id: text(r[1]), required: required != 0, created: num(r[3]), ended: opt(r[4]), deliveryUpdated: num(r[5]),
+			rowid: rowid, id: task.ID, required: task.DeliveryRequired, created: task.CreatedAt, ended: task.EndedAt,
+			deliveryUpdated: task.DeliveryUpdatedAt,
 		})
 		return nil
 	})
 	if err != nil {
 		return 0, nil, nil, err
-	}
-	if bad {
-		return 0, nil, nil, stateConflict("a task row holds a value of the wrong type")
 	}
 	return queued, running, pending, nil
 }
-
-// queuedSnapshotSQL counts the queued tasks and, of those, the rows whose
-// id is not TEXT (the driver's string or bytes, as asText takes) or whose
-// created_at, updated_at, started_at or deadline_at is not what asTime or
-// optTime takes (an integer or a finite real; NULL where optional).
-// 9e999 is SQLite's spelling of infinity.
-const queuedSnapshotSQL = `SELECT count(*), ifnull(sum(NOT (
-	typeof(id) IN ('text','blob')
-	AND (typeof(created_at) = 'integer' OR (typeof(created_at) = 'real' AND abs(created_at) < 9e999))
-	AND (typeof(updated_at) = 'integer' OR (typeof(updated_at) = 'real' AND abs(updated_at) < 9e999))
-	AND (typeof(started_at) IN ('null','integer') OR (typeof(started_at) = 'real' AND abs(started_at) < 9e999))
-	AND (typeof(deadline_at) IN ('null','integer') OR (typeof(deadline_at) = 'real' AND abs(deadline_at) < 9e999))
-)), 0) FROM tasks WHERE status = 'queued'`
 
 // applyReconcile writes the planned changes. Rows are updated by rowid
 // per target state with one statement each, the id lists travelling as
