@@ -210,10 +210,13 @@ func (l *Ledger) openWritable(opts Options) error {
 	if !strings.EqualFold(mode, "wal") {
 		return internal("verify journal_mode", errOrMismatch(nil))
 	}
-	if _, err := l.conn.ExecContext(ctx, "PRAGMA synchronous = NORMAL"); err != nil {
+	// FULL, not NORMAL (divergence L6): in WAL mode NORMAL does not sync
+	// the -wal at each commit, so a transaction that answered ok could
+	// roll back after a power loss.
+	if _, err := l.conn.ExecContext(ctx, "PRAGMA synchronous = FULL"); err != nil {
 		return classifySQLite("set synchronous", err)
 	}
-	if got, err := l.pragmaInt("PRAGMA synchronous"); err != nil || got != 1 {
+	if got, err := l.pragmaInt("PRAGMA synchronous"); err != nil || got != 2 {
 		return internal("verify synchronous", errOrMismatch(err))
 	}
 	if err := l.guard.checkSidecars(); err != nil {
