@@ -254,3 +254,40 @@ func TestReadOnlySidecarAppearsMidRead(t *testing.T) {
 		})
 	}
 }
+
+// TestReadOnlyShmDescriptorsBounded: a long-lived read-only ledger reads
+// beside writer sessions that each make and remove their own -shm; the
+// descriptors it opened to lock them do not pile up.
+func TestReadOnlyShmDescriptorsBounded(t *testing.T) {
+	withReadLocks(t, true)
+	p := newLedgerFile(t, privateDir(t))
+	r, err := Open(p, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for i := 0; i < 5; i++ {
+		// A writer session that stays open while the read runs, so a -shm
+		// exists to lock; closing it removes that -shm.
+		w, err := Open(p, Options{Clock: fixedClock(1000)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Create(CreateParams{DeliveryRequired: true}); err != nil {
+			t.Fatal(err)
+		}
+		if rep, err := r.Doctor(); err != nil || rep.TaskCount != i+2 {
+			t.Fatalf("%s %v", reportJSON(rep), err)
+		}
+		w.Close()
+		if _, err := os.Lstat(p + "-shm"); err == nil {
+			t.Fatal("the writer's close left its -shm")
+		}
+	}
+	heldMu.Lock()
+	n := len(r.guard.held.shms)
+	heldMu.Unlock()
+	if n > 1 {
+		t.Fatalf("%d -shm descriptors kept", n)
+	}
+}

@@ -216,6 +216,7 @@ func (h *heldFile) unlockDatabaseShared() {
 func (h *heldFile) lockShm(path string, ident fileIdent) (bool, error) {
 	heldMu.Lock()
 	defer heldMu.Unlock()
+	h.pruneShms()
 	s := h.shms[ident]
 	if s == nil {
 		f, err := openNoFollow(path)
@@ -245,12 +246,33 @@ func (h *heldFile) lockShm(path string, ident fileIdent) (bool, error) {
 	return true, nil
 }
 
+// unlockShm drops the lock lockShm took. A -shm that has been unlinked
+// (its last writer closed) is held by no SQLite connection any more, so
+// its descriptor is closed at the next lock or unlock: a long-lived
+// read-only ledger beside writers that come and go keeps one descriptor,
+// not one per writer session.
 func (h *heldFile) unlockShm(ident fileIdent) {
 	heldMu.Lock()
 	defer heldMu.Unlock()
 	s := h.shms[ident]
 	s.locks--
-	if s.locks == 0 {
-		readUnlock(s.f, sqliteShmReadLock, 1)
+	if s.locks > 0 {
+		return
+	}
+	readUnlock(s.f, sqliteShmReadLock, 1)
+	h.pruneShms()
+}
+
+// pruneShms closes the unlocked -shm descriptors whose file has been
+// unlinked. The caller holds heldMu.
+func (h *heldFile) pruneShms() {
+	for ident, s := range h.shms {
+		if s.locks > 0 {
+			continue
+		}
+		if st, err := fstat(s.f); err == nil && st.nlink == 0 {
+			s.f.Close()
+			delete(h.shms, ident)
+		}
 	}
 }
