@@ -291,3 +291,44 @@ func TestReadOnlyShmDescriptorsBounded(t *testing.T) {
 		t.Fatalf("%d -shm descriptors kept", n)
 	}
 }
+
+// TestReadOnlyRetriedChildren: a children read that is retried (a -wal
+// appeared after its first attempt had listed the children) lists each
+// child once.
+func TestReadOnlyRetriedChildren(t *testing.T) {
+	recordPauses(t)
+	p := filepath.Join(privateDir(t), "ledger.sqlite")
+	w, err := Open(p, Options{Clock: fixedClock(1000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent, err := w.Create(CreateParams{DeliveryRequired: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		if _, err := w.Create(CreateParams{ParentID: parent.ID, DeliveryRequired: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	r, err := Open(p, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	attempts := 0
+	afterReadOnlyRead = func(path string) {
+		attempts++
+		if attempts == 1 {
+			if err := os.WriteFile(path+"-wal", nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	t.Cleanup(func() { afterReadOnlyRead = nil })
+	kids, err := r.ChildrenOf(parent.ID)
+	if err != nil || len(kids) != 2 || attempts != 2 {
+		t.Fatalf("%d children after %d attempts: %v", len(kids), attempts, err)
+	}
+}

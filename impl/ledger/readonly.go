@@ -28,6 +28,10 @@ var readOnlyPause = time.Sleep
 // read, so that a test can change the files there.
 var duringReadOnlyRead func(path string)
 
+// afterReadOnlyRead, when set by a test, runs after every read transaction
+// of a read-only ledger's operations, before the files are checked.
+var afterReadOnlyRead func(path string)
+
 // The transient states of a read-only read; each is retried.
 var (
 	errSourceChanged = stateConflict("database changed while it was being read")
@@ -114,7 +118,11 @@ func (l *Ledger) readOnlyAttempt(op string, gated bool, fn func(*txn) error) (er
 	if duringReadOnlyRead != nil {
 		duringReadOnlyRead(l.guard.path)
 	}
-	return l.settle(v, l.finish(ctx, fn(t), op))
+	err = l.finish(ctx, fn(t), op)
+	if afterReadOnlyRead != nil {
+		afterReadOnlyRead(l.guard.path)
+	}
+	return l.settle(v, err)
 }
 
 // settle checks, after a read, that the files did not change under it: a
