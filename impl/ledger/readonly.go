@@ -76,7 +76,6 @@ func (l *Ledger) readOnlyAttempt(op string, gated bool, fn func(*txn) error) (er
 	v := l.view
 	if v != nil {
 		if err := v.lock(l.info.BusyTimeoutMS); err != nil {
-			v.release()
 			return err
 		}
 		if v.unchanged(true) != nil {

@@ -64,3 +64,38 @@ func TestReadOnlyWaitsForCheckpointLock(t *testing.T) {
 		t.Fatalf("pauses %v, waited %v in all", *pauses, total)
 	}
 }
+
+// TestReadOnlyBusyLeavesNoLock: a read-only open that gives up on a
+// checkpoint's lock drops the shared lock on the database it took first,
+// even though the descriptor stays open for a writer of the same process.
+func TestReadOnlyBusyLeavesNoLock(t *testing.T) {
+	recordPauses(t)
+	lockPause = func(time.Duration) {}
+	t.Cleanup(func() { lockPause = time.Sleep })
+	p := newLedgerFile(t, privateDir(t))
+	w, err := Open(p, Options{Clock: fixedClock(1000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.Create(CreateParams{DeliveryRequired: true}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(p+"-shm", os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	lk := unix.Flock_t{Type: unix.F_WRLCK, Start: sqliteShmReadLock, Len: 1}
+	if err := unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, &lk); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(p, Options{ReadOnly: true, BusyTimeoutMS: 5})
+	wantClass(t, err, ErrStateConflict)
+	heldMu.Lock()
+	n := w.guard.held.dbLocks
+	heldMu.Unlock()
+	if n != 0 {
+		t.Fatalf("%d shared locks left on the database", n)
+	}
+}

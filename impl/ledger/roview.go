@@ -80,15 +80,19 @@ func sidecarState(path string) (present bool, info fileInfo, err error) {
 // or creates anything. A writer that holds a conflicting lock (a
 // checkpoint copying pages, a closing writer deleting its -wal) holds it
 // for moments, so the lock is retried, as SQLite's busy handler would,
-// for up to busyMS milliseconds; then it is errBusy.
+// for up to busyMS milliseconds; then it is errBusy. On an error no lock
+// is left held.
 func (v *roView) lock(busyMS int) error {
 	waited := time.Duration(0)
 	for pause := time.Millisecond; ; pause = min(2*pause, 50*time.Millisecond) {
 		err := v.tryLock()
+		if err == nil {
+			return nil
+		}
+		v.release()
 		if !errors.Is(err, errBusy) || waited >= time.Duration(busyMS)*time.Millisecond {
 			return err
 		}
-		v.release()
 		lockPause(pause)
 		waited += pause
 	}
