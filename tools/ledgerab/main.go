@@ -98,39 +98,48 @@ func run(a, b string, size, rounds int, out io.Writer) error {
 	if err := seedCmd.Run(); err != nil {
 		return fmt.Errorf("seeding: %w", err)
 	}
-	fmt.Fprintf(out, "| tasks | command | A median ms | B median ms | median of B-A ms | rounds |\n|---:|---|---:|---:|---:|---:|\n")
+	fmt.Fprintf(out, "| tasks | command | A wall ms | B wall ms | median of B-A wall ms | A cpu ms | B cpu ms | A peak RSS MiB | B peak RSS MiB | rounds |\n")
+	fmt.Fprintf(out, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, c := range commands {
-		var ta, tb, diff []float64
+		var wall, cpu, rss [2][]float64
+		var diff []float64
 		for r := 0; r < rounds; r++ {
 			var pair [2]float64
 			for k := 0; k < 2; k++ {
 				side := (r + k) % 2 // alternate which side runs first
-				ms, err := once(bins[side], work, seeded, c)
+				s, err := once(bins[side], work, seeded, c)
 				if err != nil {
 					return fmt.Errorf("%s with %s: %w", c.name, bins[side], err)
 				}
-				pair[side] = ms
+				pair[side] = s.wallMS
+				wall[side] = append(wall[side], s.wallMS)
+				cpu[side] = append(cpu[side], s.cpuMS)
+				rss[side] = append(rss[side], s.rssMiB)
 			}
-			ta, tb, diff = append(ta, pair[0]), append(tb, pair[1]), append(diff, pair[1]-pair[0])
+			diff = append(diff, pair[1]-pair[0])
 		}
-		fmt.Fprintf(out, "| %d | %s | %.1f | %.1f | %+.1f | %d |\n", size, c.name, median(ta), median(tb), median(diff), rounds)
+		fmt.Fprintf(out, "| %d | %s | %.1f | %.1f | %+.1f | %.1f | %.1f | %.1f | %.1f | %d |\n", size, c.name,
+			median(wall[0]), median(wall[1]), median(diff), median(cpu[0]), median(cpu[1]), median(rss[0]), median(rss[1]), rounds)
 	}
 	return nil
 }
 
-// once runs one command and returns its wall time in milliseconds; a
-// writing command gets a fresh, flushed copy of the seed.
-func once(bin, work, seeded string, c command) (float64, error) {
+// sample is one measured run.
+type sample struct{ wallMS, cpuMS, rssMiB float64 }
+
+// once runs one command and measures it; a writing command gets a fresh,
+// flushed copy of the seed.
+func once(bin, work, seeded string, c command) (sample, error) {
 	db := seeded
 	if c.writes {
 		dir, err := os.MkdirTemp(work, "run-")
 		if err != nil {
-			return 0, err
+			return sample{}, err
 		}
 		defer os.RemoveAll(dir)
 		db = filepath.Join(dir, "tasks.sqlite")
 		if err := copyFlushed(seeded, db); err != nil {
-			return 0, err
+			return sample{}, err
 		}
 	}
 	cmd := exec.Command(bin, append([]string{"--db", db}, c.args...)...)
@@ -141,12 +150,13 @@ func once(bin, work, seeded string, c command) (float64, error) {
 	err := cmd.Run()
 	ms := float64(time.Since(start).Microseconds()) / 1000
 	if err != nil {
-		return 0, fmt.Errorf("%v: %s", err, stdout.String())
+		return sample{}, fmt.Errorf("%v: %s", err, stdout.String())
 	}
 	if !bytes.Contains(stdout.Bytes(), []byte(`"ok":true`)) && !bytes.Contains(stdout.Bytes(), []byte(`"healthy":true`)) {
-		return 0, fmt.Errorf("unexpected output %s", stdout.String())
+		return sample{}, fmt.Errorf("unexpected output %s", stdout.String())
 	}
-	return ms, nil
+	cpu, rss := usage(cmd.ProcessState)
+	return sample{wallMS: ms, cpuMS: cpu, rssMiB: rss}, nil
 }
 
 func copyFlushed(src, dst string) error {
