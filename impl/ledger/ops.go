@@ -438,6 +438,7 @@ func (l *Ledger) ChildrenOf(id string) ([]Task, error) {
 	}
 	var out []Task
 	err = l.lockedReadTx("read", true, func(t *txn) error {
+		out = out[:0] // a read-only read may be retried
 		if _, err := getTask(t, cid); err != nil {
 			return err
 		}
