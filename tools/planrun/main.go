@@ -22,7 +22,6 @@ package main
 
 import (
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -30,29 +29,9 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+
+	"github.com/stateguard/stateguard/tools/planrun/journal"
 )
-
-// Plan is the input file.
-type Plan struct {
-	Steps []Step `json:"steps"`
-}
-
-// Step is one call.
-type Step struct {
-	Argv     []string  `json:"argv"`
-	Env      []string  `json:"env,omitempty"`
-	Snapshot *Snapshot `json:"snapshot,omitempty"`
-	Hash     string    `json:"hash,omitempty"`
-}
-
-// Snapshot asks for a copy of From at To before the call.
-type Snapshot struct {
-	From string `json:"from"`
-	To   string `json:"to"`
-}
-
-// Absent is what a snapshot of a missing file holds.
-const Absent = "ABSENT\n"
 
 func main() {
 	if len(os.Args) != 3 {
@@ -70,22 +49,22 @@ func run(planPath, journalPath string) error {
 	if err != nil {
 		return err
 	}
-	var plan Plan
+	var plan journal.Plan
 	if err := json.Unmarshal(data, &plan); err != nil {
 		return err
 	}
-	journal, err := os.OpenFile(journalPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	jf, err := os.OpenFile(journalPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
 	}
-	defer journal.Close()
+	defer jf.Close()
 	for i, st := range plan.Steps {
 		if st.Snapshot != nil {
 			if err := snapshot(st.Snapshot.From, st.Snapshot.To); err != nil {
 				return err
 			}
 		}
-		if _, err := fmt.Fprintf(journal, "B %d\n", i); err != nil {
+		if _, err := jf.WriteString(journal.BeginLine(i)); err != nil {
 			return err
 		}
 		cmd := exec.Command(st.Argv[0], st.Argv[1:]...)
@@ -102,19 +81,19 @@ func run(planPath, journalPath string) error {
 		if st.Hash != "" {
 			sum = hashFile(st.Hash)
 		}
-		line := fmt.Sprintf("E %d %d %s %s\n", i, rc, sum, base64.StdEncoding.EncodeToString(out))
-		if _, err := journal.WriteString(line); err != nil {
+		line := journal.EndLine(i, journal.End{ExitStatus: rc, Hash: sum, Stdout: string(out)})
+		if _, err := jf.WriteString(line); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// HashFile is the hex SHA-256 of the file at p, or "absent".
+// hashFile is the hex SHA-256 of the file at p, or "absent".
 func hashFile(p string) string {
 	b, err := os.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "absent"
+		return journal.AbsentHash
 	}
 	if err != nil {
 		return "unreadable"
@@ -126,7 +105,7 @@ func hashFile(p string) string {
 func snapshot(from, to string) error {
 	b, err := os.ReadFile(from)
 	if errors.Is(err, fs.ErrNotExist) {
-		b = []byte(Absent)
+		b = []byte(journal.Absent)
 	} else if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ package cli_test
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -17,9 +16,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/stateguard/stateguard/tools/planrun/journal"
 )
 
 // Environment knobs shared by the crash loops of both engines.
@@ -51,110 +51,6 @@ func crashConfig(t *testing.T) (kills int, rng *rand.Rand) {
 	return kills, rand.New(rand.NewPCG(seed, 0x5eed))
 }
 
-// planStep is one step of tools/planrun's plan.
-type planStep struct {
-	Argv     []string          `json:"argv"`
-	Env      []string          `json:"env,omitempty"`
-	Snapshot map[string]string `json:"snapshot,omitempty"`
-	Hash     string            `json:"hash,omitempty"`
-}
-
-// journalEnd is an "E" line of the journal.
-type journalEnd struct {
-	rc     int
-	hash   string
-	stdout string
-}
-
-// journal is a parsed planrun journal: the calls that returned, and the
-// call that had begun but not returned when the kill came (-1 if none).
-type journal struct {
-	ended    []journalEnd
-	inFlight int
-}
-
-func readJournal(t *testing.T, p string) journal {
-	t.Helper()
-	data, err := os.ReadFile(p)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		t.Fatal(err)
-	}
-	j := journal{inFlight: -1}
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		switch {
-		case len(f) == 2 && f[0] == "B":
-			j.inFlight, _ = strconv.Atoi(f[1])
-		case len(f) >= 4 && f[0] == "E":
-			// A line cut short by the kill has no trailing newline and is
-			// the last element; planrun writes each line in one write, so
-			// that does not happen, but a missing field would show here.
-			i, _ := strconv.Atoi(f[1])
-			rc, _ := strconv.Atoi(f[2])
-			out := ""
-			if len(f) == 5 {
-				b, err := base64.StdEncoding.DecodeString(f[4])
-				if err != nil {
-					t.Fatalf("journal line %q: %v", line, err)
-				}
-				out = string(b)
-			}
-			if i != len(j.ended) || i != j.inFlight {
-				t.Fatalf("journal out of order at %q", line)
-			}
-			j.ended = append(j.ended, journalEnd{rc: rc, hash: f[3], stdout: out})
-			j.inFlight = -1
-		case line == "":
-		default:
-			t.Fatalf("journal line %q", line)
-		}
-	}
-	return j
-}
-
-// buildPlanrun builds tools/planrun into dir.
-func buildPlanrun(t *testing.T, dir string) string {
-	t.Helper()
-	p := filepath.Join(dir, "planrun")
-	build := exec.Command("go", "build", "-o", p, "github.com/stateguard/stateguard/tools/planrun")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building planrun: %v\n%s", err, out)
-	}
-	return p
-}
-
-// runAndKill starts planrun on plan in its own process group, SIGKILLs the
-// group after delay, and returns the journal.
-func runAndKill(t *testing.T, planrun, dir string, plan []planStep, delay time.Duration) journal {
-	t.Helper()
-	planFile := filepath.Join(dir, "plan.json")
-	journalFile := filepath.Join(dir, "journal")
-	os.Remove(journalFile)
-	data, _ := json.Marshal(map[string]any{"steps": plan})
-	if err := os.WriteFile(planFile, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(planrun, planFile, journalFile)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// The kill moment is the fault being injected, not a synchronisation.
-	time.Sleep(delay)
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	err := cmd.Wait()
-	var exit *exec.ExitError
-	if err != nil && !errors.As(err, &exit) {
-		t.Fatal(err)
-	}
-	if err == nil && stderr.Len() > 0 {
-		t.Fatalf("planrun: %s", stderr.String())
-	}
-	return readJournal(t, journalFile)
-}
-
 // TestCrashLoopSweep kills writers of one state file at random moments.
 // After every kill, before any writer runs, the file must be byte for byte
 // the document before the call in flight or after it (computed by running
@@ -165,7 +61,10 @@ func runAndKill(t *testing.T, planrun, dir string, plan []planStep, delay time.D
 func TestCrashLoopSweep(t *testing.T) {
 	kills, rng := crashConfig(t)
 	dir := t.TempDir()
-	planrun := buildPlanrun(t, dir)
+	planrun, err := journal.BuildPlanrun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	state := filepath.Join(dir, "state", "state.yml")
 	before := filepath.Join(dir, "before.yml")
 	legacy := filepath.Join(dir, "legacy.json")
@@ -177,12 +76,15 @@ func TestCrashLoopSweep(t *testing.T) {
 	var inFlight, afterWrite, leftover, calls int
 	for k := 0; k < kills; k++ {
 		plan := sweepPlan(rng, state, before, legacy, 12)
-		j := runAndKill(t, planrun, dir, plan, time.Duration(rng.IntN(40_000))*time.Microsecond)
-		calls += len(j.ended)
-		for i, e := range j.ended {
-			word := strings.SplitN(e.stdout, "\n", 2)[0]
-			if e.rc != 0 || word == "CORRUPT" || word == "ERROR" {
-				t.Fatalf("kill %d: call %d %q answered %q (exit %d) after the previous kill", k, i, plan[i].Argv[1:], e.stdout, e.rc)
+		j, err := journal.RunAndKill(planrun, dir, plan, time.Duration(rng.IntN(40_000))*time.Microsecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		calls += len(j.Ended)
+		for i, e := range j.Ended {
+			word := strings.SplitN(e.Stdout, "\n", 2)[0]
+			if e.ExitStatus != 0 || word == "CORRUPT" || word == "ERROR" {
+				t.Fatalf("kill %d: call %d %q answered %q (exit %d) after the previous kill", k, i, plan[i].Argv[1:], e.Stdout, e.ExitStatus)
 			}
 		}
 		cur, err := os.ReadFile(state)
@@ -191,24 +93,24 @@ func TestCrashLoopSweep(t *testing.T) {
 			t.Fatal(err)
 		}
 		switch {
-		case j.inFlight >= 0:
+		case j.InFlight >= 0:
 			inFlight++
 			old, err := os.ReadFile(before)
 			if err != nil {
 				t.Fatal(err)
 			}
-			oldExists := string(old) != "ABSENT\n"
+			oldExists := string(old) != journal.Absent
 			if exists == oldExists && bytes.Equal(cur, old) {
 				break
 			}
-			next, nextExists := replaySweep(t, scratch, plan[j.inFlight].Argv, old, oldExists)
+			next, nextExists := replaySweep(t, scratch, plan[j.InFlight].Argv, old, oldExists)
 			if exists != nextExists || !bytes.Equal(cur, next) {
 				t.Fatalf("kill %d: torn or lost: call %q was in flight; the file is neither the document before it nor after it\nfile:\n%s\nbefore:\n%s\nafter:\n%s",
-					k, plan[j.inFlight].Argv[1:], clip(cur), clip(old), clip(next))
+					k, plan[j.InFlight].Argv[1:], clip(cur), clip(old), clip(next))
 			}
 			afterWrite++
-		case len(j.ended) > 0:
-			if want := j.ended[len(j.ended)-1].hash; hashOf(cur, exists) != want {
+		case len(j.Ended) > 0:
+			if want := j.Ended[len(j.Ended)-1].Hash; hashOf(cur, exists) != want {
 				t.Fatalf("kill %d: the file is not what the last returned call left", k)
 			}
 		default:
@@ -234,7 +136,7 @@ func TestCrashLoopSweep(t *testing.T) {
 
 func hashOf(b []byte, exists bool) string {
 	if !exists {
-		return "absent"
+		return journal.AbsentHash
 	}
 	return sha256Hex(b)
 }
@@ -271,12 +173,12 @@ func replaySweep(t *testing.T, scratch string, argv []string, old []byte, oldExi
 // sweepPlan draws n calls of every subcommand. Times are explicit so that
 // a replay writes the same bytes; lease times straddle short TTLs so that
 // LOCKED, STALE-RECLAIMED and LEASE-LOST all happen.
-func sweepPlan(rng *rand.Rand, state, before, legacy string, n int) []planStep {
+func sweepPlan(rng *rand.Rand, state, before, legacy string, n int) []journal.Step {
 	writers := []string{"w1", "w2"}
 	now := func() string {
 		return time.Date(2026, 7, 2, 12, rng.IntN(8), rng.IntN(2)*30, 0, time.UTC).Format(time.RFC3339)
 	}
-	var plan []planStep
+	var plan []journal.Step
 	for i := 0; i < n; i++ {
 		w := writers[rng.IntN(len(writers))]
 		src := fmt.Sprintf("src-%d", rng.IntN(3))
@@ -313,7 +215,7 @@ func sweepPlan(rng *rand.Rand, state, before, legacy string, n int) []planStep {
 			args = []string{"read"}
 		}
 		argv := append([]string{binPath, args[0], "--state", state}, args[1:]...)
-		plan = append(plan, planStep{Argv: argv, Snapshot: map[string]string{"from": state, "to": before}, Hash: state})
+		plan = append(plan, journal.Step{Argv: argv, Snapshot: &journal.Snapshot{From: state, To: before}, Hash: state})
 	}
 	return plan
 }
