@@ -27,7 +27,8 @@ func BuildPlanrun(dir string) (string, error) {
 
 // RunAndKill writes plan into dir, starts planrun on it in a process group
 // of its own, SIGKILLs the whole group (planrun and the call it runs) after
-// delay, and returns the journal. The kill moment is the fault being
+// delay, waits until every process of the group has died, and returns
+// the journal. The kill moment is the fault being
 // injected, not a synchronisation: every outcome is checked.
 func RunAndKill(planrun, dir string, plan []Step, delay time.Duration) (Journal, error) {
 	planFile := filepath.Join(dir, "plan.json")
@@ -55,6 +56,15 @@ func RunAndKill(planrun, dir string, plan []Step, delay time.Duration) (Journal,
 	var exit *exec.ExitError
 	if err != nil && !errors.As(err, &exit) {
 		return Journal{}, err
+	}
+	// Wait until the call planrun was running has died too: only then
+	// is the file system what the crash left.
+	deadline := time.Now().Add(30 * time.Second)
+	for groupAlive(cmd.Process.Pid) {
+		if time.Now().After(deadline) {
+			return Journal{}, errors.New("the killed process group did not die within 30 s")
+		}
+		time.Sleep(100 * time.Microsecond)
 	}
 	if err == nil && stderr.Len() > 0 {
 		return Journal{}, fmt.Errorf("planrun: %s", stderr.String())
