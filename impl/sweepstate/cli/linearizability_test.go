@@ -214,4 +214,3 @@ func checkLinearizable(t *testing.T, m porcupine.Model, history []porcupine.Oper
 	}
 	t.Fatal(b.String())
 }
-
