@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -155,19 +154,6 @@ func TestCrashLoopLedger(t *testing.T) {
 	sort.Strings(sc)
 	t.Logf("%d kills, %d calls returned and matched the model; %d kills hit a call in flight (%d applied); read-only doctor refused %d times (and %d times a rollback journal of an interrupted first creation); 0 torn, 0 lost; files after the kills: %s",
 		kills, calls, inFlight, applied, refusedReads, refusedJournal, strings.Join(sc, ", "))
-}
-
-// runLedger runs the binary and returns stdout and the exit status.
-func runLedger(bin string, args ...string) (string, int) {
-	out, err := exec.Command(bin, args...).Output()
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		return string(out), exit.ExitCode()
-	}
-	if err != nil {
-		return err.Error(), -1
-	}
-	return string(out), 0
 }
 
 // sidecarState names the WAL sidecars next to db.

@@ -84,7 +84,7 @@ func (o ledgerOp) env() []string {
 
 // String is the call as a person reads it in a history.
 func (o ledgerOp) String() string {
-	return fmt.Sprintf("now=%g %s", o.Now, strings.Join(o.args("DB")[2:], " "))
+	return fmt.Sprintf("now=%.2f %s", o.Now, strings.Join(o.args("DB")[2:], " "))
 }
 
 // writes reports whether the call may change the ledger.
@@ -196,4 +196,17 @@ func cliAnswer(stdout string, rc int) string {
 		return fmt.Sprintf("error %v", v["error"])
 	}
 	return fmt.Sprintf("unexpected (exit %d): %s", rc, strings.TrimSpace(stdout))
+}
+
+// runLedger runs the binary and returns stdout and the exit status.
+func runLedger(bin string, args ...string) (string, int) {
+	out, err := exec.Command(bin, args...).Output()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return string(out), exit.ExitCode()
+	}
+	if err != nil {
+		return err.Error(), -1
+	}
+	return string(out), 0
 }
