@@ -130,7 +130,7 @@ func TestCrashLoopSweep(t *testing.T) {
 			leftover++
 		}
 	}
-	t.Logf("%d kills, %d calls returned; %d kills hit a call in flight (%d of them after its rename); 0 torn, 0 lost; %d temporary files left by kills (harmless: fresh names each write)",
+	t.Logf("%d kills, %d calls returned; %d kills hit a call in flight (after %d of them the file already held the new document); 0 torn, 0 lost; %d temporary files left by kills (harmless: fresh names each write)",
 		kills, calls, inFlight, afterWrite, leftover)
 }
 
