@@ -58,7 +58,7 @@ func crashConfig(t *testing.T) (int, *rand.Rand) {
 func TestCrashLoopLedger(t *testing.T) {
 	kills, rng := crashConfig(t)
 	dir := t.TempDir()
-	bin := buildLedger(t, dir)
+	bin := ledgerBinary(t)
 	planrun, err := journal.BuildPlanrun(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -9,25 +9,53 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stateguard/stateguard/impl/ledger/cli"
 	model "github.com/stateguard/stateguard/model/ledger"
 )
 
-// buildLedger builds cmd/task-state-guard into dir.
-func buildLedger(t *testing.T, dir string) string {
-	t.Helper()
-	p := filepath.Join(dir, "task-state-guard")
-	build := exec.Command("go", "build", "-o", p, "github.com/stateguard/stateguard/cmd/task-state-guard")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building task-state-guard: %v\n%s", err, out)
+// TestMain removes the binary the tests built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
 	}
-	return p
+	os.Exit(code)
+}
+
+var (
+	binOnce sync.Once
+	binDir  string
+	binFile string
+	binErr  error
+)
+
+// ledgerBinary builds cmd/task-state-guard once per test binary.
+func ledgerBinary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		binDir, binErr = os.MkdirTemp("", "task-state-guard-bin-")
+		if binErr == nil {
+			binFile = filepath.Join(binDir, "task-state-guard")
+			out, err := exec.Command("go", "build", "-o", binFile, "github.com/stateguard/stateguard/cmd/task-state-guard").CombinedOutput()
+			if err != nil {
+				binErr = fmt.Errorf("building task-state-guard: %v\n%s", err, out)
+			}
+			// Tests that run the binary as another user need to reach it.
+			os.Chmod(binDir, 0o711)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binFile
 }
 
 // poolID is the n-th task id the tests use.

@@ -76,7 +76,7 @@ func TestLinearizableLedger(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 2))
-	bin := buildLedger(t, t.TempDir())
+	bin := ledgerBinary(t)
 	calls := 0
 	for h := 0; h < histories; h++ {
 		// An initialised ledger: the model has no "no file" state (the
