@@ -100,13 +100,16 @@ func TestCrashLoopSweep(t *testing.T) {
 				t.Fatal(err)
 			}
 			oldExists := string(old) != journal.Absent
+			if !oldExists {
+				old = nil
+			}
 			if exists == oldExists && bytes.Equal(cur, old) {
 				break
 			}
 			next, nextExists := replaySweep(t, scratch, plan[j.InFlight].Argv, old, oldExists)
 			if exists != nextExists || !bytes.Equal(cur, next) {
-				t.Fatalf("kill %d: torn or lost: call %q was in flight; the file is neither the document before it nor after it\nfile:\n%s\nbefore:\n%s\nafter:\n%s",
-					k, plan[j.InFlight].Argv[1:], clip(cur), clip(old), clip(next))
+				t.Fatalf("kill %d: torn or lost: call %q was in flight; the file is neither the document before it nor after it\nfile (exists %v):\n%s\nbefore (exists %v):\n%s\nafter (exists %v):\n%s",
+					k, plan[j.InFlight].Argv[1:], exists, clip(cur), oldExists, clip(old), nextExists, clip(next))
 			}
 			afterWrite++
 		case len(j.Ended) > 0:
