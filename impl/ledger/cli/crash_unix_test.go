@@ -119,6 +119,13 @@ func TestCrashLoopLedger(t *testing.T) {
 			runLedger(bin, "--db", db, "heartbeat", poolID(0xfffff))
 		}
 
+		if sc == "no database" {
+			// Nothing was ever created, so nothing may have been promised.
+			if len(m.Tasks()) > 0 {
+				t.Fatalf("kill %d: lost: the database is gone but %d tasks were created", k, len(m.Tasks()))
+			}
+			continue
+		}
 		before, after := m, m
 		var ids []string
 		if j.InFlight >= 0 {
