@@ -20,8 +20,13 @@ import (
 	model "github.com/stateguard/stateguard/model/ledger"
 )
 
-// linearHistoriesEnv raises the number of histories checked.
-const linearHistoriesEnv = "STATEGUARD_LINEAR_HISTORIES"
+// linearHistoriesEnv raises the number of histories checked;
+// linearSeedEnv replays the plans of a run (the interleaving is the
+// scheduler's).
+const (
+	linearHistoriesEnv = "STATEGUARD_LINEAR_HISTORIES"
+	linearSeedEnv      = "STATEGUARD_LINEAR_SEED"
+)
 
 // ledgerState is a model ledger with a key (tasks and events as JSON) for
 // equality and hashing.
@@ -74,7 +79,10 @@ func TestLinearizableLedger(t *testing.T) {
 		histories, _ = strconv.Atoi(s)
 	}
 	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	if s := os.Getenv(linearSeedEnv); s != "" {
+		seed, _ = strconv.ParseUint(s, 10, 64)
+	}
+	t.Logf("seed %d (replay the plans with %s=%d)", seed, linearSeedEnv, seed)
 	rng := rand.New(rand.NewPCG(seed, 2))
 	bin := ledgerBinary(t)
 	calls := 0

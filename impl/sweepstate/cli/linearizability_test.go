@@ -21,8 +21,13 @@ import (
 	"github.com/stateguard/stateguard/model/sweep"
 )
 
-// linearHistoriesEnv raises the number of histories checked.
-const linearHistoriesEnv = "STATEGUARD_LINEAR_HISTORIES"
+// linearHistoriesEnv raises the number of histories checked;
+// linearSeedEnv replays the plans of a run (the interleaving is the
+// scheduler's).
+const (
+	linearHistoriesEnv = "STATEGUARD_LINEAR_HISTORIES"
+	linearSeedEnv      = "STATEGUARD_LINEAR_SEED"
+)
 
 // sweepCall is one CLI call as the history records it: the command line
 // and the model's reading of it.
@@ -90,7 +95,10 @@ func TestLinearizableSweep(t *testing.T) {
 		histories, _ = strconv.Atoi(s)
 	}
 	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	if s := os.Getenv(linearSeedEnv); s != "" {
+		seed, _ = strconv.ParseUint(s, 10, 64)
+	}
+	t.Logf("seed %d (replay the plans with %s=%d)", seed, linearSeedEnv, seed)
 	rng := rand.New(rand.NewPCG(seed, 1))
 	ops := 0
 	for h := 0; h < histories; h++ {
