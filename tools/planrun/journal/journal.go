@@ -60,8 +60,15 @@ func EndLine(i int, e End) string {
 }
 
 // Parse reads a journal. Lines must come in order: B i, E i, B i+1, ...
+// A last line without its newline was cut short by the kill (a write to a
+// regular file stops early when a fatal signal is pending) and is
+// ignored: a cut "E i" leaves call i in flight, which it was as far as
+// anyone could tell; a cut "B i" means call i never started.
 func Parse(text string) (Journal, error) {
 	j := Journal{InFlight: -1}
+	if i := strings.LastIndexByte(text, '\n'); i+1 < len(text) {
+		text = text[:i+1]
+	}
 	for _, line := range strings.Split(text, "\n") {
 		f := strings.Fields(line)
 		switch {
