@@ -4,6 +4,7 @@
 //
 //	go test ./fuzz/ledgerdb                                  # seed corpus only
 //	go test ./fuzz/ledgerdb -run=^$ -fuzz=FuzzReadOnlyLedger -fuzztime=5m
+//	go test ./fuzz/ledgerdb -run=^$ -fuzz=FuzzReadOnlyWAL -fuzztime=5m
 package ledgerdb
 
 import (

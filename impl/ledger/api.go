@@ -136,6 +136,8 @@ type StorageInfo struct {
 //	func (l *Ledger) Heartbeat(id string) (Task, error)
 //	func (l *Ledger) CloseTask(id, status, code string) (Task, error)   // code "" = none
 //	func (l *Ledger) SetDelivery(id, status, code string) (Task, error) // code "" = none
+//	func (l *Ledger) CloseTaskCode(id, status string, code *string) (Task, error)   // code nil = none; "" is checked
+//	func (l *Ledger) SetDeliveryCode(id, status string, code *string) (Task, error) // code nil = none; "" is checked
 //	func (l *Ledger) Get(id string) (Task, error)
 //	func (l *Ledger) ChildrenOf(id string) ([]Task, error)              // created_at, id
 //	func (l *Ledger) Reconcile(activeGrace, deliveryGrace float64, dryRun bool) (ReconcileReport, error)

@@ -191,6 +191,12 @@ func taskStateOK(d *doctorTask) bool {
 		}
 	}
 	terminal := isTerminal(status)
+	// ended_at is set exactly when the task is terminal. The schema's CHECK
+	// says so too, but a file edited with CHECK constraints off holds such
+	// rows, and the operations read rows through these rules (rowcheck.go).
+	if terminal != (d.ended != nil) {
+		return false
+	}
 	if d.tcode != nil {
 		c, ok := asText(d.tcode)
 		if !ok || !terminal || !taskCodeAllowed(status, c) {

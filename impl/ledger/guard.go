@@ -197,22 +197,6 @@ func (g *guard) checkSidecars() error {
 	return nil
 }
 
-// sidecarsPresent reports which sidecars exist (with at least one link).
-func (g *guard) sidecarsPresent() (journal, wal, shm bool, err error) {
-	present := make([]bool, len(sidecarSuffixes))
-	for i, suffix := range sidecarSuffixes {
-		info, err := lstat(g.path + suffix)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return false, false, false, internal("stat sidecar", err)
-		}
-		present[i] = info.nlink > 0
-	}
-	return present[0], present[1], present[2], nil
-}
-
 // release drops the guard's reference to the shared descriptor. Call it
 // only after the ledger's SQLite connection is closed.
 func (g *guard) release() {

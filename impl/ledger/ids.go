@@ -85,12 +85,13 @@ func taskCodeAllowed(status, code string) bool { return contains(taskCodes[statu
 func deliveryCodeAllowed(status, code string) bool { return contains(deliveryCodes[status], code) }
 
 // checkCode validates an optional reason code against the syntax and the
-// registry; "" means none and is always accepted.
-func checkCode(code string, allowed func(string, string) bool, status string) error {
-	if code == "" {
+// registry. nil means none and is always accepted; a given code is checked
+// even when it is empty (which fails the syntax), as the reference does.
+func checkCode(code *string, allowed func(string, string) bool, status string) error {
+	if code == nil {
 		return nil
 	}
-	if !validCodeSyntax(code) || !allowed(status, code) {
+	if !validCodeSyntax(*code) || !allowed(status, *code) {
 		return invalidInput("reason code is not registered for the requested state")
 	}
 	return nil

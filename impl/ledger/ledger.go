@@ -13,6 +13,7 @@ import (
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
+	"modernc.org/sqlite/vfs"
 )
 
 // defaultBusyTimeoutMS is the busy_timeout when Options leaves it zero.
@@ -25,12 +26,13 @@ type Ledger struct {
 	mu       sync.Mutex
 	db       *sql.DB
 	conn     *sql.Conn
-	guard    *guard // nil for an in-memory snapshot's source after load
+	guard    *guard
 	clock    Clock
 	newID    func() (string, error)
 	readOnly bool
-	snapshot []byte // the private copy while it is being loaded
-	inMemory bool   // a read-only ledger served from a private in-memory copy
+	view     *roView // what a read-only ledger reads (spec 12.3)
+	viewFS   *vfs.FS // the VFS that serves view to SQLite
+	schemaOf *roView // the view schema was read from
 	schema   schemaStatus
 	info     StorageInfo
 	stmts    map[string]*sql.Stmt
@@ -71,7 +73,7 @@ func Open(path string, opts Options) (*Ledger, error) {
 		l.newID = randomTaskID
 	}
 	if opts.ReadOnly {
-		err = l.openReadOnly(opts)
+		err = l.openReadOnly()
 	} else {
 		err = fileFault(l.openWritable(opts))
 	}
@@ -222,10 +224,13 @@ func (l *Ledger) openWritable(opts Options) error {
 	if !strings.EqualFold(mode, "wal") {
 		return internal("verify journal_mode", errOrMismatch(nil))
 	}
-	if _, err := l.conn.ExecContext(ctx, "PRAGMA synchronous = NORMAL"); err != nil {
+	// FULL, not NORMAL (divergence L6): in WAL mode NORMAL does not sync
+	// the -wal at each commit, so a transaction that answered ok could
+	// roll back after a power loss.
+	if _, err := l.conn.ExecContext(ctx, "PRAGMA synchronous = FULL"); err != nil {
 		return classifySQLite("set synchronous", err)
 	}
-	if got, err := l.pragmaInt("PRAGMA synchronous"); err != nil || got != 1 {
+	if got, err := l.pragmaInt("PRAGMA synchronous"); err != nil || got != 2 {
 		return internal("verify synchronous", errOrMismatch(err))
 	}
 	if err := l.guard.checkSidecars(); err != nil {
@@ -286,8 +291,7 @@ func classifySQLite(op string, err error) error {
 }
 
 // Close closes the connection, then releases the file descriptor (in that
-// order, so SQLite's locks are never dropped under an open connection),
-// and wipes a read-only ledger's private copy.
+// order, so SQLite's locks are never dropped under an open connection).
 func (l *Ledger) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -300,9 +304,6 @@ func (l *Ledger) Close() error {
 
 func (l *Ledger) shutdown() error {
 	var err error
-	if l.inMemory && l.conn != nil {
-		l.scrubMemory()
-	}
 	for _, s := range l.stmts {
 		s.Close()
 	}
@@ -311,28 +312,22 @@ func (l *Ledger) shutdown() error {
 		if cerr := l.conn.Close(); cerr != nil {
 			err = cerr
 		}
+		l.conn = nil
 	}
 	if l.db != nil {
 		if cerr := l.db.Close(); cerr != nil && err == nil {
 			err = cerr
 		}
+		l.db = nil
 	}
+	l.dropView()
 	if l.guard != nil {
 		l.guard.release()
 	}
-	wipe(l.snapshot)
-	l.snapshot = nil
 	if err != nil {
 		return internal("close", err)
 	}
 	return nil
-}
-
-// wipe zeroes a private copy of the database.
-func wipe(b []byte) {
-	for i := range b {
-		b[i] = 0
-	}
 }
 
 // StorageInfo describes the verified connection settings.
@@ -345,26 +340,4 @@ func (l *Ledger) SchemaVersion() int {
 		return 0
 	}
 	return l.schema.version
-}
-
-// scrubMemory overwrites the in-memory copy's rows before the connection
-// closes: SQLite frees its buffer without zeroing it, so the rows are
-// deleted with secure_delete on, which zeroes the freed content. The copy
-// is being thrown away, so it keeps no rollback journal: a journal would
-// first copy every page once more (time, and the peak memory of a
-// read-only doctor). Errors are ignored: a damaged copy is released
-// anyway.
-func (l *Ledger) scrubMemory() {
-	ctx := context.Background()
-	for _, q := range []string{
-		"PRAGMA query_only = 0",
-		"PRAGMA foreign_keys = OFF",
-		"PRAGMA journal_mode = OFF",
-		"PRAGMA secure_delete = ON",
-		"DELETE FROM task_events",
-		"DELETE FROM tasks",
-		"DELETE FROM schema_meta",
-	} {
-		l.conn.ExecContext(ctx, q)
-	}
 }

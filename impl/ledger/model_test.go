@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -57,7 +58,7 @@ func spell(id string, how int) string {
 // model, so both answer InvalidInput.
 var malformedIDs = []string{"not-a-uuid", " " + poolID(1), "0x" + strings.ReplaceAll(poolID(1), "-", "")[2:], poolID(1)[:35], "+" + poolID(1)[1:]}
 
-var anyCodes = []string{"", "", "completed", "worker_completed", "worker_failed", "deadline_exceeded", "restart_stale",
+var anyCodes = []string{"", "completed", "worker_completed", "worker_failed", "deadline_exceeded", "restart_stale",
 	"caller_cancelled", "transport_acknowledged", "delivery_grace_expired", "transport_failed", "internal_task",
 	"created", "started", "bogus_code", "Bad Code", "-x"}
 
@@ -348,18 +349,43 @@ func pick[T any](t *rapid.T, label string, common, rare []T) T {
 	return rapid.SampledFrom(common).Draw(t, label)
 }
 
-// code draws a reason code: none, one registered for status, or any other
-// (unregistered for this state, reserved, malformed).
-func (mc *machine) code(t *rapid.T, mach model.Machine, status string) string {
+// code draws a reason code: none (nil), one registered for status, or any
+// other (unregistered for this state, reserved, malformed, or given but
+// empty, which is a malformed code and not an absent one).
+func (mc *machine) code(t *rapid.T, mach model.Machine, status string) *string {
 	switch rapid.IntRange(0, 5).Draw(t, "codeKind") {
 	case 0, 1:
-		return ""
+		return nil
 	case 2, 3, 4:
 		if codes := mach.CodesFor(status); len(codes) > 0 {
-			return rapid.SampledFrom(codes).Draw(t, "code")
+			c := rapid.SampledFrom(codes).Draw(t, "code")
+			return &c
 		}
 	}
-	return rapid.SampledFrom(anyCodes).Draw(t, "anyCode")
+	c := rapid.SampledFrom(anyCodes).Draw(t, "anyCode")
+	return &c
+}
+
+// codeText renders a drawn code for the op log.
+func codeText(code *string) string {
+	if code == nil {
+		return "<none>"
+	}
+	return strconv.Quote(*code)
+}
+
+// viaStringForm reports whether an op whose code the string form of the
+// API can express ("" = none) takes that form this time; a given empty
+// code always takes the pointer form.
+func viaStringForm(t *rapid.T, code *string) bool {
+	return (code == nil || *code != "") && rapid.Bool().Draw(t, "stringForm")
+}
+
+func deref(code *string) string {
+	if code == nil {
+		return ""
+	}
+	return *code
 }
 
 // CreateChild creates a fresh task under a known parent (builds trees).
@@ -411,9 +437,15 @@ func (mc *machine) Close(t *rapid.T) {
 	arg, id := mc.target(t, "id")
 	status := pick(t, "status", model.TaskMachine.Terminal, []string{"queued", "running", "bogus", ""})
 	code := mc.code(t, model.TaskMachine, status)
-	mc.logf(t, "close %q %q %q", arg, status, code)
-	got, gerr := mc.l.CloseTask(arg, status, code)
-	want, werr := mc.m.Close(id, status, code, mc.clock.now)
+	mc.logf(t, "close %q %q %s", arg, status, codeText(code))
+	var got ledger.Task
+	var gerr error
+	if viaStringForm(t, code) {
+		got, gerr = mc.l.CloseTask(arg, status, deref(code))
+	} else {
+		got, gerr = mc.l.CloseTaskCode(arg, status, code)
+	}
+	want, werr := mc.m.CloseCode(id, status, code, mc.clock.now)
 	compareTask(t, "close", got, gerr, want, werr)
 }
 
@@ -423,9 +455,15 @@ func (mc *machine) SetDelivery(t *rapid.T) {
 	arg, id := mc.target(t, "id")
 	status := pick(t, "status", model.DeliveryMachine.Terminal, []string{"pending", "bogus"})
 	code := mc.code(t, model.DeliveryMachine, status)
-	mc.logf(t, "delivery %q %q %q", arg, status, code)
-	got, gerr := mc.l.SetDelivery(arg, status, code)
-	want, werr := mc.m.SetDelivery(id, status, code, mc.clock.now)
+	mc.logf(t, "delivery %q %q %s", arg, status, codeText(code))
+	var got ledger.Task
+	var gerr error
+	if viaStringForm(t, code) {
+		got, gerr = mc.l.SetDelivery(arg, status, deref(code))
+	} else {
+		got, gerr = mc.l.SetDeliveryCode(arg, status, code)
+	}
+	want, werr := mc.m.SetDeliveryCode(id, status, code, mc.clock.now)
 	compareTask(t, "delivery", got, gerr, want, werr)
 }
 

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"math"
 )
@@ -14,44 +15,22 @@ const taskColumns = `id, parent_id, status, delivery_status, delivery_required, 
 
 type rowScanner interface{ Scan(dest ...any) error }
 
-// scanTask reads one row selected with taskColumns.
+// scanTask reads one row selected with taskColumns and checks it
+// (taskFromRow): a damaged row is StateConflict.
 func scanTask(r rowScanner) (Task, error) {
-	var t Task
-	var parent, hash, tcode, dcode sql.NullString
-	var timeout, started, ended, deadline sql.NullFloat64
-	var required int64
-	err := r.Scan(&t.ID, &parent, &t.Status, &t.DeliveryStatus, &required, &hash,
-		&timeout, &t.CreatedAt, &started, &t.UpdatedAt, &ended, &deadline,
-		&t.DeliveryUpdatedAt, &tcode, &dcode, &t.Version)
-	if err != nil {
+	var v [16]any
+	dest := make([]any, len(v))
+	for i := range v {
+		dest[i] = &v[i]
+	}
+	if err := r.Scan(dest...); err != nil {
 		return Task{}, err
 	}
-	t.DeliveryRequired = required != 0
-	t.ParentID = nullString(parent)
-	t.PayloadHash = nullString(hash)
-	t.TerminalCode = nullString(tcode)
-	t.DeliveryCode = nullString(dcode)
-	t.TimeoutSeconds = nullFloat(timeout)
-	t.StartedAt = nullFloat(started)
-	t.EndedAt = nullFloat(ended)
-	t.DeadlineAt = nullFloat(deadline)
-	return t, nil
-}
-
-func nullString(v sql.NullString) *string {
-	if !v.Valid {
-		return nil
+	var row [16]driver.Value
+	for i := range v {
+		row[i] = v[i]
 	}
-	s := v.String
-	return &s
-}
-
-func nullFloat(v sql.NullFloat64) *float64 {
-	if !v.Valid {
-		return nil
-	}
-	f := v.Float64
-	return &f
+	return taskFromRow(row[:])
 }
 
 // orNull turns "" into a NULL argument.
@@ -60,6 +39,23 @@ func orNull(s string) any {
 		return nil
 	}
 	return s
+}
+
+// optionalCode turns "" into no code (nil).
+func optionalCode(code string) *string {
+	if code == "" {
+		return nil
+	}
+	return &code
+}
+
+// codeOrNull turns no code into a NULL argument. A code reaching a write
+// has passed checkCode, so it is never empty.
+func codeOrNull(code *string) any {
+	if code == nil {
+		return nil
+	}
+	return *code
 }
 
 // floatOrNull turns a nil pointer into a NULL argument.
@@ -311,10 +307,17 @@ func (l *Ledger) Heartbeat(id string) (Task, error) {
 	})
 }
 
-// CloseTask moves a task to a terminal state. Repeating the same terminal
-// state returns the stored task unchanged (before the code is checked); a
-// different terminal state is ErrStateConflict.
+// CloseTask is CloseTaskCode with the empty string standing for no code.
 func (l *Ledger) CloseTask(id, status, code string) (Task, error) {
+	return l.CloseTaskCode(id, status, optionalCode(code))
+}
+
+// CloseTaskCode moves a task to a terminal state. Repeating the same
+// terminal state returns the stored task unchanged (before the code is
+// checked); a different terminal state is ErrStateConflict. code nil means
+// no code; a given code, the empty string included, must be registered
+// for status (else ErrInvalidInput).
+func (l *Ledger) CloseTaskCode(id, status string, code *string) (Task, error) {
 	check := func() error {
 		if !isTerminal(status) {
 			return invalidInput("close status must be terminal")
@@ -343,17 +346,25 @@ func (l *Ledger) CloseTask(id, status, code string) (Task, error) {
 			return false, err
 		}
 		if _, err := t.ExecContext(t.ctx, `UPDATE tasks SET status = ?, updated_at = ?, ended_at = ?, terminal_code = ?, version = version + 1 WHERE id = ?`,
-			status, now, now, orNull(code), task.ID); err != nil {
+			status, now, now, codeOrNull(code), task.ID); err != nil {
 			return false, err
 		}
-		return true, addEvent(t, task.ID, eventTaskTransition, task.Status, status, now, orNull(code))
+		return true, addEvent(t, task.ID, eventTaskTransition, task.Status, status, now, codeOrNull(code))
 	})
 }
 
-// SetDelivery closes a terminal task's delivery. The same value again is
-// returned unchanged (before the code is checked); a delivery state the
-// task's kind does not allow is ErrStateConflict, also before the code.
+// SetDelivery is SetDeliveryCode with the empty string standing for no
+// code.
 func (l *Ledger) SetDelivery(id, status, code string) (Task, error) {
+	return l.SetDeliveryCode(id, status, optionalCode(code))
+}
+
+// SetDeliveryCode closes a terminal task's delivery. The same value again
+// is returned unchanged (before the code is checked); a delivery state the
+// task's kind does not allow is ErrStateConflict, also before the code.
+// code nil means no code; a given code, the empty string included, must be
+// registered for status (else ErrInvalidInput).
+func (l *Ledger) SetDeliveryCode(id, status string, code *string) (Task, error) {
 	check := func() error {
 		if status != DeliveryDelivered && status != DeliveryFailed && status != DeliveryNotApplicable {
 			return invalidInput("delivery status must be terminal")
@@ -388,10 +399,10 @@ func (l *Ledger) SetDelivery(id, status, code string) (Task, error) {
 			return false, err
 		}
 		if _, err := t.ExecContext(t.ctx, `UPDATE tasks SET delivery_status = ?, delivery_updated_at = ?, delivery_code = ?, version = version + 1 WHERE id = ?`,
-			status, now, orNull(code), task.ID); err != nil {
+			status, now, codeOrNull(code), task.ID); err != nil {
 			return false, err
 		}
-		return true, addEvent(t, task.ID, eventDeliveryTransition, DeliveryPending, status, now, orNull(code))
+		return true, addEvent(t, task.ID, eventDeliveryTransition, DeliveryPending, status, now, codeOrNull(code))
 	})
 }
 
@@ -427,6 +438,7 @@ func (l *Ledger) ChildrenOf(id string) ([]Task, error) {
 	}
 	var out []Task
 	err = l.lockedReadTx("read", true, func(t *txn) error {
+		out = out[:0] // a read-only read may be retried
 		if _, err := getTask(t, cid); err != nil {
 			return err
 		}

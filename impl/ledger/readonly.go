@@ -1,57 +1,198 @@
 package ledger
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
+	"database/sql"
 	"errors"
-	"runtime/debug"
 	"time"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
+	"modernc.org/sqlite/vfs"
 )
 
-// readOnlyPauses are the pauses between attempts of a read-only open
+// readOnlyPauses are the pauses between attempts of a read-only read
 // (divergence L4): a writer creates and removes the -wal/-shm pair one
-// file after the other and holds SQLite's locks for moments, so an
-// attempt that meets a half pair, a changed source or a busy lock is
-// retried after a short, growing pause. Together they stay far below the
-// busy timeout; a state that outlasts them is real and fails closed.
+// file after the other, checkpoints and holds SQLite's locks for moments,
+// so an attempt that meets a rollback journal, files that changed under
+// the read or a busy lock is retried after a short, growing pause.
+// Together they stay far below the busy timeout; a state that outlasts
+// them is real and fails closed.
 var readOnlyPauses = []time.Duration{2 * time.Millisecond, 8 * time.Millisecond, 32 * time.Millisecond, 128 * time.Millisecond}
 
 // readOnlyPause sleeps between attempts; tests replace it.
 var readOnlyPause = time.Sleep
 
-// betweenSnapshotReads, when set by a test, runs between the two reads of
-// a read-only snapshot so that a test can change the source there.
-var betweenSnapshotReads func(path string)
+// duringReadOnlyRead, when set by a test, runs inside every read
+// transaction of a read-only ledger, after BEGIN and before the first
+// read, so that a test can change the files there.
+var duringReadOnlyRead func(path string)
 
-// The transient states of a read-only open; each is retried.
+// afterReadOnlyRead, when set by a test, runs after every read transaction
+// of a read-only ledger's operations, before the files are checked.
+var afterReadOnlyRead func(path string)
+
+// The transient states of a read-only read; each is retried.
 var (
 	errSourceChanged = stateConflict("database changed while it was being read")
-	errHalfPair      = stateConflict("only one of the WAL/SHM pair is present")
 	errJournal       = stateConflict("a rollback journal is present")
 )
 
 // retryableReadOnly reports whether a failed read-only attempt may
 // succeed once a writer has moved on.
 func retryableReadOnly(err error) bool {
-	return errors.Is(err, errSourceChanged) || errors.Is(err, errHalfPair) ||
-		errors.Is(err, errJournal) || errors.Is(err, errBusy)
+	return errors.Is(err, errSourceChanged) || errors.Is(err, errJournal) || errors.Is(err, errBusy)
 }
 
 // openReadOnly opens an existing ledger without creating, migrating or
-// tightening anything (contract §8, read-only bullet). Each attempt
-// classifies the sidecars afresh.
-func (l *Ledger) openReadOnly(opts Options) error {
+// tightening anything (contract §8, read-only bullet): it makes the first
+// view and reads the schema through it.
+func (l *Ledger) openReadOnly() error {
+	return l.readOnlyTx("open", false, nil)
+}
+
+// readOnlyTx runs fn (nil: nothing beyond the view's schema read) in one
+// read transaction of a read-only ledger, with up to len(readOnlyPauses)
+// retries. The caller holds l.mu, or is Open.
+func (l *Ledger) readOnlyTx(op string, gated bool, fn func(*txn) error) error {
 	for attempt := 0; ; attempt++ {
-		err := l.openReadOnlyOnce()
+		err := l.readOnlyAttempt(op, gated, fn)
 		if err == nil || !retryableReadOnly(err) || attempt == len(readOnlyPauses) {
 			return fileFault(err)
 		}
-		l.dropConn()
 		readOnlyPause(readOnlyPauses[attempt])
+	}
+}
+
+// readOnlyAttempt reuses the current view when the files are exactly as it
+// found them, else makes a new one (and a new connection: SQLite's page
+// cache belongs to the old view). It holds the view's read locks while
+// reading, and afterwards requires the files to be unchanged, so that no
+// writer can have torn what was read.
+func (l *Ledger) readOnlyAttempt(op string, gated bool, fn func(*txn) error) (err error) {
+	if l.closed {
+		return errClosed
+	}
+	v := l.view
+	if v != nil {
+		if err := v.lock(l.info.BusyTimeoutMS); err != nil {
+			return err
+		}
+		if v.unchanged(true) != nil {
+			v.release()
+			l.dropView()
+			v = nil
+		}
+	}
+	if v == nil {
+		if v, err = newROView(l.guard, l.info.BusyTimeoutMS); err != nil {
+			return err
+		}
+		if err := l.connectView(v); err != nil {
+			v.release()
+			l.dropView()
+			return err
+		}
+	}
+	defer v.release()
+	if l.schemaOf != v {
+		if err := l.loadSchemaReadOnly(); err != nil {
+			return l.settle(v, err)
+		}
+		l.schemaOf = v
+	}
+	if fn == nil {
+		return l.settle(v, nil)
+	}
+	if gated {
+		if err := l.usableForReading(); err != nil {
+			return err
+		}
+	}
+	ctx := context.Background()
+	t, err := l.begin(ctx, "BEGIN")
+	if err != nil {
+		return l.settle(v, err)
+	}
+	if duringReadOnlyRead != nil {
+		duringReadOnlyRead(l.guard.path)
+	}
+	err = l.finish(ctx, fn(t), op)
+	if afterReadOnlyRead != nil {
+		afterReadOnlyRead(l.guard.path)
+	}
+	return l.settle(v, err)
+}
+
+// settle checks, after a read, that the files did not change under it: a
+// change outranks whatever the read returned (it may have read a torn
+// database) and drops the view.
+func (l *Ledger) settle(v *roView, err error) error {
+	if cerr := v.unchanged(false); cerr != nil {
+		l.dropView()
+		return cerr
+	}
+	return err
+}
+
+// connectView registers v as a read-only VFS and connects to it.
+func (l *Ledger) connectView(v *roView) error {
+	name, fsys, err := vfs.New(roFS{v})
+	if err != nil {
+		return internal("register read-only view", err)
+	}
+	l.view, l.viewFS = v, fsys
+	if err := l.connect("file:" + roFileName + "?vfs=" + name + "&mode=ro"); err != nil {
+		return err
+	}
+	if err := l.setBusyAndKeys(); err != nil {
+		return err
+	}
+	ctx := context.Background()
+	// Temporary tables and sorts stay in memory: the view's VFS cannot
+	// create files, and nothing may be created anyway.
+	for _, q := range []string{"PRAGMA temp_store = MEMORY", "PRAGMA query_only = 1"} {
+		if _, err := l.conn.ExecContext(ctx, q); err != nil {
+			return classifySQLite("configure read-only connection", err)
+		}
+	}
+	if got, err := l.pragmaInt("PRAGMA temp_store"); err != nil || got != 2 {
+		return internal("verify temp_store", errOrMismatch(err))
+	}
+	if got, err := l.pragmaInt("PRAGMA query_only"); err != nil || got != 1 {
+		return internal("verify query_only", errOrMismatch(err))
+	}
+	return nil
+}
+
+// dropView closes the connection, the VFS and the view (in that order:
+// the VFS may not go while a connection reads through it).
+func (l *Ledger) dropView() {
+	l.dropConn()
+	if l.viewFS != nil {
+		l.viewFS.Close()
+		l.viewFS = nil
+	}
+	if l.view != nil {
+		l.view.close()
+		l.view = nil
+	}
+	l.schemaOf = nil
+}
+
+// dropConn closes the connection and its prepared statements.
+func (l *Ledger) dropConn() {
+	for _, s := range l.stmts {
+		s.Close()
+	}
+	l.stmts = map[string]*sql.Stmt{}
+	if l.conn != nil {
+		l.conn.Close()
+		l.conn = nil
+	}
+	if l.db != nil {
+		l.db.Close()
+		l.db = nil
 	}
 }
 
@@ -72,67 +213,14 @@ func fileFault(err error) error {
 	return stateConflict("database file is not a valid ledger")
 }
 
-// openReadOnlyOnce is one attempt of openReadOnly.
-func (l *Ledger) openReadOnlyOnce() error {
-	journal, wal, shm, err := l.guard.sidecarsPresent()
-	if err != nil {
-		return err
-	}
-	switch {
-	case journal:
-		return errJournal
-	case wal && shm:
-		return l.openSharedReadOnly()
-	case wal || shm:
-		// A writer may be creating or removing the pair right now.
-		return errHalfPair
-	}
-	return l.openSnapshot()
-}
-
-// dropConn closes a connection a failed attempt left open; the guard and
-// its descriptor stay (SQLite's locks are released by the close first).
-func (l *Ledger) dropConn() {
-	if l.conn != nil {
-		l.conn.Close()
-		l.conn = nil
-	}
-	if l.db != nil {
-		l.db.Close()
-		l.db = nil
-	}
-}
-
-// openSharedReadOnly reads the file in place with SQLite's normal locking.
-func (l *Ledger) openSharedReadOnly() error {
-	if err := l.connect(fileURI(l.guard.path, "mode=ro")); err != nil {
-		return err
-	}
-	if err := l.setBusyAndKeys(); err != nil {
-		return err
-	}
-	ctx := context.Background()
-	if _, err := l.conn.ExecContext(ctx, "PRAGMA query_only = 1"); err != nil {
-		return classifySQLite("set query_only", err)
-	}
-	mode, err := l.pragmaText("PRAGMA journal_mode")
-	if err != nil {
-		return classifySQLite("read journal_mode", err)
-	}
-	if mode != "wal" {
-		return invalidInput("database is not in WAL mode")
-	}
-	if err := l.guard.check(); err != nil {
-		return err
-	}
-	return l.loadSchemaReadOnly()
-}
-
 // loadSchemaReadOnly records the schema status in one read transaction.
 func (l *Ledger) loadSchemaReadOnly() error {
 	ctx := context.Background()
 	if _, err := l.conn.ExecContext(ctx, "BEGIN"); err != nil {
 		return classifySQLite("begin", err)
+	}
+	if duringReadOnlyRead != nil {
+		duringReadOnlyRead(l.guard.path)
 	}
 	st, err := readSchema(ctx, l.conn)
 	if err == nil && st.okV1() {
@@ -150,108 +238,4 @@ func (l *Ledger) loadSchemaReadOnly() error {
 	}
 	l.schema = st
 	return nil
-}
-
-// openSnapshot reads a cleanly closed file twice through the held
-// descriptor, requires both reads (identity, times, size, SHA-256) to
-// agree, and loads the private copy into an in-memory database.
-func (l *Ledger) openSnapshot() error {
-	g := l.guard
-	before, err := lstat(g.path)
-	if err != nil {
-		return stateConflict("database file disappeared")
-	}
-	if err := checkDBShape(before); err != nil {
-		return err
-	}
-	if before.ident != g.ident {
-		return errSourceChanged
-	}
-	if before.size > maxSnapshotBytes {
-		return invalidInput("database is larger than the read-only snapshot limit")
-	}
-	first, err := readAllAt(g.held.f, before.size)
-	if err != nil {
-		return internal("read database", err)
-	}
-	// The first copy is hashed on another core while the second read
-	// streams through its own hash.
-	firstSum := make(chan [sha256.Size]byte, 1)
-	go func() { firstSum <- sha256.Sum256(first) }()
-	if betweenSnapshotReads != nil {
-		betweenSnapshotReads(g.path)
-	}
-	// The second read is only hashed, in small chunks, so it never holds
-	// another whole copy of the file.
-	sum2, err := hashAt(g.held.f, before.size)
-	sum1 := <-firstSum // before anything wipes first
-	if err != nil {
-		wipe(first)
-		return internal("read database", err)
-	}
-	after, err := fstat(g.held.f)
-	if err != nil {
-		wipe(first)
-		return internal("stat database", err)
-	}
-	_, wal, shm, serr := g.sidecarsPresent()
-	if serr != nil || wal || shm || after.ident != before.ident || after.size != before.size ||
-		after.modTime != before.modTime || after.chTime != before.chTime || !bytes.Equal(sum1[:], sum2) {
-		wipe(first)
-		return errSourceChanged
-	}
-	if len(first) < 100 || !bytes.HasPrefix(first, []byte("SQLite format 3\x00")) {
-		wipe(first)
-		return stateConflict("database file is not a valid ledger")
-	}
-	if first[18] != 2 || first[19] != 2 {
-		wipe(first)
-		return invalidInput("database is not in WAL mode")
-	}
-	// Only the copy's WAL header bytes change: an in-memory database
-	// cannot be in WAL mode.
-	first[18], first[19] = 1, 1
-	l.snapshot = first
-	// The source is no longer needed: drop our descriptor now, before the
-	// in-memory connection exists (it never touches the file).
-	g.release()
-	l.guard = nil
-
-	if err := l.connect("file:ledger-snapshot?mode=memory"); err != nil {
-		return err
-	}
-	err = l.conn.Raw(func(dc any) error {
-		d, ok := dc.(interface{ Deserialize([]byte) error })
-		if !ok {
-			return invalidInput("driver cannot load a private copy")
-		}
-		return d.Deserialize(l.snapshot)
-	})
-	// SQLite now owns its own copy; ours is no longer needed. Its pages go
-	// back to the OS now rather than after some later collection, so the
-	// reads that follow do not stack on top of a dead copy (peak RSS).
-	wipe(l.snapshot)
-	l.snapshot = nil
-	debug.FreeOSMemory()
-	l.inMemory = true
-	if err != nil {
-		var ce *classError
-		if errors.As(err, &ce) {
-			return err
-		}
-		return classifySQLite("load snapshot", err)
-	}
-	if err := l.setBusyAndKeys(); err != nil {
-		return err
-	}
-	// The pages already sit in the copy, so a cache miss is one page copy:
-	// a 64 KiB page cache instead of the default 2 MB touches less fresh
-	// memory (peak RSS, and faster single passes such as quick_check).
-	if _, err := l.conn.ExecContext(context.Background(), "PRAGMA cache_size = -64"); err != nil {
-		return classifySQLite("set cache_size", err)
-	}
-	if _, err := l.conn.ExecContext(context.Background(), "PRAGMA query_only = 1"); err != nil {
-		return classifySQLite("set query_only", err)
-	}
-	return l.loadSchemaReadOnly()
 }

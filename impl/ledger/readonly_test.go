@@ -3,7 +3,6 @@
 package ledger
 
 import (
-	"bytes"
 	"database/sql"
 	"os"
 	"path/filepath"
@@ -11,12 +10,12 @@ import (
 	"time"
 )
 
-// TestSnapshotSourceChanged changes the file between the two reads of
-// every attempt: the read-only open gives up with StateConflict.
-func TestSnapshotSourceChanged(t *testing.T) {
+// TestReadOnlySourceChanged changes the file during the read of every
+// attempt: the read-only open gives up with StateConflict.
+func TestReadOnlySourceChanged(t *testing.T) {
 	p := newLedgerFile(t, privateDir(t))
 	attempts := 0
-	betweenSnapshotReads = func(path string) {
+	duringReadOnlyRead = func(path string) {
 		attempts++
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 		if err != nil {
@@ -25,7 +24,7 @@ func TestSnapshotSourceChanged(t *testing.T) {
 		f.Write(make([]byte, 4096))
 		f.Close()
 	}
-	defer func() { betweenSnapshotReads = nil }()
+	defer func() { duringReadOnlyRead = nil }()
 	pauses := recordPauses(t)
 	_, err := Open(p, Options{ReadOnly: true})
 	wantClass(t, err, ErrStateConflict)
@@ -58,61 +57,57 @@ func TestReadOnlyRetryBounded(t *testing.T) {
 	}
 }
 
-// TestReadOnlyPersistentSidecars: a rollback journal or half a WAL pair
-// that outlasts every retry fails closed with StateConflict after the
-// last one, leaving the files as they were; one that a writer clears
-// during the retries does not fail.
-func TestReadOnlyPersistentSidecars(t *testing.T) {
-	for _, suffix := range []string{"-journal", "-wal", "-shm"} {
-		t.Run(suffix, func(t *testing.T) {
-			p := newLedgerFile(t, privateDir(t))
-			if err := os.WriteFile(p+suffix, []byte("x"), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			before := fileSHA(t, p)
-			pauses := recordPauses(t)
-			_, err := Open(p, Options{ReadOnly: true})
-			wantClass(t, err, ErrStateConflict)
-			if len(*pauses) != len(readOnlyPauses) {
-				t.Fatalf("pauses %v", *pauses)
-			}
-			if fileSHA(t, p) != before {
-				t.Fatal("files changed")
-			}
-			if data, err := os.ReadFile(p + suffix); err != nil || string(data) != "x" {
-				t.Fatal("sidecar changed")
-			}
-
-			// The sidecar goes away during the second pause: the open
-			// succeeds on the third attempt.
-			readOnlyPause = func(time.Duration) {
-				*pauses = append(*pauses, 0)
-				if len(*pauses) == len(readOnlyPauses)+2 {
-					os.Remove(p + suffix)
-				}
-			}
-			l, err := Open(p, Options{ReadOnly: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			l.Close()
-		})
+// TestReadOnlyPersistentJournal: a rollback journal that outlasts every
+// retry fails closed with StateConflict after the last one, leaving the
+// files as they were; one that a writer clears during the retries does not
+// fail. (A lone -wal or -shm is read: see crashstate_test.go.)
+func TestReadOnlyPersistentJournal(t *testing.T) {
+	p := newLedgerFile(t, privateDir(t))
+	if err := os.WriteFile(p+"-journal", []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
 	}
+	before := fileSHA(t, p)
+	pauses := recordPauses(t)
+	_, err := Open(p, Options{ReadOnly: true})
+	wantClass(t, err, ErrStateConflict)
+	if len(*pauses) != len(readOnlyPauses) {
+		t.Fatalf("pauses %v", *pauses)
+	}
+	if fileSHA(t, p) != before {
+		t.Fatal("files changed")
+	}
+	if data, err := os.ReadFile(p + "-journal"); err != nil || string(data) != "x" {
+		t.Fatal("sidecar changed")
+	}
+
+	// The journal goes away during the second pause: the open succeeds on
+	// the third attempt.
+	readOnlyPause = func(time.Duration) {
+		*pauses = append(*pauses, 0)
+		if len(*pauses) == len(readOnlyPauses)+2 {
+			os.Remove(p + "-journal")
+		}
+	}
+	l, err := Open(p, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
 }
 
-// TestSnapshotRetrySucceeds changes the file only during the first
-// attempt: the second attempt reads a stable copy (divergence L4).
-func TestSnapshotRetrySucceeds(t *testing.T) {
+// TestReadOnlyRetrySucceeds changes the file only during the first
+// attempt: the second attempt reads it unchanged (divergence L4).
+func TestReadOnlyRetrySucceeds(t *testing.T) {
 	p := newLedgerFile(t, privateDir(t))
 	attempts := 0
-	betweenSnapshotReads = func(path string) {
+	duringReadOnlyRead = func(path string) {
 		attempts++
 		if attempts == 1 {
 			now := int64(attempts)
 			os.Chtimes(path, unixTime(now), unixTime(now))
 		}
 	}
-	defer func() { betweenSnapshotReads = nil }()
+	defer func() { duringReadOnlyRead = nil }()
 	l, err := Open(p, Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
@@ -124,15 +119,6 @@ func TestSnapshotRetrySucceeds(t *testing.T) {
 	if rep, err := l.Doctor(); err != nil || !rep.Healthy {
 		t.Fatalf("%s %v", reportJSON(rep), err)
 	}
-}
-
-func TestSnapshotTooLarge(t *testing.T) {
-	p := newLedgerFile(t, privateDir(t))
-	if err := os.Truncate(p, maxSnapshotBytes+4096); err != nil {
-		t.Fatal(err)
-	}
-	_, err := Open(p, Options{ReadOnly: true})
-	wantClass(t, err, ErrInvalidInput)
 }
 
 // TestReadOnlyNeedsWAL: a rollback-journal database is refused read-only
@@ -156,55 +142,5 @@ func TestReadOnlyNeedsWAL(t *testing.T) {
 	wantClass(t, err, ErrInvalidInput)
 	if fileSHA(t, p) != before {
 		t.Fatal("file changed")
-	}
-}
-
-// TestSnapshotScrubbed reads the in-memory copy back after the scrub that
-// Close runs: no task id may be left in it, neither in live pages nor in
-// freed ones.
-func TestSnapshotScrubbed(t *testing.T) {
-	p := filepath.Join(privateDir(t), "ledger.sqlite")
-	w, err := Open(p, Options{Clock: fixedClock(1000)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	for i := 0; i < 50; i++ {
-		task, err := w.Create(CreateParams{DeliveryRequired: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, task.ID)
-	}
-	w.Close()
-	l, err := Open(p, Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	if !l.inMemory {
-		t.Fatal("not an in-memory snapshot")
-	}
-	image := func() []byte {
-		var b []byte
-		err := l.conn.Raw(func(dc any) error {
-			var err error
-			b, err = dc.(interface{ Serialize() ([]byte, error) }).Serialize()
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	if !bytes.Contains(image(), []byte(ids[0])) {
-		t.Fatal("the copy does not hold the ids to begin with")
-	}
-	l.scrubMemory()
-	after := image()
-	for _, id := range ids {
-		if bytes.Contains(after, []byte(id)) {
-			t.Fatalf("id %d survived the scrub", len(id))
-		}
 	}
 }

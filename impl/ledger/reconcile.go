@@ -2,18 +2,16 @@ package ledger
 
 import (
 	"database/sql"
-	"errors"
+	"database/sql/driver"
 )
 
-// errWrongType is a reconcile that met a value of the wrong type.
-var errWrongType = stateConflict("a task row holds a value of the wrong type")
-
-// Reconcile works set-based: the report's counts, the type check and the
-// clock check are aggregate queries over the running and pending-delivery
-// rows (through the state indexes), and an apply is one INSERT ... SELECT
-// and one UPDATE per step, each selecting its rows with the same predicate
-// the counts used. No per-row Go value is kept, so memory does not grow
-// with the ledger.
+// Reconcile works set-based: every row it examines streams once through
+// the row rules (rowcheck.go) without being kept, the report's counts and
+// the clock check are aggregate queries over the running and
+// pending-delivery rows (through the state indexes), and an apply is one
+// INSERT ... SELECT and one UPDATE per step, each selecting its rows with
+// the same predicate the counts used. No per-row Go value is kept, so
+// memory does not grow with the ledger.
 
 // reconcileParams are the instants a reconcile compares against, computed
 // once in Go so every statement sees the same float values.
@@ -35,37 +33,17 @@ const timeoutCodeSQL = `CASE WHEN deadline_at IS NOT NULL AND deadline_at <= :no
 // other value (only in a damaged file) counts as internal.
 const requiredSQL = `(typeof(delivery_required) = 'integer' AND delivery_required <> 0)`
 
-// finiteSQL and optFiniteSQL say whether a column holds what asTime and
-// optTime take: an integer or a finite real (NULL too for the optional
-// form). 9e999 is SQLite's spelling of infinity, and TEXT and BLOB
-// values compare greater than any number, so two comparisons (opcodes,
-// cheaper per row than typeof calls) tell them apart; ifnull makes NULL
-// fail the plain form.
-func finiteSQL(col string) string {
-	return `ifnull(` + col + ` > -9e999 AND ` + col + ` < 9e999, 0)`
-}
-
-func optFiniteSQL(col string) string {
-	return `(` + col + ` IS NULL OR (` + col + ` > -9e999 AND ` + col + ` < 9e999))`
-}
-
-// idTextSQL says whether id is TEXT as asText takes it (string or bytes):
-// TEXT and BLOB values are the ones at least the empty TEXT.
-const idTextSQL = `ifnull(id >= '', 0)`
-
 // runningCountsSQL counts the running tasks, those step 1 times out, those
 // of them whose stored delivery is pending (they join step 2 with
-// ended_at = now) and, of those, the required ones; then the rows with a
-// value of the wrong type, the timeouts that would break the clock rule
-// (a created, updated or started time after now), and the joining
-// deliveries whose delivery_updated_at lies after now (a clock conflict
-// only if step 2 closes them, which the caller decides).
+// ended_at = now; a checked row always is) and, of those, the required
+// ones; then the timeouts that would break the clock rule (a created,
+// updated or started time after now), and the joining deliveries whose
+// delivery_updated_at lies after now (a clock conflict only if step 2
+// closes them, which the caller decides).
 var runningCountsSQL = `SELECT count(*),
 	ifnull(sum(` + runningStaleSQL + `), 0),
 	ifnull(sum(` + runningStaleSQL + ` AND delivery_status = 'pending'), 0),
 	ifnull(sum(` + runningStaleSQL + ` AND delivery_status = 'pending' AND ` + requiredSQL + `), 0),
-	ifnull(sum(NOT (` + idTextSQL + ` AND ` + finiteSQL("created_at") + ` AND ` + finiteSQL("updated_at") + ` AND ` +
-	finiteSQL("delivery_updated_at") + ` AND ` + optFiniteSQL("started_at") + ` AND ` + optFiniteSQL("deadline_at") + `)), 0),
 	ifnull(sum(` + runningStaleSQL + ` AND (:now < created_at OR :now < updated_at OR ifnull(:now < started_at, 0))), 0),
 	ifnull(sum(` + runningStaleSQL + ` AND delivery_status = 'pending' AND :now < delivery_updated_at), 0)
 	FROM tasks WHERE status = 'running'`
@@ -80,15 +58,46 @@ const pendingClosesSQL = `(ended_at <= :cutoff)`
 
 // pendingCountsSQL counts the terminal pending deliveries, those step 2
 // closes and, of those, the required ones (failed; the others become not
-// applicable), the rows with a value of the wrong type and the closes
-// that would break the clock rule.
+// applicable), and the closes that would break the clock rule.
 var pendingCountsSQL = `SELECT count(*),
 	ifnull(sum(` + pendingClosesSQL + `), 0),
 	ifnull(sum(` + pendingClosesSQL + ` AND ` + requiredSQL + `), 0),
-	ifnull(sum(NOT (` + idTextSQL + ` AND ` + finiteSQL("created_at") + ` AND ` + finiteSQL("delivery_updated_at") + ` AND ` +
-	optFiniteSQL("ended_at") + `)), 0),
 	ifnull(sum(` + pendingClosesSQL + ` AND (:now < ended_at OR :now < delivery_updated_at OR :now < created_at)), 0)
 	FROM tasks WHERE ` + pendingWhereSQL
+
+// Every row reconcile examines, queued ones included, in storage or index
+// order (nothing sorts): the active tasks through tasks_status_idx, the
+// terminal pending deliveries through tasks_delivery_idx.
+var (
+	examinedActiveSQL  = `SELECT status = 'queued', ` + taskColumns + ` FROM tasks WHERE status IN ('queued','running')`
+	examinedPendingSQL = `SELECT ` + taskColumns + ` FROM tasks WHERE ` + pendingWhereSQL
+)
+
+// checkExaminedRows streams every row reconcile examines through the row
+// rules and keeps none: a row that breaks them makes the whole reconcile,
+// dry run included, StateConflict before anything is decided. It returns
+// the number of queued tasks (always retained, so only counted).
+func checkExaminedRows(t *txn) (queued int, err error) {
+	err = rawQuery(t, examinedActiveSQL, 17, func(r []driver.Value) error {
+		if q, _ := r[0].(int64); q == 1 {
+			queued++
+		}
+		if !rowOK(r[1:]) {
+			return errDamagedRow
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	err = rawQuery(t, examinedPendingSQL, 16, func(r []driver.Value) error {
+		if !rowOK(r) {
+			return errDamagedRow
+		}
+		return nil
+	})
+	return queued, err
+}
 
 // Reconcile runs restart reconciliation in one transaction: the snapshot
 // is read first, then the clock is sampled. A dry run makes the same
@@ -102,22 +111,17 @@ func (l *Ledger) Reconcile(activeGrace, deliveryGrace float64, dryRun bool) (Rec
 	run := func(t *txn) error {
 		// The first read fixes the transaction's snapshot; only then is
 		// the clock sampled (contract §7.1).
-		var queued, badQueued int
-		if err := t.QueryRowContext(t.ctx, queuedSnapshotSQL).Scan(&queued, &badQueued); err != nil {
+		queued, err := checkExaminedRows(t)
+		if err != nil {
 			return err
 		}
 		now, err := t.now()
 		if err != nil {
-			// A wrongly typed value outranks a broken clock, as when the
-			// snapshot was read row by row before the clock.
-			if _, _, perr := planReconcile(t, reconcileParams{}, queued, badQueued); errors.Is(perr, errWrongType) {
-				return perr
-			}
 			return err
 		}
 		p := reconcileParams{now: now, staleBefore: now - activeGrace, deliveryCutoff: now - deliveryGrace}
 		var plan reconcilePlan
-		rep, plan, err = planReconcile(t, p, queued, badQueued)
+		rep, plan, err = planReconcile(t, p, queued)
 		if err != nil || dryRun {
 			return err
 		}
@@ -147,25 +151,20 @@ type reconcilePlan struct {
 }
 
 // planReconcile decides, from aggregate queries over the snapshot and now,
-// the report and the number of rows each step changes (contract §7). A
-// wrongly typed value (only possible in a damaged file) is StateConflict,
-// checked before the clock rule.
-func planReconcile(t *txn, p reconcileParams, queued, badQueued int) (ReconcileReport, reconcilePlan, error) {
+// the report and the number of rows each step changes (contract §7).
+func planReconcile(t *txn, p reconcileParams, queued int) (ReconcileReport, reconcilePlan, error) {
 	var rep ReconcileReport
-	var running, stale, stalePending, stalePendingRequired, badRunning, staleBackwards, staleDeliveryAfterNow int
+	var running, stale, stalePending, stalePendingRequired, staleBackwards, staleDeliveryAfterNow int
 	if err := t.QueryRowContext(t.ctx, runningCountsSQL, p.named()...).Scan(&running, &stale, &stalePending,
-		&stalePendingRequired, &badRunning, &staleBackwards, &staleDeliveryAfterNow); err != nil {
+		&stalePendingRequired, &staleBackwards, &staleDeliveryAfterNow); err != nil {
 		return rep, reconcilePlan{}, err
 	}
-	var pending, closes, closeFailed, badPending, closeBackwards int
+	var pending, closes, closeFailed, closeBackwards int
 	if err := t.QueryRowContext(t.ctx, pendingCountsSQL, p.named()...).Scan(&pending, &closes, &closeFailed,
-		&badPending, &closeBackwards); err != nil {
+		&closeBackwards); err != nil {
 		return rep, reconcilePlan{}, err
 	}
 	closeNotApplicable := closes - closeFailed
-	if badQueued+badRunning+badPending != 0 {
-		return rep, reconcilePlan{}, errWrongType
-	}
 	// The tasks step 1 times out end at now; they join step 2 and close
 	// there unless now itself is after the cutoff.
 	timedOutClose := !(p.now > p.deliveryCutoff)
@@ -244,11 +243,3 @@ func wantChanged(res sql.Result, err error, want int) error {
 	}
 	return nil
 }
-
-// queuedSnapshotSQL counts the queued tasks and, of those, the rows whose
-// id is not TEXT (the driver's string or bytes, as asText takes) or whose
-// created_at, updated_at, started_at or deadline_at is not what asTime or
-// optTime takes (an integer or a finite real; NULL where optional).
-var queuedSnapshotSQL = `SELECT count(*), ifnull(sum(NOT (` + idTextSQL + ` AND ` + finiteSQL("created_at") + ` AND ` +
-	finiteSQL("updated_at") + ` AND ` + optFiniteSQL("started_at") + ` AND ` + optFiniteSQL("deadline_at") + `)), 0)
-	FROM tasks WHERE status = 'queued'`

@@ -1,9 +1,7 @@
 package ledger
 
 import (
-	"crypto/sha256"
 	"errors"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,9 +9,6 @@ import (
 	"strings"
 	"sync"
 )
-
-// maxSnapshotBytes bounds the private in-memory copy of a read-only ledger.
-const maxSnapshotBytes = 64 << 20
 
 // sidecarSuffixes are the files SQLite keeps beside the database.
 var sidecarSuffixes = []string{"-journal", "-wal", "-shm"}
@@ -100,6 +95,21 @@ type heldFile struct {
 	f     *os.File
 	ident fileIdent
 	refs  int
+
+	// Read-only views of this process share f, and so share the owner of
+	// its OFD locks: the shared lock on the database is taken by the first
+	// and dropped by the last of them.
+	dbLocks int
+	// shms are the -shm files read-only views locked, by identity. They are
+	// closed only with f: closing a descriptor of the -shm would drop the
+	// POSIX locks an SQLite connection of this process holds on it.
+	shms map[fileIdent]*heldShm
+}
+
+// heldShm is one -shm file a read-only view opened to lock.
+type heldShm struct {
+	f     *os.File
+	locks int
 }
 
 var (
@@ -150,6 +160,9 @@ func (h *heldFile) release() {
 	}
 	delete(heldFiles, h.ident)
 	h.f.Close()
+	for _, s := range h.shms {
+		s.f.Close()
+	}
 	kept := leaked[:0]
 	for _, x := range leaked {
 		if x.ident == h.ident {
@@ -161,35 +174,105 @@ func (h *heldFile) release() {
 	leaked = kept
 }
 
-// readAllAt reads the whole file through f without moving a shared offset
-// and without closing anything.
-func readAllAt(f *os.File, size int64) ([]byte, error) {
-	buf := make([]byte, size)
-	n, err := f.ReadAt(buf, 0)
-	if err != nil && !(errors.Is(err, io.EOF) && int64(n) == size) {
-		return nil, err
+// SQLite's lock layout on POSIX (os_unix.c, wal.c): the database's SHARED
+// range, and the -shm byte a reader holds while it reads the database file
+// alone (WAL_READ_LOCK(0)). A checkpoint must lock that byte exclusively
+// before it copies pages into the database, and a closing connection must
+// lock the SHARED range exclusively before it checkpoints and deletes the
+// -wal.
+const (
+	sqliteSharedFirst = 0x40000000 + 2
+	sqliteSharedSize  = 510
+	sqliteShmReadLock = 120 + 3
+)
+
+// lockDatabaseShared takes (or shares) the read lock on the database's
+// SHARED range for a read-only view.
+func (h *heldFile) lockDatabaseShared() error {
+	heldMu.Lock()
+	defer heldMu.Unlock()
+	if h.dbLocks == 0 {
+		if err := readLock(h.f, sqliteSharedFirst, sqliteSharedSize); err != nil {
+			return err
+		}
 	}
-	return buf, nil
+	h.dbLocks++
+	return nil
 }
 
-// hashAt returns the SHA-256 of the first size bytes of f, read through a
-// small buffer without moving a shared offset; a shorter file is an error.
-// The buffer is wiped afterwards: it held database content.
-func hashAt(f *os.File, size int64) ([]byte, error) {
-	h := sha256.New()
-	buf := make([]byte, 256<<10)
-	defer wipe(buf)
-	for off := int64(0); off < size; {
-		chunk := buf
-		if rest := size - off; rest < int64(len(chunk)) {
-			chunk = chunk[:rest]
-		}
-		n, err := f.ReadAt(chunk, off)
-		if err != nil && !(errors.Is(err, io.EOF) && n == len(chunk)) {
-			return nil, err
-		}
-		h.Write(chunk)
-		off += int64(n)
+func (h *heldFile) unlockDatabaseShared() {
+	heldMu.Lock()
+	defer heldMu.Unlock()
+	h.dbLocks--
+	if h.dbLocks == 0 {
+		readUnlock(h.f, sqliteSharedFirst, sqliteSharedSize)
 	}
-	return h.Sum(nil), nil
+}
+
+// lockShm opens the -shm at path (without following links or creating
+// it), requires it to be the file lstat saw (ident), and read-locks the
+// byte that keeps checkpoints out of the database file. It reports false,
+// nil when the file is gone.
+func (h *heldFile) lockShm(path string, ident fileIdent) (bool, error) {
+	heldMu.Lock()
+	defer heldMu.Unlock()
+	h.pruneShms()
+	s := h.shms[ident]
+	if s == nil {
+		f, err := openNoFollow(path)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return false, nil
+			}
+			return false, invalidInput("sidecar cannot be opened safely")
+		}
+		st, err := fstat(f)
+		if err != nil || st.ident != ident {
+			f.Close()
+			return false, errSourceChanged
+		}
+		s = &heldShm{f: f}
+		if h.shms == nil {
+			h.shms = map[fileIdent]*heldShm{}
+		}
+		h.shms[ident] = s
+	}
+	if s.locks == 0 {
+		if err := readLock(s.f, sqliteShmReadLock, 1); err != nil {
+			return false, err
+		}
+	}
+	s.locks++
+	return true, nil
+}
+
+// unlockShm drops the lock lockShm took. A -shm that has been unlinked
+// (its last writer closed) is held by no SQLite connection any more, so
+// its descriptor is closed at the next lock or unlock: a long-lived
+// read-only ledger beside writers that come and go keeps one descriptor,
+// not one per writer session.
+func (h *heldFile) unlockShm(ident fileIdent) {
+	heldMu.Lock()
+	defer heldMu.Unlock()
+	s := h.shms[ident]
+	s.locks--
+	if s.locks > 0 {
+		return
+	}
+	readUnlock(s.f, sqliteShmReadLock, 1)
+	h.pruneShms()
+}
+
+// pruneShms closes the unlocked -shm descriptors whose file has been
+// unlinked. The caller holds heldMu.
+func (h *heldFile) pruneShms() {
+	for ident, s := range h.shms {
+		if s.locks > 0 {
+			continue
+		}
+		if st, err := fstat(s.f); err == nil && st.nlink == 0 {
+			s.f.Close()
+			delete(h.shms, ident)
+		}
+	}
 }

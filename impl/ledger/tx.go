@@ -110,18 +110,19 @@ func (l *Ledger) lockedReadTx(op string, gated bool, fn func(*txn) error) error 
 	if l.closed {
 		return errClosed
 	}
+	if l.readOnly {
+		return l.readOnlyTx(op, gated, fn)
+	}
 	if gated {
 		if err := l.usableForReading(); err != nil {
 			return err
 		}
 	}
 	ctx := context.Background()
-	if !l.readOnly {
-		if _, err := l.conn.ExecContext(ctx, "PRAGMA query_only = 1"); err != nil {
-			return classifySQLite("set query_only", err)
-		}
-		defer l.conn.ExecContext(ctx, "PRAGMA query_only = 0")
+	if _, err := l.conn.ExecContext(ctx, "PRAGMA query_only = 1"); err != nil {
+		return classifySQLite("set query_only", err)
 	}
+	defer l.conn.ExecContext(ctx, "PRAGMA query_only = 0")
 	t, err := l.begin(ctx, "BEGIN")
 	if err != nil {
 		return err

@@ -319,11 +319,15 @@ func importChannels(doc, channels, sourceMap *value.Map) int {
 		if !isMap {
 			continue
 		}
+		// Python's `last_processed_ts or cursor`: only None skips, so "",
+		// false and 0 are imported, and the value is stored as it is (a
+		// number stays a number), as the reference does. The ordering
+		// compares its str(), like a non-string stored cursor.
 		cursor := mapGet(entry, "last_processed_ts")
 		if !truthy(cursor) {
 			cursor = mapGet(entry, "cursor")
 		}
-		if !truthy(cursor) {
+		if cursor == nil {
 			continue
 		}
 		to := pyStr(cursor)
@@ -340,7 +344,7 @@ func importChannels(doc, channels, sourceMap *value.Map) int {
 			src = value.NewMap()
 			sources.Set(name, src)
 		}
-		src.Set("cursor", to)
+		src.Set("cursor", cursor)
 		n++
 	}
 	return n

@@ -77,6 +77,9 @@ func TestCursorLess(t *testing.T) {
 		{"10a", "9", true}, {"9a", "9", false}, {"a", "b", true}, {"", "0", true},
 		{"2026-07-02T12:00:00Z", "2026-07-02T12:00:01Z", true},
 		{"\u0661\u0660", "9", false}, // Unicode digits compare as integers (10 > 9)
+		// D11: superscript, subscript and circled digits pass Python's
+		// str.isdigit but not int(); here they are text.
+		{"9\u00b2", "10", false}, {"10", "9\u00b2", true}, {"\u2460", "9", false}, {"10", "1\u2080", true},
 	}
 	for _, c := range cases {
 		if got := cursorLess(c.a, c.b); got != c.want {
@@ -199,3 +202,34 @@ func TestOwnedMutationWithoutFileIsLeaseLost(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestImportLegacyNonStringCursors: a channel is skipped only when
+// `last_processed_ts or cursor` is null; "", false and 0 are imported and
+// every cursor is stored as it is (1.5 stays a number), byte for byte what
+// the reference writes for this legacy file (issue 6, 2c). A non-string
+// candidate is ordered through its str(): 1.5 ("1.5") is not before "1.0".
+func TestImportLegacyNonStringCursors(t *testing.T) {
+	dir := t.TempDir()
+	p, legacy := filepath.Join(dir, "s.yml"), filepath.Join(dir, "legacy.json")
+	os.WriteFile(legacy, []byte(`{"channels": {"C42": {"cursor": 1.5}, "C1": {"cursor": ""}, "C3": {"last_processed_ts": 0, "cursor": false},`+
+		` "C4": {"last_processed_ts": 0}, "C5": {"last_processed_ts": "", "cursor": null}, "C6": {"cursor": 0}}}`), 0o600)
+	r := fixedEngine().Run(p, ImportLegacy{File: legacy})
+	if r.Word != WordOK {
+		t.Fatal(r)
+	}
+	if n := mapGet(r.Payload, "cursors_imported"); n.(*big.Int).Int64() != 4 {
+		t.Errorf("cursors_imported %v, want 4", n)
+	}
+	want := "schema_version: 1\nsources:\n  C1:\n    cursor: \"\"\n  C3:\n    cursor: false\n  C42:\n    cursor: 1.5\n  C6:\n    cursor: 0\nitems: {}\n"
+	if data, _ := os.ReadFile(p); string(data) != want {
+		t.Errorf("file\n%s\nwant\n%s", data, want)
+	}
+	os.WriteFile(legacy, []byte(`{"channels": {"C42": {"cursor": "1.0"}, "C1": {"cursor": 7}}}`), 0o600)
+	r = fixedEngine().Run(p, ImportLegacy{File: legacy})
+	if n := mapGet(r.Payload, "cursors_imported"); n.(*big.Int).Int64() != 1 {
+		t.Errorf("second import: cursors_imported %v, want 1 (only C1)", n)
+	}
+	if data, _ := os.ReadFile(p); !strings.Contains(string(data), "  C1:\n    cursor: 7\n  C3:") || !strings.Contains(string(data), "C42:\n    cursor: 1.5\n") {
+		t.Errorf("second import:\n%s", data)
+	}
+}

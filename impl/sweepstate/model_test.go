@@ -115,10 +115,12 @@ func (m *machine) Check(t *rapid.T) {
 				continue
 			}
 			c, _ := entry.Get("cursor")
-			cur, isString := c.(string)
-			if !isString {
+			if c == nil {
 				continue
 			}
+			// Both sides order a non-string cursor (import-legacy stores
+			// 1.5 or false as it is) by its Python str().
+			cur := sweep.PyStr(c)
 			if old, seen := m.cursors[k]; seen && sweep.CursorLess(cur, old) {
 				m.fail(t, "cursor of %q moved backwards from %q to %q", k, old, cur)
 			}
@@ -447,7 +449,8 @@ func (m *machine) CursorAdvance(t *rapid.T) {
 	past := rapid.SampledFrom(itemIDs).Draw(t, "past item")
 	to := rapid.SampledFrom([]string{"9", "10", "0010", "100", "99999999999999999999999", "10a", "9a",
 		"1700000000.000100", "1700000000.000200", "a", "b", "é", "-5", "0",
-		"\u0669", "\u0661\u0660", "\U0001D7D7", "1\u0660"}).Draw(t, "to") // Arabic-Indic 9, 10; mathematical 9; "10" mixed
+		"\u0669", "\u0661\u0660", "\U0001D7D7", "1\u0660", // Arabic-Indic 9, 10; mathematical 9; "10" mixed
+		"9\u00b2", "\u2460", "1\u2080"}).Draw(t, "to") // D11: isdigit but not decimal (9², ①, 1₀)
 	now := m.now(t)
 	m.run(t, sweep.CursorAdvance{Source: src, To: to, PastItem: past, Writer: w, Now: now},
 		args("cursor-advance", flag("source", src), flag("to", to), flag("past-item", past), flag("writer", w), flag("now", now))...)
@@ -539,7 +542,8 @@ func legacyDoc(t *rapid.T) *value.Map {
 				continue
 			}
 			e := value.NewMap()
-			cursors := []value.Value{"1700000000.000100", "1700000000.000300", "10", "9", "abc", "", nil, value.Int(250), 1.5}
+			cursors := []value.Value{"1700000000.000100", "1700000000.000300", "10", "9", "abc", "", nil, value.Int(250), 1.5,
+				"9\u00b2", false, value.Int(0)}
 			if rapid.Bool().Draw(t, "lpts?") {
 				e.Set("last_processed_ts", rapid.SampledFrom(cursors).Draw(t, "lpts"))
 			}

@@ -221,7 +221,8 @@ func reprString(s string) string {
 }
 
 // decimalDigits returns the digit values of s when s is one or more Unicode
-// decimal digits (Python's str.isdigit restricted to what int() accepts).
+// decimal digits (Python's str.isdigit restricted to what int() accepts:
+// a superscript ² makes s text, where the reference raises, D11).
 func decimalDigits(s string) ([]int, bool) {
 	if s == "" {
 		return nil, false

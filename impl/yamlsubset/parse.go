@@ -24,9 +24,11 @@ const maxDepth = 2000
 //   - The indent is the count of leading spaces; a tab right after them is
 //     CORRUPT.
 //   - The first significant line sets the top indent. A line shallower than
-//     that is dropped, and so is a line deeper than the block it would belong
-//     to (after "key: value", or past the indent its block's first line set).
-//     Dropped lines are not otherwise inspected, as in the reference.
+//     that is dropped alone and reading goes on (divergence D12: the
+//     reference stops there and loses the rest). A line deeper than the
+//     block it would belong to (after "key: value", or past the indent its
+//     block's first line set) is dropped too. Dropped lines are not
+//     otherwise inspected, as in the reference.
 //   - `key:` opens a block mapping whose indent is that of the next line; if
 //     the next line is not deeper, the value is an empty map.
 //   - A later duplicate key overwrites the value and keeps the first position.
@@ -231,9 +233,11 @@ func splitKey(ln line) (key, rest string, err error) {
 			return "", "", corruptf(ln.number, "bad quoted key")
 		}
 		key = k
-		after = strings.TrimLeft(c[n:], " ")
+		// The colon must follow the closing quote at once: the reference
+		// refuses `"k" : v` as CORRUPT, and so does this reader.
+		after = c[n:]
 		if !strings.HasPrefix(after, ":") {
-			return "", "", corruptf(ln.number, "no colon after key")
+			return "", "", corruptf(ln.number, "no colon right after quoted key")
 		}
 		after = after[1:]
 	} else {

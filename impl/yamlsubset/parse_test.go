@@ -23,7 +23,7 @@ func TestParseAccepts(t *testing.T) {
 		{"nested block", "a:\n  b:\n    c: 1\n  d: 2\ne: 3\n", `{"a": {"b": {"c": 1}, "d": 2}, "e": 3}`},
 		{"empty block is an empty map", "a:\nb: 1\n", `{"a": {}, "b": 1}`},
 		{"empty block at end", "a: 1\nb:\n", `{"a": 1, "b": {}}`},
-		{"quoted keys", "\"a:b\": 1\n\"\": 2\n\"\\u00e9\\n\": 3\n\"q\" : 4\n", `{"a:b": 1, "": 2, "\u00e9\n": 3, "q": 4}`},
+		{"quoted keys", "\"a:b\": 1\n\"\": 2\n\"\\u00e9\\n\": 3\n\"q\": 4\n", `{"a:b": 1, "": 2, "\u00e9\n": 3, "q": 4}`},
 		{"bare key keeps trailing space", "key : v\n", `{"key ": "v"}`},
 		{"comments and blank lines", "# c\n\na: 1\n   # indented comment\n \t \nb: 2\n", `{"a": 1, "b": 2}`},
 		{"CRLF", "a:\r\n  b: 1\r\nc: \"x\"\r\n", `{"a": {"b": 1}, "c": "x"}`},
@@ -41,7 +41,10 @@ func TestParseAccepts(t *testing.T) {
 		{"dropped line is not inspected", "a: 1\n    no colon here\nc: 3\n", `{"a": 1, "c": 3}`},
 		{"dropped block with children", "a: 1\n  b:\n    c: 1\nd: 2\n", `{"a": 1, "d": 2}`},
 		{"line between two levels dropped", "a:\n    b: 1\n  c: 2\nd: 3\n", `{"a": {"b": 1}, "d": 3}`},
+		// Divergence D12: the reference stops at the shallower line and
+		// reads {"a": 1}.
 		{"line shallower than first dropped", "  a: 1\nb: 2\n  c: 3\n", `{"a": 1, "c": 3}`},
+		{"children of a shallower KEY: read where they stand", "  a: 1\nb:\n  c: 3\n    d: 4\n", `{"a": 1, "c": 3}`},
 		{"deep stray after nested", "a:\n  b: 1\n      x: 9\n  c: 2\n", `{"a": {"b": 1, "c": 2}}`},
 	}
 	for _, c := range cases {
@@ -75,6 +78,11 @@ func TestParseRefuses(t *testing.T) {
 		{"bad JSON object", "a: {\"x\" 1}\n"},
 		{"unterminated quoted key", "\"a: 1\n"},
 		{"quoted key without colon", "\"a\" 1\n"},
+		// The reference answers CORRUPT for a space between a quoted key
+		// and its colon (issue 6, 2d); a bare key keeps its space instead.
+		{"space before quoted key colon", "\"k\" : \"v\"\n"},
+		{"spaces before nested quoted key colon", "a:\n  \"k\"  :\n    b: 1\n"},
+		{"tab before quoted key colon", "\"k\"\t: 1\n"},
 		{"no space after colon", "a:1\n"},
 		{"no space after quoted key colon", "\"a\":1\n"},
 		{"top level list", "- a\n- b\n"},

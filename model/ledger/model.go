@@ -161,12 +161,14 @@ func optionalCode(code string) *string {
 	return &code
 }
 
-// checkCode validates an optional reason code for entering state to.
-func checkCode(mach Machine, to, code string) error {
-	if code == "" {
+// checkCode validates an optional reason code for entering state to: nil
+// is no code; a given code must be well formed and registered, so an empty
+// one never passes.
+func checkCode(mach Machine, to string, code *string) error {
+	if code == nil {
 		return nil
 	}
-	if !ValidCodeSyntax(code) || !mach.CodeRegistered(to, code) {
+	if !ValidCodeSyntax(*code) || !mach.CodeRegistered(to, *code) {
 		return invalid("reason code")
 	}
 	return nil
@@ -300,7 +302,15 @@ func (m *Model) Heartbeat(id string, now float64) (Task, error) {
 // even with an invalid code; the stored code is kept); another terminal state
 // (StateConflict); code syntax and registry (InvalidInput); clock
 // (StateConflict).
+//
+// The code "" stands for no code; CloseCode tells the two apart.
 func (m *Model) Close(id, status, code string, now float64) (Task, error) {
+	return m.CloseCode(id, status, optionalCode(code), now)
+}
+
+// CloseCode is Close with the code as an optional value: nil is no code,
+// and any given text, the empty string included, is checked.
+func (m *Model) CloseCode(id, status string, code *string, now float64) (Task, error) {
 	if err := checkID(id); err != nil {
 		return Task{}, err
 	}
@@ -323,7 +333,7 @@ func (m *Model) Close(id, status, code string, now float64) (Task, error) {
 	if now < t.UpdatedAt {
 		return Task{}, ErrClockBackwards
 	}
-	m.closeTask(t, status, optionalCode(code), now)
+	m.closeTask(t, status, code, now)
 	return t.Clone(), nil
 }
 
@@ -344,7 +354,15 @@ func (m *Model) closeTask(t *Task, status string, code *string, now float64) {
 // (idempotent return, even with an invalid code); delivery already closed
 // differently, task not terminal, or a target the task's kind forbids
 // (StateConflict); code (InvalidInput); clock (StateConflict).
+//
+// The code "" stands for no code; SetDeliveryCode tells the two apart.
 func (m *Model) SetDelivery(id, status, code string, now float64) (Task, error) {
+	return m.SetDeliveryCode(id, status, optionalCode(code), now)
+}
+
+// SetDeliveryCode is SetDelivery with the code as an optional value: nil
+// is no code, and any given text, the empty string included, is checked.
+func (m *Model) SetDeliveryCode(id, status string, code *string, now float64) (Task, error) {
 	if err := checkID(id); err != nil {
 		return Task{}, err
 	}
@@ -373,7 +391,7 @@ func (m *Model) SetDelivery(id, status, code string, now float64) (Task, error) 
 	if now < *t.EndedAt || now < t.DeliveryUpdatedAt {
 		return Task{}, ErrClockBackwards
 	}
-	m.closeDelivery(t, status, optionalCode(code), now)
+	m.closeDelivery(t, status, code, now)
 	return t.Clone(), nil
 }
 

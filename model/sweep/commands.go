@@ -145,8 +145,9 @@ func storedCursor(sources *value.Map, source string) (string, bool) {
 }
 
 // setCursor stores cursor on the source entry, creating the entry (or
-// replacing a non-map one) when needed.
-func setCursor(sources *value.Map, source, cursor string) {
+// replacing a non-map one) when needed. cursor-advance stores its string;
+// import-legacy the legacy value as it is.
+func setCursor(sources *value.Map, source string, cursor value.Value) {
 	entry := mapAt(sources, source)
 	if entry == nil {
 		entry = value.NewMap()
@@ -286,10 +287,12 @@ func importLegacy(doc *value.Map, c ImportLegacy) (Result, *value.Map) {
 	return res, doc
 }
 
-// importCursors sets each channel's last_processed_ts (or else cursor, by
-// truthiness) as its source's cursor unless that would move it backwards.
-// A non-string legacy cursor is stored as its Python str() (a model
-// decision: cursors are strings).
+// importCursors sets each channel's `last_processed_ts or cursor` (Python's
+// or) as its source's cursor unless that would move it backwards. Only a
+// null result skips the channel: "", false and 0 are imported, and every
+// value is stored as it is (1.5 stays a number), as the reference does. The
+// ordering compares through Python str() (a model decision: the
+// reference's comparison of a non-string candidate is not recorded).
 func importCursors(sources, channels, sourceMap *value.Map) int {
 	n := 0
 	for _, ch := range keysOf(channels) {
@@ -301,18 +304,17 @@ func importCursors(sources, channels, sourceMap *value.Map) int {
 		if !Truthy(cur) {
 			cur, _ = entry.Get("cursor")
 		}
-		if !Truthy(cur) {
+		if cur == nil {
 			continue
 		}
 		name := ch
 		if mapped, ok := sourceMapGet(sourceMap, ch); ok {
 			name = PyStr(mapped)
 		}
-		text := PyStr(cur)
-		if old, ok := storedCursor(sources, name); ok && CursorLess(text, old) {
+		if old, ok := storedCursor(sources, name); ok && CursorLess(PyStr(cur), old) {
 			continue
 		}
-		setCursor(sources, name, text)
+		setCursor(sources, name, value.Clone(cur))
 		n++
 	}
 	return n

@@ -6,7 +6,9 @@ import "strings"
 // when both consist only of decimal digits (of any script, as Python's
 // str.isdecimal) they compare as integers (so "9" precedes "10" and "0010"
 // equals "10"); otherwise as strings, code point by code point. The empty
-// string is not all digits.
+// string is not all digits. Superscript or circled digits (²,①) are text
+// here, where the reference's str.isdigit takes them and int() then raises
+// (divergence D11).
 func CursorLess(a, b string) bool {
 	if da, ok := asciiDigits(a); ok {
 		if db, ok := asciiDigits(b); ok {

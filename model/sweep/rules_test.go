@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stateguard/stateguard/impl/pyjson"
 	"github.com/stateguard/stateguard/model/sweep"
 	"github.com/stateguard/stateguard/model/value"
 )
@@ -151,6 +152,10 @@ func TestCursorLess(t *testing.T) {
 		{"é", "z", false}, {"\U0001F600", "\uffff", false},
 		// Decimal digits of other scripts compare as integers too.
 		{"\u0669", "\u0661\u0660", true}, {"\U0001D7D7", "10", true}, {"\U0001D7E1", "\U0001D7D7", false},
+		// D11: digits that pass str.isdigit but are not decimal (where the
+		// reference's int() raises) make the value text.
+		{"9\u00b2", "10", false}, {"10", "9\u00b2", true}, {"\u00b2", "10", false},
+		{"\u2460", "9", false}, {"1\u2080", "10", false}, {"10", "1\u2080", true},
 	}
 	for _, c := range cases {
 		if got := sweep.CursorLess(c.a, c.b); got != c.less {
@@ -212,5 +217,85 @@ func TestPyStr(t *testing.T) {
 		if got := sweep.PyStr(c.in); got != c.want {
 			t.Errorf("PyStr(%#v) = %q, want %q", c.in, got, c.want)
 		}
+	}
+}
+
+// TestNonDecimalDigitCursors pins divergence D11 at the model level: where
+// the reference raises (both cursors pass str.isdigit, one holds a
+// superscript or circled digit), cursor-advance and import-legacy compare
+// the values as text.
+func TestNonDecimalDigitCursors(t *testing.T) {
+	withCursor := func(cursor string) sweep.State {
+		st := docWithLease(lease("w1", "2026-07-02T12:00:00Z", value.Int(60)))
+		src := value.NewMap()
+		src.Set("cursor", cursor)
+		sources := value.NewMap()
+		sources.Set("gh", src)
+		items := value.NewMap()
+		items.Set("gh:1", value.NewMap())
+		st.Doc.Set("sources", sources)
+		st.Doc.Set("items", items)
+		return st
+	}
+	advance := func(to string) sweep.CursorAdvance {
+		return sweep.CursorAdvance{Source: "gh", To: to, PastItem: "1", Writer: "w1", Now: "2026-07-02T12:01:00Z"}
+	}
+	for _, c := range []struct{ stored, to, want string }{
+		{"10", "9\u00b2", sweep.OK},
+		{"9\u00b2", "10", sweep.Refused},
+		{"9\u00b2", "\u2460", sweep.OK},
+	} {
+		if res, _ := sweep.Apply(withCursor(c.stored), advance(c.to)); res.Word != c.want {
+			t.Errorf("cursor-advance %q over %q: %s, want %s", c.to, c.stored, res.Word, c.want)
+		}
+	}
+	legacy := func(cursor string) sweep.ImportLegacy {
+		ch := value.NewMap()
+		ch.Set("cursor", cursor)
+		channels := value.NewMap()
+		channels.Set("gh", ch)
+		doc := value.NewMap()
+		doc.Set("channels", channels)
+		return sweep.ImportLegacy{Legacy: sweep.Decoded{Value: doc, OK: true}}
+	}
+	for _, c := range []struct {
+		stored, legacy string
+		imported       bool
+	}{{"10", "9\u00b2", true}, {"\u2083", "10", false}} {
+		res, next := sweep.Apply(withCursor(c.stored), legacy(c.legacy))
+		if got := res.Wrote; got != c.imported {
+			t.Errorf("import-legacy %q over %q: wrote %v, want %v (%s)", c.legacy, c.stored, got, c.imported, docText(next))
+		}
+	}
+}
+
+// TestImportLegacyNonStringCursors: the channel's cursor is Python's
+// `last_processed_ts or cursor`; only a null result skips the channel, and
+// the value is stored as it is, as the reference does (issue 6, 2c).
+func TestImportLegacyNonStringCursors(t *testing.T) {
+	channel := func(kv ...value.Value) *value.Map {
+		m := value.NewMap()
+		for i := 0; i+1 < len(kv); i += 2 {
+			m.Set(kv[i].(string), kv[i+1])
+		}
+		return m
+	}
+	channels := value.NewMap()
+	channels.Set("C42", channel("cursor", 1.5))
+	channels.Set("C1", channel("cursor", ""))
+	channels.Set("C3", channel("last_processed_ts", value.Int(0), "cursor", false))
+	channels.Set("C4", channel("last_processed_ts", value.Int(0)))                // 0 or None: skipped
+	channels.Set("C5", channel("last_processed_ts", "", "cursor", nil))           // "" or None: skipped
+	channels.Set("C6", channel("last_processed_ts", nil, "cursor", value.Int(0))) // None or 0: 0
+	legacy := value.NewMap()
+	legacy.Set("channels", channels)
+	res, next := sweep.Apply(sweep.State{Kind: sweep.Absent}, sweep.ImportLegacy{Legacy: sweep.Decoded{Value: legacy, OK: true}})
+	if got := string(pyjson.Encode(res.Payload)); got != `{"cursors_imported": 4, "items_imported": 0}` {
+		t.Errorf("payload %s", got)
+	}
+	sources, _ := next.Doc.Get("sources")
+	want := `{"C1": {"cursor": ""}, "C3": {"cursor": false}, "C42": {"cursor": 1.5}, "C6": {"cursor": 0}}`
+	if got := string(pyjson.Encode(sources)); got != want {
+		t.Errorf("sources %s\nwant    %s", got, want)
 	}
 }

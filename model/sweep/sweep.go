@@ -20,8 +20,8 @@
 //   - Sources: a null cursor is no cursor; a non-string cursor compares by
 //     its Python str(); a non-map source entry has no cursor and is replaced
 //     by a new map when a cursor is set.
-//   - import-legacy: a legacy cursor is stored as its Python str(); a
-//     source map that is JSON but not an object is ignored; dict-form
+//   - import-legacy: a legacy cursor is compared through its Python str()
+//     (it is stored as it is, as the reference does); a source map that is JSON but not an object is ignored; dict-form
 //     entries with an empty id or non-map fields are skipped (not counted);
 //     "lacks a field" means the key is absent; a blank state file counts as
 //     absent (so it is written even when nothing was imported).
@@ -29,8 +29,9 @@
 //   - D1: only an integer schema_version above 1 is kept; anything else is
 //     written as 1.
 //   - Times: a trailing Z is replaced by +00:00 before parsing (so
-//     "2026-07-02Z" is midnight UTC); ISO week dates of year 0 are refused;
-//     int() of text accepts ASCII digits only.
+//     "2026-07-02Z" is midnight UTC); ISO week dates of year 0 are refused.
+//   - int() of text and the cursor digit test take the decimal digits of
+//     every script (Nd), not the wider str.isdigit set (D11).
 package sweep
 
 import (

@@ -48,6 +48,7 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"sqlite-exec": sqliteExec,
 			"exits":       exits,
+			"hardlink":    hardlink,
 		},
 	})
 }
@@ -109,5 +110,16 @@ func exits(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if stderr := ts.ReadFile("stderr"); stderr != "" {
 		ts.Fatalf("stderr not empty")
+	}
+}
+
+// hardlink implements `hardlink OLD NEW`: a second name for a file (the
+// script language has symlink but no hard link).
+func hardlink(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: hardlink OLD NEW")
+	}
+	if err := os.Link(ts.MkAbs(args[0]), ts.MkAbs(args[1])); err != nil {
+		ts.Fatalf("hardlink: %v", err)
 	}
 }

@@ -171,9 +171,9 @@ func execute(inv *invocation, clock ledger.Clock) (result any, status int, err e
 	case "heartbeat":
 		return taskResult(l.Heartbeat(inv.taskID))
 	case "close":
-		return taskResult(l.CloseTask(inv.taskID, inv.status, inv.code))
+		return taskResult(l.CloseTaskCode(inv.taskID, inv.status, inv.code))
 	case "delivery":
-		return taskResult(l.SetDelivery(inv.taskID, inv.status, inv.code))
+		return taskResult(l.SetDeliveryCode(inv.taskID, inv.status, inv.code))
 	case "get":
 		return taskResult(l.Get(inv.taskID))
 	case "children":

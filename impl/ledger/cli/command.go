@@ -21,7 +21,10 @@ type invocation struct {
 	internal    bool
 
 	status string
-	code   string // "" when not given; checked by the ledger, see below
+	// code is nil when --code is absent. A given value, even an empty
+	// one, is checked by the ledger (see buildInvocation): an empty code
+	// is a malformed code, not a missing one.
+	code *string
 
 	activeGrace   float64
 	deliveryGrace float64
@@ -198,7 +201,6 @@ func buildInvocation(top, sub *parseResult) (*invocation, error) {
 		allowExternalACL: top.flags["allow-external-acl"],
 		command:          top.subcommand,
 		status:           sub.values["status"],
-		code:             sub.values["code"],
 		internal:         sub.flags["internal"],
 		dryRun:           sub.flags["dry-run"],
 		activeGrace:      600,
@@ -215,6 +217,9 @@ func buildInvocation(top, sub *parseResult) (*invocation, error) {
 			return "", ledger.ErrInvalidInput
 		}
 		return id, nil
+	}
+	if text, ok := sub.values["code"]; ok {
+		inv.code = &text
 	}
 	var err error
 	if text, ok := sub.values["task_id"]; ok {

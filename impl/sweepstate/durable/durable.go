@@ -100,18 +100,44 @@ func WriteFileFunc(p string, write func(io.Writer) error) (err error) {
 	if err != nil {
 		return fmt.Errorf("write temporary file: %w", err)
 	}
-	if err = tmp.Sync(); err != nil {
+	if err = ops.SyncFile(tmp); err != nil {
 		return fmt.Errorf("sync temporary file: %w", err)
 	}
 	if err = tmp.Close(); err != nil {
 		return fmt.Errorf("close temporary file: %w", err)
 	}
-	if err = os.Rename(name, p); err != nil {
+	if err = ops.Rename(name, p); err != nil {
 		return fmt.Errorf("rename into place: %w", err)
 	}
 	renamed = true
-	if err = syncDir(dir); err != nil {
+	if err = ops.SyncDir(dir); err != nil {
 		return fmt.Errorf("sync directory: %w", err)
 	}
 	return nil
+}
+
+// Ops are the durability steps WriteFileFunc takes after writing the
+// temporary file. They are a seam for tests only: a test records their
+// order (the guarantee of D3 is the order write, sync file, rename, sync
+// directory, which no single-process test could otherwise see) or makes
+// one fail as a full or broken disk would.
+type Ops struct {
+	SyncFile func(f *os.File) error
+	Rename   func(oldpath, newpath string) error
+	SyncDir  func(dir string) error
+}
+
+// DefaultOps are the real calls.
+func DefaultOps() Ops {
+	return Ops{SyncFile: (*os.File).Sync, Rename: os.Rename, SyncDir: syncDir}
+}
+
+var ops = DefaultOps()
+
+// SetOps replaces the durability steps and returns a function restoring the
+// previous ones. Tests only; not safe while a write is running.
+func SetOps(o Ops) (restore func()) {
+	prev := ops
+	ops = o
+	return func() { ops = prev }
 }

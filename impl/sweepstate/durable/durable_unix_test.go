@@ -113,3 +113,6 @@ func TestFailedWriteLeavesNothing(t *testing.T) {
 		t.Fatalf("after failed writes: content %q, %d entries", got, len(entries))
 	}
 }
+
+// syncDirChecksPath: on Unix the directory sync opens the directory.
+const syncDirChecksPath = true

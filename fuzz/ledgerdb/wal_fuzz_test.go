@@ -1,0 +1,152 @@
+package ledgerdb
+
+import (
+	"bytes"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stateguard/stateguard/impl/ledger"
+	"github.com/stateguard/stateguard/tools/testfixtures"
+)
+
+// walTasks are the tasks the seed -wal commits over small-v2.
+var walTasks = []string{"7a5c00f1-0000-4000-8000-000000000001", "7a5c00f1-0000-4000-8000-000000000002"}
+
+// FuzzReadOnlyWAL puts fuzzed bytes beside the reference's small-v2 ledger
+// as its -wal (seeded with a real -wal that commits two creates and a
+// start) and opens it read-only: the -wal is the input the read-only path
+// parses by SQLite's recovery rules. Nothing may panic; the files must be
+// left as they were with no file made; the read-only open must succeed
+// exactly when a writer's open of a copy succeeds, and then the doctor's
+// report, a dry run and get must answer what the writer answers.
+func FuzzReadOnlyWAL(f *testing.F) {
+	base, wal := seedWAL(f)
+	f.Add(wal)
+	f.Add([]byte{})
+	f.Add(wal[:32])
+	f.Add(wal[:len(wal)-100])
+	f.Add(wal[:len(wal)/2])
+	f.Fuzz(func(t *testing.T, walBytes []byte) {
+		dir, db := layOut(t, base, walBytes)
+		r, err := ledger.Open(db, ledger.Options{ReadOnly: true, Clock: func() float64 { return 1e9 }})
+		var got string
+		if err == nil {
+			got = answers(r)
+			checkErr(t, "close", r.Close(), dir)
+		} else if !errors.Is(err, ledger.ErrStateConflict) && !errors.Is(err, ledger.ErrInvalidInput) {
+			t.Fatalf("open refused without a class: %v", err)
+		}
+		checkErr(t, "open", err, dir)
+		for suffix, want := range map[string][]byte{"": base, "-wal": walBytes} {
+			after, rerr := os.ReadFile(db + suffix)
+			if rerr != nil || !bytes.Equal(after, want) {
+				t.Fatalf("a read-only open changed %q", suffix)
+			}
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+			t.Fatalf("read-only open left %d files", len(entries))
+		}
+
+		_, copyDB := layOut(t, base, walBytes)
+		w, werr := ledger.Open(copyDB, ledger.Options{Clock: func() float64 { return 1e9 }})
+		if (err == nil) != (werr == nil) {
+			t.Fatalf("read-only open: %v; writer's open: %v", err, werr)
+		}
+		if werr != nil {
+			return
+		}
+		want := answers(w)
+		w.Close()
+		if got != want {
+			t.Fatalf("read-only answers\n%s\nwriter's answers\n%s", got, want)
+		}
+	})
+}
+
+// layOut writes the database and the -wal into a fresh private directory.
+func layOut(t *testing.T, db, wal []byte) (dir, path string) {
+	t.Helper()
+	dir = filepath.Join(t.TempDir(), "ledger")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path = filepath.Join(dir, "tasks.sqlite")
+	if err := os.WriteFile(path, db, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path+"-wal", wal, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir, path
+}
+
+// answers is the doctor's report, a dry run and get of the seed's tasks.
+func answers(l *ledger.Ledger) string {
+	var b bytes.Buffer
+	rep, err := l.Doctor()
+	js, _ := json.Marshal(rep)
+	fmt.Fprintf(&b, "doctor %s %v\n", js, err)
+	rr, err := l.Reconcile(600, 600, true)
+	js, _ = json.Marshal(rr)
+	fmt.Fprintf(&b, "dry run %s %v\n", js, err)
+	for _, id := range walTasks {
+		task, err := l.Get(id)
+		js, _ = json.Marshal(task)
+		fmt.Fprintf(&b, "get %s %v\n", js, err)
+	}
+	return b.String()
+}
+
+// seedWAL writes two creates and a start over a copy of small-v2 and
+// returns the database and -wal bytes a killed writer would leave (a
+// second connection keeps the writer's close from checkpointing).
+func seedWAL(f *testing.F) (db, wal []byte) {
+	fixture, err := os.ReadFile(filepath.Join(testfixtures.Dir(f, "ledger"), "small-v2.sqlite"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	dir := filepath.Join(f.TempDir(), "seed")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		f.Fatal(err)
+	}
+	p := filepath.Join(dir, "tasks.sqlite")
+	if err := os.WriteFile(p, fixture, 0o600); err != nil {
+		f.Fatal(err)
+	}
+	keeper, err := sql.Open("sqlite", "file:"+p+"?mode=rw")
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer keeper.Close()
+	keeper.SetMaxOpenConns(1)
+	for _, q := range []string{"PRAGMA wal_autocheckpoint = 0", "SELECT count(*) FROM tasks"} {
+		if _, err := keeper.Exec(q); err != nil {
+			f.Fatal(err)
+		}
+	}
+	w, err := ledger.Open(p, ledger.Options{Clock: func() float64 { return 1.7e9 }})
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, id := range walTasks {
+		if _, err := w.Create(ledger.CreateParams{TaskID: id, DeliveryRequired: true}); err != nil {
+			f.Fatal(err)
+		}
+	}
+	if _, err := w.Start(walTasks[0]); err != nil {
+		f.Fatal(err)
+	}
+	w.Close()
+	if db, err = os.ReadFile(p); err != nil {
+		f.Fatal(err)
+	}
+	if wal, err = os.ReadFile(p + "-wal"); err != nil || len(wal) == 0 {
+		f.Fatalf("no -wal: %v", err)
+	}
+	return db, wal
+}

@@ -1,0 +1,278 @@
+//go:build linux || darwin
+
+package ledger
+
+import (
+	"database/sql"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stateguard/stateguard/impl/ledger/walfile"
+)
+
+// crashFiles is a ledger as a crash can leave it: the database and the
+// sidecars present (a nil sidecar is absent).
+type crashFiles struct {
+	db, wal, shm []byte
+}
+
+func (c crashFiles) withWAL(wal []byte) crashFiles { c.wal = wal; return c }
+func (c crashFiles) withSHM(shm []byte) crashFiles { c.shm = shm; return c }
+
+// writeCrashFiles lays c out in a fresh private directory, 0600 each.
+func writeCrashFiles(t *testing.T, c crashFiles) string {
+	t.Helper()
+	p := filepath.Join(privateDir(t), "ledger.sqlite")
+	for suffix, b := range map[string][]byte{"": c.db, "-wal": c.wal, "-shm": c.shm} {
+		if b == nil {
+			continue
+		}
+		if err := os.WriteFile(p+suffix, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return p
+}
+
+// captureFiles reads the files of a ledger some connection still holds
+// open, as a SIGKILL at this moment would leave them.
+func captureFiles(t *testing.T, p string) crashFiles {
+	t.Helper()
+	read := func(suffix string) []byte {
+		b, err := os.ReadFile(p + suffix)
+		if os.IsNotExist(err) {
+			return nil
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	return crashFiles{db: read(""), wal: read("-wal"), shm: read("-shm")}
+}
+
+// crashStates builds, deterministically, every state of the files a crash
+// can leave, with the task ids written along the way. A writer ledger
+// writes; a second connection with automatic checkpoints off keeps the
+// writer's close from checkpointing, so the -wal and -shm stay as a killed
+// writer leaves them; the files are copied at chosen moments and then cut
+// or damaged as a crash or an older log would have them.
+func crashStates(t *testing.T) (map[string]crashFiles, []string) {
+	t.Helper()
+	p := filepath.Join(privateDir(t), "ledger.sqlite")
+	var ids []string
+	create := func(w *Ledger, parent string) string {
+		task, err := w.Create(CreateParams{ParentID: parent, DeliveryRequired: len(ids)%2 == 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, task.ID)
+		return task.ID
+	}
+	w, err := Open(p, Options{Clock: fixedClock(1000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := create(w, "")
+	create(w, root)
+	if _, err := w.Start(create(w, root)); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	states := map[string]crashFiles{}
+	clean := captureFiles(t, p)
+	if clean.wal != nil || clean.shm != nil {
+		t.Fatal("a closed ledger left sidecars")
+	}
+	states["clean"] = clean
+
+	keeper, err := sql.Open("sqlite", fileURI(p, "mode=rw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer keeper.Close()
+	keeper.SetMaxOpenConns(1)
+	if _, err := keeper.Exec("PRAGMA wal_autocheckpoint = 0"); err != nil {
+		t.Fatal(err)
+	}
+	w, err = Open(p, Options{Clock: fixedClock(2000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.CloseTask(ids[2], StatusSucceeded, ""); err != nil {
+		t.Fatal(err)
+	}
+	mid := create(w, ids[1])
+	if _, err := w.Start(mid); err != nil {
+		t.Fatal(err)
+	}
+	create(w, "")
+	pair := captureFiles(t, p)
+	if len(pair.wal) == 0 || pair.shm == nil || string(pair.db) != string(clean.db) {
+		t.Fatal("expected committed frames in the -wal and an unchanged database")
+	}
+	frame := int64(walfile.FrameHeaderSize + binary.BigEndian.Uint32(pair.wal[8:]))
+	states["pair"] = pair
+	states["wal-alone"] = pair.withSHM(nil)
+	states["shm-alone"] = pair.withWAL(nil)
+	states["wal-empty"] = pair.withWAL([]byte{}).withSHM(nil)
+	states["wal-short-header"] = pair.withWAL(pair.wal[:20]).withSHM(nil)
+	torn := pair.wal[:int64(len(pair.wal))-frame/2]
+	states["torn-tail"] = pair.withWAL(torn).withSHM(nil)
+	states["torn-tail-dead-pair"] = pair.withWAL(torn)
+	states["commit-frame-missing"] = pair.withWAL(pair.wal[:int64(len(pair.wal))-frame]).withSHM(nil)
+	flip := func(b []byte, at int64) []byte {
+		c := append([]byte(nil), b...)
+		c[at] ^= 0x5a
+		return c
+	}
+	states["header-salt-changed"] = pair.withWAL(flip(pair.wal, 16)).withSHM(nil)
+	states["frame-salt-changed"] = pair.withWAL(flip(pair.wal, walfile.HeaderSize+3*frame+8)).withSHM(nil)
+	states["frame-page-changed"] = pair.withWAL(flip(pair.wal, walfile.HeaderSize+2*frame+100)).withSHM(nil)
+
+	// A checkpoint copies everything into the database; the next write
+	// starts the log again from its beginning with new salts, so the
+	// frames after it are an earlier generation's.
+	if _, err := keeper.Exec("PRAGMA wal_checkpoint(PASSIVE)"); err != nil {
+		t.Fatal(err)
+	}
+	create(w, root)
+	gen := captureFiles(t, p)
+	if len(gen.wal) != len(pair.wal) || string(gen.wal[16:24]) == string(pair.wal[16:24]) {
+		t.Fatal("expected a restarted log over the old frames")
+	}
+	states["earlier-generation"] = gen
+	states["earlier-generation-wal-alone"] = gen.withSHM(nil)
+	return states, ids
+}
+
+// ledgerAnswers is everything the read commands answer on a ledger, as
+// text: the doctor's report, a dry run, get of every id and children of
+// the first.
+func ledgerAnswers(t *testing.T, l *Ledger, ids []string) string {
+	t.Helper()
+	var b strings.Builder
+	rep, err := l.Doctor()
+	fmt.Fprintf(&b, "doctor %s %v\n", reportJSON(rep), err)
+	rr, err := l.Reconcile(600, 600, true)
+	fmt.Fprintf(&b, "dry run %s %v\n", reconcileJSON(rr), err)
+	for _, id := range ids {
+		task, err := l.Get(id)
+		js, _ := json.Marshal(task)
+		fmt.Fprintf(&b, "get %s %v\n", js, err)
+	}
+	kids, err := l.ChildrenOf(ids[0])
+	js, _ := json.Marshal(kids)
+	fmt.Fprintf(&b, "children %s %v\n", js, err)
+	return b.String()
+}
+
+// writerAnswers opens a copy of c for writing (SQLite recovers the -wal)
+// and answers the same reads.
+func writerAnswers(t *testing.T, c crashFiles, ids []string) string {
+	t.Helper()
+	w, err := Open(writeCrashFiles(t, c), Options{Clock: fixedClock(200000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	return ledgerAnswers(t, w, ids)
+}
+
+// TestReadOnlyCrashStates (issue 7): every file state a crash can leave is
+// read, read-only, as exactly what a writer sees after SQLite's recovery,
+// and nothing in the directory changes.
+func TestReadOnlyCrashStates(t *testing.T) {
+	states, ids := crashStates(t)
+	wantTasks := map[string]int{
+		"clean": 3, "pair": 5, "wal-alone": 5, "shm-alone": 3, "wal-empty": 3, "wal-short-header": 3,
+		"torn-tail": 4, "torn-tail-dead-pair": 4, "commit-frame-missing": 4, "header-salt-changed": 3,
+		"earlier-generation": 6, "earlier-generation-wal-alone": 6,
+	}
+	names := make([]string, 0, len(states))
+	for name := range states {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		c := states[name]
+		t.Run(name, func(t *testing.T) {
+			p := writeCrashFiles(t, c)
+			before := snapshotDir(t, filepath.Dir(p))
+			l, err := Open(p, Options{ReadOnly: true, Clock: fixedClock(200000)})
+			if err != nil {
+				t.Fatalf("read-only open: %v", err)
+			}
+			got := ledgerAnswers(t, l, ids)
+			rep, _ := l.Doctor()
+			l.Close()
+			if !sameSnapshot(before, snapshotDir(t, filepath.Dir(p))) {
+				t.Fatal("the read-only reads changed the directory")
+			}
+			if want := writerAnswers(t, c, ids); got != want {
+				t.Fatalf("read-only answers\n%s\nwriter answers\n%s", got, want)
+			}
+			if !rep.Healthy {
+				t.Fatalf("unhealthy: %s", reportJSON(rep))
+			}
+			if n, ok := wantTasks[name]; ok && rep.TaskCount != n {
+				t.Fatalf("%d tasks, want %d", rep.TaskCount, n)
+			}
+		})
+	}
+}
+
+// TestReadOnlyViewIsCheckpointImage compares the view byte for byte with
+// the database SQLite itself makes of the same files: a writer connection
+// recovers the -wal and checkpoints it into the file. Only bytes 18-19
+// differ (the view reads them as 1).
+func TestReadOnlyViewIsCheckpointImage(t *testing.T) {
+	states, _ := crashStates(t)
+	for name, c := range states {
+		p := writeCrashFiles(t, c)
+		g, err := openGuard(p, Options{ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := newROView(g, 0)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		image := make([]byte, v.size)
+		n, err := v.readAt(image, 0)
+		v.release()
+		v.close()
+		g.release()
+		if err != nil || int64(n) != v.size {
+			t.Fatalf("%s: read %d of %d: %v", name, n, v.size, err)
+		}
+		if image[18] != 1 || image[19] != 1 {
+			t.Fatalf("%s: bytes 18-19 read as %d %d", name, image[18], image[19])
+		}
+		image[18], image[19] = 2, 2
+
+		q := writeCrashFiles(t, c)
+		db, err := sql.Open("sqlite", fileURI(q, "mode=rw"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec("PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		db.Close()
+		want, err := os.ReadFile(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(image) != string(want) {
+			t.Fatalf("%s: view (%d bytes) differs from SQLite's checkpoint (%d bytes)", name, len(image), len(want))
+		}
+	}
+}

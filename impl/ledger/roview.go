@@ -1,0 +1,448 @@
+package ledger
+
+import (
+	"encoding/binary"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"time"
+
+	"github.com/stateguard/stateguard/impl/ledger/walfile"
+)
+
+// roView is what a read-only ledger reads (spec 12.3): the database file
+// through the descriptor the storage guard holds, with the pages of the
+// committed frames of its -wal laid over it (read through a descriptor of
+// its own) and the file format bytes 18-19 presented as 1, so SQLite reads
+// it as a rollback-mode database and needs no WAL index. That is the
+// database the next writer sees once SQLite has recovered the -wal. Nothing
+// is copied: pages are read when SQLite asks for them.
+type roView struct {
+	g *guard
+
+	wal      *os.File     // nil without a -wal
+	log      *walfile.Log // the committed part of the -wal
+	pageSize int64
+	size     int64 // the database's size as presented
+	physSize int64 // the database file's size at the start
+
+	// What the files looked like when the view was made, compared again
+	// after every read (unchanged).
+	db         fileInfo
+	walInfo    fileInfo
+	walPresent bool
+	shmPresent bool
+	shmIdent   fileIdent
+
+	// Locks held while a read runs (Linux; see rolock_*.go).
+	dbLocked  bool
+	shmLocked bool
+	lockedShm fileIdent
+}
+
+// errNotLedgerFile is a database file that cannot be a ledger at all.
+var errNotLedgerFile = stateConflict("database file is not a valid ledger")
+
+// newROView looks at the files afresh and takes the read locks, waiting
+// for them up to busyMS. The caller runs release when the read is over.
+func newROView(g *guard, busyMS int) (*roView, error) {
+	v := &roView{g: g}
+	if err := v.lock(busyMS); err != nil {
+		return nil, err
+	}
+	if err := v.load(); err != nil {
+		v.release()
+		v.close()
+		return nil, err
+	}
+	return v, nil
+}
+
+// sidecarState is one lstat of a sidecar: present means it exists with at
+// least one link (zero links is SQLite unlinking it right now).
+func sidecarState(path string) (present bool, info fileInfo, err error) {
+	info, err = lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, fileInfo{}, nil
+	}
+	if err != nil {
+		return false, fileInfo{}, internal("stat sidecar", err)
+	}
+	return info.nlink > 0, info, nil
+}
+
+// lock takes the read locks that keep writers from changing the database
+// file under the view: a shared lock on the database's SHARED range (a
+// closing writer then cannot checkpoint and delete its -wal) and, when a
+// -shm exists, the -shm's first reader byte (no checkpoint copies pages
+// into the database). Both are what an SQLite reader takes; neither writes
+// or creates anything. A writer that holds a conflicting lock (a
+// checkpoint copying pages, a closing writer deleting its -wal) holds it
+// for moments, so the lock is retried, as SQLite's busy handler would,
+// for up to busyMS milliseconds; then it is errBusy. On an error no lock
+// is left held.
+func (v *roView) lock(busyMS int) error {
+	waited := time.Duration(0)
+	for pause := time.Millisecond; ; pause = min(2*pause, 50*time.Millisecond) {
+		err := v.tryLock()
+		if err == nil {
+			return nil
+		}
+		v.release()
+		if !errors.Is(err, errBusy) || waited >= time.Duration(busyMS)*time.Millisecond {
+			return err
+		}
+		lockPause(pause)
+		waited += pause
+	}
+}
+
+// lockPause sleeps while a read lock is taken; tests replace it.
+var lockPause = time.Sleep
+
+// useReadLocks is haveReadLocks; a test turns it off to see the change
+// detection work alone, as it does where OFD locks do not exist.
+var useReadLocks = haveReadLocks
+
+func (v *roView) tryLock() error {
+	if !useReadLocks {
+		return nil
+	}
+	h := v.g.held
+	if err := h.lockDatabaseShared(); err != nil {
+		return err
+	}
+	v.dbLocked = true
+	present, info, err := sidecarState(v.g.path + "-shm")
+	if err != nil || !present {
+		return err
+	}
+	if err := checkSidecarShape(info); err != nil {
+		return err
+	}
+	ok, err := h.lockShm(v.g.path+"-shm", info.ident)
+	if err != nil || !ok {
+		return err
+	}
+	v.shmLocked, v.lockedShm = true, info.ident
+	return nil
+}
+
+// release drops the read locks; the view stays usable for a later check.
+func (v *roView) release() {
+	if v.shmLocked {
+		v.g.held.unlockShm(v.lockedShm)
+		v.shmLocked = false
+	}
+	if v.dbLocked {
+		v.g.held.unlockDatabaseShared()
+		v.dbLocked = false
+	}
+}
+
+// close releases the view's own -wal descriptor (no SQLite lock lives on
+// a -wal file).
+func (v *roView) close() {
+	if v.wal != nil {
+		v.wal.Close()
+		v.wal = nil
+	}
+}
+
+// checkSidecarShape applies the read-only sidecar rules of 11.2 to one
+// lstat.
+func checkSidecarShape(info fileInfo) error {
+	if info.isLink || !info.isReg {
+		return invalidInput("sidecar is not a regular file")
+	}
+	if info.nlink > 1 {
+		return invalidInput("sidecar has more than one link")
+	}
+	if posixModes && info.perm&0o077 != 0 {
+		return invalidInput("sidecar mode is not private")
+	}
+	return nil
+}
+
+// load records the files' state and reads the -wal's committed frames.
+func (v *roView) load() error {
+	g := v.g
+	info, err := lstat(g.path)
+	if err != nil {
+		return stateConflict("database file disappeared")
+	}
+	if err := checkDBShape(info); err != nil {
+		return err
+	}
+	if info.ident != g.ident {
+		return stateConflict("database file was replaced")
+	}
+	if present, _, err := sidecarState(g.path + "-journal"); err != nil || present {
+		if err == nil {
+			err = errJournal
+		}
+		return err
+	}
+	if v.shmPresent, info, err = sidecarState(g.path + "-shm"); err != nil {
+		return err
+	}
+	v.shmIdent = info.ident
+	if v.db, err = fstat(g.held.f); err != nil {
+		return internal("stat database", err)
+	}
+	v.physSize = v.db.size
+
+	var hdr [100]byte
+	if n, _ := g.held.f.ReadAt(hdr[:], 0); n < len(hdr) || string(hdr[:16]) != "SQLite format 3\x00" {
+		return errNotLedgerFile
+	}
+	if hdr[18] != 2 || hdr[19] != 2 {
+		return invalidInput("database is not in WAL mode")
+	}
+	v.pageSize = int64(binary.BigEndian.Uint16(hdr[16:]))
+	if v.pageSize == 1 {
+		v.pageSize = 65536
+	}
+	if v.pageSize < 512 || v.pageSize&(v.pageSize-1) != 0 {
+		return errNotLedgerFile
+	}
+	v.size = v.physSize
+
+	present, info, err := sidecarState(g.path + "-wal")
+	if err != nil || !present {
+		return err
+	}
+	if err := checkSidecarShape(info); err != nil {
+		return err
+	}
+	f, err := openNoFollow(g.path + "-wal")
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return errSourceChanged
+		}
+		return invalidInput("sidecar cannot be opened safely")
+	}
+	v.wal = f
+	if v.walInfo, err = fstat(f); err != nil {
+		return internal("stat sidecar", err)
+	}
+	if v.walInfo.ident != info.ident {
+		return errSourceChanged
+	}
+	v.walPresent = true
+	if v.log, err = walfile.Read(f, v.walInfo.size); err != nil {
+		if errors.Is(err, walfile.ErrVersion) {
+			return errNotLedgerFile
+		}
+		return internal("read sidecar", err)
+	}
+	if v.log.DBPages == 0 {
+		return nil
+	}
+	if int64(v.log.PageSize) != v.pageSize {
+		return errNotLedgerFile
+	}
+	v.size = int64(v.log.DBPages) * v.pageSize
+	if err := v.checkHeaderWAL(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// checkHeaderWAL requires the presented page 1, which may come from the
+// -wal, to say WAL mode as well.
+func (v *roView) checkHeaderWAL() error {
+	off, ok := v.log.Pages[1]
+	if !ok {
+		return nil
+	}
+	var b [2]byte
+	if _, err := v.wal.ReadAt(b[:], off+18); err != nil {
+		return internal("read sidecar", err)
+	}
+	if b[0] != 2 || b[1] != 2 {
+		return invalidInput("database is not in WAL mode")
+	}
+	return nil
+}
+
+// unchanged reports whether the files are still what the view was made
+// from. strict is the test before a view is used again: any change at all
+// makes a new view worth it. Otherwise it is the test after a read: with
+// the -shm lock held no checkpoint can have run, so frames appended to the
+// -wal after the view's last commit cannot have reached anything the view
+// read, and growth of the -wal is allowed. A database path that names
+// another file now is not retried: the guard holds the old one.
+func (v *roView) unchanged(strict bool) error {
+	g := v.g
+	info, err := lstat(g.path)
+	if err != nil {
+		return stateConflict("database file disappeared")
+	}
+	if info.ident != g.ident {
+		return stateConflict("database file was replaced")
+	}
+	db, err := fstat(g.held.f)
+	if err != nil {
+		return internal("stat database", err)
+	}
+	if db.size != v.db.size || db.modTime != v.db.modTime || db.chTime != v.db.chTime {
+		return errSourceChanged
+	}
+	if present, _, err := sidecarState(g.path + "-journal"); err != nil || present {
+		return errOr(err, errSourceChanged)
+	}
+	present, shm, err := sidecarState(g.path + "-shm")
+	if err != nil || present != v.shmPresent || (present && shm.ident != v.shmIdent) {
+		return errOr(err, errSourceChanged)
+	}
+	present, walPath, err := sidecarState(g.path + "-wal")
+	if err != nil || present != v.walPresent {
+		return errOr(err, errSourceChanged)
+	}
+	if !present {
+		return nil
+	}
+	if walPath.ident != v.walInfo.ident {
+		return errSourceChanged
+	}
+	wal, err := fstat(v.wal)
+	if err != nil {
+		return internal("stat sidecar", err)
+	}
+	checkpointsHeld := v.shmLocked && v.shmPresent && v.lockedShm == v.shmIdent
+	grewOnly := !strict && checkpointsHeld && wal.size >= v.walInfo.size && v.walInfo.size >= walfile.HeaderSize
+	if !grewOnly && (wal.size != v.walInfo.size || wal.modTime != v.walInfo.modTime || wal.chTime != v.walInfo.chTime) {
+		return errSourceChanged
+	}
+	if v.walInfo.size >= walfile.HeaderSize {
+		var hdr [walfile.HeaderSize]byte
+		if _, err := v.wal.ReadAt(hdr[:], 0); err != nil {
+			return internal("read sidecar", err)
+		}
+		if hdr != v.log.Header {
+			return errSourceChanged
+		}
+	}
+	return nil
+}
+
+func errOr(err, otherwise error) error {
+	if err != nil {
+		return err
+	}
+	return otherwise
+}
+
+// readAt serves the presented database: page by page from the -wal's
+// committed frames or from the database file (zeros past its end, as
+// SQLite reads them), with bytes 18-19 reading as 1.
+func (v *roView) readAt(p []byte, off int64) (int, error) {
+	if off >= v.size {
+		return 0, io.EOF
+	}
+	n := int64(len(p))
+	if rest := v.size - off; n > rest {
+		n = rest
+	}
+	for done := int64(0); done < n; {
+		pos := off + done
+		in := pos % v.pageSize
+		k := v.pageSize - in
+		if k > n-done {
+			k = n - done
+		}
+		dst := p[done : done+k]
+		if v.log != nil && v.log.DBPages != 0 {
+			if woff, ok := v.log.Pages[uint32(pos/v.pageSize+1)]; ok {
+				if _, err := readFullAt(v.wal, dst, woff+in); err != nil {
+					return int(done), err
+				}
+				done += k
+				continue
+			}
+		}
+		have := int64(0)
+		if pos < v.physSize {
+			have = min(k, v.physSize-pos)
+			if _, err := readFullAt(v.g.held.f, dst[:have], pos); err != nil {
+				return int(done), err
+			}
+		}
+		clear(dst[have:])
+		done += k
+	}
+	for _, b := range []int64{18, 19} {
+		if off <= b && b < off+n {
+			p[b-off] = 1
+		}
+	}
+	if n < int64(len(p)) {
+		return int(n), io.EOF
+	}
+	return int(n), nil
+}
+
+func readFullAt(f *os.File, b []byte, off int64) (int, error) {
+	n, err := f.ReadAt(b, off)
+	if n == len(b) {
+		return n, nil
+	}
+	if err == nil || errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	return n, err
+}
+
+// roFS is the fs.FS the read-only VFS serves: one file, the view.
+type roFS struct{ v *roView }
+
+// roFileName is the name the read-only connection opens.
+const roFileName = "ledger"
+
+func (r roFS) Open(name string) (fs.File, error) {
+	if name != roFileName {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	}
+	return &roFile{v: r.v}, nil
+}
+
+// roFile is SQLite's handle on the view; the VFS seeks, then reads.
+type roFile struct {
+	v   *roView
+	off int64
+}
+
+func (f *roFile) Read(p []byte) (int, error) {
+	n, err := f.v.readAt(p, f.off)
+	f.off += int64(n)
+	return n, err
+}
+
+func (f *roFile) Seek(off int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekStart:
+	case io.SeekCurrent:
+		off += f.off
+	case io.SeekEnd:
+		off += f.v.size
+	}
+	if off < 0 {
+		return 0, errors.New("negative offset")
+	}
+	f.off = off
+	return off, nil
+}
+
+func (f *roFile) Stat() (fs.FileInfo, error) { return roInfo{size: f.v.size}, nil }
+func (f *roFile) Close() error               { return nil }
+
+type roInfo struct{ size int64 }
+
+func (i roInfo) Name() string       { return roFileName }
+func (i roInfo) Size() int64        { return i.size }
+func (i roInfo) Mode() fs.FileMode  { return 0o400 }
+func (i roInfo) ModTime() time.Time { return time.Time{} }
+func (i roInfo) IsDir() bool        { return false }
+func (i roInfo) Sys() any           { return nil }
