@@ -20,9 +20,9 @@
 // file each time; create and start, which add or change one row, share one
 // working copy (start takes another queued task each run); the read-only
 // commands read the seeded file itself. The "library" rows call
-// Doctor and the dry run through the Go API on a writable open, which
-// shows the engine's own cost where the CLI's read-only open refuses a
-// file (its snapshot has a size limit until issue 9 item 1 lands).
+// Doctor and the dry run through the Go API on a writable open, beside
+// the CLI's read-only view. The floors' connections use synchronous=FULL
+// by default, as the CLI's writable ones do (divergence L6).
 //
 // Peak RSS comes from the kernel's rusage of the child. On Linux a child
 // started by os/exec (vfork-style clone) inherits this process's own peak
