@@ -248,12 +248,14 @@ func fuzzOne(c config, t target, gocache string) result {
 	seedDir := filepath.Join(t.dir, "testdata", "fuzz", t.name)
 	seedsBefore := fileSet(seedDir)
 
-	// The deadline guards against a target that hangs past -fuzztime
-	// (building and the final minimisation are included).
-	ctx, cancel := context.WithTimeout(context.Background(), c.fuzztime+10*time.Minute)
+	// go test's own -timeout (10m by default) would cut a longer fuzzing
+	// run short: give it the fuzzing time plus room for the seeds and the
+	// minimisation of a crasher. The context also covers the build.
+	timeout := c.fuzztime + 5*time.Minute
+	ctx, cancel := context.WithTimeout(context.Background(), timeout+10*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "go", "test", t.importPath, "-run=^$", "-fuzz=^"+t.name+"$",
-		"-fuzztime="+c.fuzztime.String(), "-parallel="+strconv.Itoa(c.workers))
+		"-fuzztime="+c.fuzztime.String(), "-parallel="+strconv.Itoa(c.workers), "-timeout="+timeout.String())
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	start := time.Now()
