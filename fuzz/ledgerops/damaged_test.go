@@ -147,7 +147,7 @@ func FuzzDamagedLedger(f *testing.F) {
 		tasks, events, rowsErr := readRowsAt(path)
 		counts := model.Check(tasks, events)
 
-		ro, err := ledger.Open(path, ledger.Options{ReadOnly: true, Clock: func() float64 { return 2e9 }})
+		ro, err := ledger.Open(path, ledger.Options{AllowExternalACL: onWindows, ReadOnly: true, Clock: func() float64 { return 2e9 }})
 		if err != nil {
 			t.Fatalf("read-only open refused a damaged ledger (%v)\n%s", err, show)
 		}
@@ -166,7 +166,7 @@ func FuzzDamagedLedger(f *testing.F) {
 			t.Fatalf("doctor %+v\nchecker %+v\n%s", doctorCounts(doc), counts, show)
 		}
 
-		w, err := ledger.Open(path, ledger.Options{Clock: func() float64 { return 2e9 }})
+		w, err := ledger.Open(path, ledger.Options{AllowExternalACL: onWindows, Clock: func() float64 { return 2e9 }})
 		if err != nil {
 			if !errors.Is(err, ledger.ErrStateConflict) {
 				t.Fatalf("writable open refused without StateConflict: %v\n%s", err, show)

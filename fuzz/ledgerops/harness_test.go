@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -14,6 +15,10 @@ import (
 	model "github.com/stateguard/stateguard/model/ledger"
 	"github.com/stateguard/stateguard/tools/testfixtures"
 )
+
+// onWindows acknowledges the external ACL there (spec 11.3); elsewhere the
+// flag is false and POSIX modes are checked.
+const onWindows = runtime.GOOS == "windows"
 
 // classOf names an error's contract class (model and ledger use the same
 // words).

@@ -76,7 +76,7 @@ func FuzzLedgerSequence(f *testing.F) {
 		now := 1.7e9
 		generated := 0
 		path := privateDB(t, nil)
-		l, err := ledger.Open(path, ledger.Options{
+		l, err := ledger.Open(path, ledger.Options{AllowExternalACL: onWindows,
 			Clock: func() float64 { return now },
 			NewID: func() (string, error) { generated++; return poolID(100 + generated), nil },
 		})

@@ -136,7 +136,7 @@ func FuzzV1Migration(f *testing.F) {
 		}
 		safe := migrationSafe(tasks, events)
 
-		ro, err := ledger.Open(path, ledger.Options{ReadOnly: true, Clock: func() float64 { return 2e9 }})
+		ro, err := ledger.Open(path, ledger.Options{AllowExternalACL: onWindows, ReadOnly: true, Clock: func() float64 { return 2e9 }})
 		if err != nil {
 			t.Fatalf("read-only open of a v1 file: %v\n%s", err, show)
 		}
@@ -146,7 +146,7 @@ func FuzzV1Migration(f *testing.F) {
 			t.Fatalf("doctor on a v1 file: %+v %v\n%s", doc, err, show)
 		}
 
-		w, err := ledger.Open(path, ledger.Options{Clock: func() float64 { return 2e9 }})
+		w, err := ledger.Open(path, ledger.Options{AllowExternalACL: onWindows, Clock: func() float64 { return 2e9 }})
 		if !safe {
 			if err == nil {
 				w.Close()

@@ -10,12 +10,16 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/stateguard/stateguard/impl/ledger"
 	model "github.com/stateguard/stateguard/model/ledger"
 	"github.com/stateguard/stateguard/tools/testfixtures"
 )
+
+// onWindows acknowledges the external ACL there (spec 11.3).
+const onWindows = runtime.GOOS == "windows"
 
 // privateFixture copies a fixture ledger into a fresh 0700 directory, 0600.
 func privateFixture(t *testing.T, name string) string {
@@ -65,12 +69,12 @@ func mode(t *testing.T, p string) os.FileMode {
 // tightens it (12.1: nothing is re-permissioned). Planted bug: a read-only
 // open that chmods a loose sidecar to 0600 and goes on.
 func TestReadOnlyOpenKeepsLooseSidecarModes(t *testing.T) {
-	if os.Getenv("GOOS") == "windows" || filepath.Separator == '\\' {
+	if onWindows {
 		t.Skip("POSIX modes")
 	}
 	p := privateFixture(t, "small-v2.sqlite")
 	// A live writer keeps the WAL pair on disk.
-	w, err := ledger.Open(p, ledger.Options{Clock: func() float64 { return 2e9 }})
+	w, err := ledger.Open(p, ledger.Options{AllowExternalACL: onWindows, Clock: func() float64 { return 2e9 }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +91,7 @@ func TestReadOnlyOpenKeepsLooseSidecarModes(t *testing.T) {
 			if err := os.Chmod(side, loose); err != nil {
 				t.Fatal(err)
 			}
-			l, err := ledger.Open(p, ledger.Options{ReadOnly: true})
+			l, err := ledger.Open(p, ledger.Options{AllowExternalACL: onWindows, ReadOnly: true})
 			if err == nil {
 				l.Close()
 			}
@@ -104,7 +108,7 @@ func TestReadOnlyOpenKeepsLooseSidecarModes(t *testing.T) {
 	}
 	// The same file with private sidecars opens: the refusals above were
 	// about the modes.
-	l, err := ledger.Open(p, ledger.Options{ReadOnly: true})
+	l, err := ledger.Open(p, ledger.Options{AllowExternalACL: onWindows, ReadOnly: true})
 	if err != nil {
 		t.Fatalf("read-only open beside private sidecars: %v", err)
 	}
@@ -142,7 +146,7 @@ func TestV1UnsafeAnywhereIsRefused(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			l, err := ledger.Open(p, ledger.Options{Clock: func() float64 { return 2e9 }})
+			l, err := ledger.Open(p, ledger.Options{AllowExternalACL: onWindows, Clock: func() float64 { return 2e9 }})
 			if err == nil {
 				l.Close()
 				t.Fatal("an unsafe v1 file was migrated")
@@ -159,7 +163,7 @@ func TestV1UnsafeAnywhereIsRefused(t *testing.T) {
 	}
 	// Control: the untouched v1-safe still migrates.
 	p := privateFixture(t, "v1-safe.sqlite")
-	l, err := ledger.Open(p, ledger.Options{Clock: func() float64 { return 2e9 }})
+	l, err := ledger.Open(p, ledger.Options{AllowExternalACL: onWindows, Clock: func() float64 { return 2e9 }})
 	if err != nil {
 		t.Fatalf("v1-safe refused: %v", err)
 	}
@@ -190,7 +194,7 @@ func TestDoctorCountsDeliveryKindMismatch(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			p := privateFixture(t, "small-v2.sqlite")
 			edit(t, p, c.stmts...)
-			l, err := ledger.Open(p, ledger.Options{ReadOnly: true})
+			l, err := ledger.Open(p, ledger.Options{AllowExternalACL: onWindows, ReadOnly: true})
 			if err != nil {
 				t.Fatal(err)
 			}
