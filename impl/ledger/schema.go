@@ -294,7 +294,9 @@ type execer interface {
 }
 
 // v1MigrationSafe reports whether every stored code and event of a v1 file
-// already matches the registry for its state (contract §7).
+// already matches the registry for its state (contract §7). Nullable columns
+// are compared with IS or coalesce: a NULL from_value would make a plain
+// comparison NULL, and NOT NULL would let the row through uncounted.
 func v1MigrationSafe(ctx context.Context, q execer) (bool, error) {
 	var bad int
 	err := q.QueryRowContext(ctx, `SELECT
@@ -302,10 +304,10 @@ func v1MigrationSafe(ctx context.Context, q execer) (bool, error) {
 	+ (SELECT count(*) FROM tasks WHERE delivery_code IS NOT NULL AND NOT (`+registrySQL("delivery_status", "delivery_code", deliveryCodes)+`))
 	+ (SELECT count(*) FROM task_events WHERE NOT (
 	      (event_kind = 'created' AND from_value IS NULL AND to_value = 'queued' AND code IS 'created')
-	   OR (event_kind = 'task_transition' AND from_value = 'queued' AND to_value = 'running' AND code IS 'started')
-	   OR (event_kind = 'task_transition' AND from_value IN ('queued','running') AND to_value IN ('succeeded','failed','timed_out','cancelled')
+	   OR (event_kind = 'task_transition' AND from_value IS 'queued' AND to_value = 'running' AND code IS 'started')
+	   OR (event_kind = 'task_transition' AND coalesce(from_value, '') IN ('queued','running') AND to_value IN ('succeeded','failed','timed_out','cancelled')
 	       AND (code IS NULL OR `+registrySQL("to_value", "code", taskCodes)+`))
-	   OR (event_kind = 'delivery_transition' AND from_value = 'pending' AND to_value IN ('delivered','failed','not_applicable')
+	   OR (event_kind = 'delivery_transition' AND from_value IS 'pending' AND to_value IN ('delivered','failed','not_applicable')
 	       AND (code IS NULL OR `+registrySQL("to_value", "code", deliveryCodes)+`))))`).Scan(&bad)
 	return bad == 0, err
 }

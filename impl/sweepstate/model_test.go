@@ -34,7 +34,15 @@ func TestEngineMatchesModel(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		m := &machine{dir: t.TempDir()}
 		m.state = filepath.Join(m.dir, "sub", "state.yml")
-		rt.Repeat(rapid.StateMachineActions(m))
+		actions := rapid.StateMachineActions(m)
+		// Double weights: writes with a held lease, cursor moves (twice
+		// needed before one can go backwards) and validate (which judges
+		// closed items) must come often enough to meet each other.
+		actions["UpsertItem again"] = m.UpsertItem
+		actions["CursorAdvance again"] = m.CursorAdvance
+		actions["Validate again"] = m.Validate
+		actions["LeaseAcquire again"] = m.LeaseAcquire
+		rt.Repeat(actions)
 	})
 }
 
@@ -297,6 +305,12 @@ func (m *machine) LeaseRelease(t *rapid.T) {
 func (m *machine) UpsertItem(t *rapid.T) {
 	m.n++
 	w, src, id := m.writer(t), rapid.SampledFrom(sources).Draw(t, "source"), rapid.SampledFrom(itemIDs).Draw(t, "id")
+	if known := m.knownItems(); len(known) > 0 && rapid.IntRange(0, 2).Draw(t, "known item?") == 0 {
+		k := rapid.SampledFrom(known).Draw(t, "known item")
+		src, id = k[0], k[1]
+	} else if flagged := m.flaggedSources(); len(flagged) > 0 && rapid.IntRange(0, 2).Draw(t, "flagged source?") > 0 {
+		src = rapid.SampledFrom(flagged).Draw(t, "flagged source")
+	}
 	now := m.now(t)
 	var text string
 	var item sweep.Decoded
@@ -378,15 +392,31 @@ func (m *machine) itemObject(t *rapid.T) *value.Map {
 	case 2:
 		o.Set("sensitive", rapid.SampledFrom([]value.Value{"true", value.Int(1), false, nil}).Draw(t, "not-true"))
 	}
-	if rapid.Bool().Draw(t, "body?") {
+	if rapid.IntRange(0, 3).Draw(t, "body?") > 0 {
 		o.Set("body", fmt.Sprintf("secret-%d-body ✓ \U0001F600", m.n))
 	}
 	if rapid.IntRange(0, 3).Draw(t, "quote?") == 0 {
 		o.Set("quote", fmt.Sprintf("secret-%d-quote \n\u2028", m.n))
 	}
-	for _, f := range []string{"fix_ref", "verified_revision_id", "verified_at", "verified_merge_sha"} {
-		if rapid.IntRange(0, 2).Draw(t, f+"?") == 0 {
-			o.Set(f, rapid.SampledFrom(evidenceValues).Draw(t, f))
+	if rapid.IntRange(0, 2).Draw(t, "closed with partial evidence?") == 0 {
+		// Closed, with some but not all of the three evidence fields
+		// truthy: the others absent or falsy. validate must downgrade it.
+		o.Set("status", "closed")
+		fields := []string{"fix_ref", "verified_revision_id", "verified_at"}
+		missing := rapid.IntRange(0, 2).Draw(t, "missing evidence")
+		for i, f := range fields {
+			switch {
+			case i != missing:
+				o.Set(f, rapid.SampledFrom(truthyEvidence).Draw(t, f))
+			case rapid.Bool().Draw(t, "falsy rather than absent?"):
+				o.Set(f, rapid.SampledFrom(falsyEvidence).Draw(t, f))
+			}
+		}
+	} else {
+		for _, f := range []string{"fix_ref", "verified_revision_id", "verified_at", "verified_merge_sha"} {
+			if rapid.IntRange(0, 2).Draw(t, f+"?") == 0 {
+				o.Set(f, rapid.SampledFrom(evidenceValues).Draw(t, f))
+			}
 		}
 	}
 	for i, n := 0, rapid.IntRange(0, 3).Draw(t, "extra keys"); i < n; i++ {
@@ -394,6 +424,12 @@ func (m *machine) itemObject(t *rapid.T) *value.Map {
 	}
 	return o
 }
+
+// truthyEvidence and falsyEvidence split evidence values by Python truth.
+var (
+	truthyEvidence = []value.Value{"PR#7", "rev9", "2026-07-01T00:00:00Z", "0", []value.Value{value.Int(0)}, value.Int(3)}
+	falsyEvidence  = []value.Value{"", nil, false, value.Int(0), 0.0, []value.Value{}, value.NewMap()}
+)
 
 var evidenceValues = []value.Value{"PR#7", "rev9", "2026-07-01T00:00:00Z", "0", "", nil, false, value.Int(0), 0.0,
 	math.Copysign(0, -1), []value.Value{}, value.NewMap(), []value.Value{value.Int(0)}}
@@ -447,10 +483,21 @@ func awkwardValue(t *rapid.T, depth int) value.Value {
 func (m *machine) CursorAdvance(t *rapid.T) {
 	w, src := m.writer(t), rapid.SampledFrom(sources).Draw(t, "source")
 	past := rapid.SampledFrom(itemIDs).Draw(t, "past item")
+	// Past an item that exists most of the time: otherwise the call is
+	// REFUSED before the cursor order is ever compared.
+	if known := m.knownItems(); len(known) > 0 && rapid.IntRange(0, 3).Draw(t, "known item?") > 0 {
+		k := rapid.SampledFrom(known).Draw(t, "known item")
+		src, past = k[0], k[1]
+	}
 	to := rapid.SampledFrom([]string{"9", "10", "0010", "100", "99999999999999999999999", "10a", "9a",
 		"1700000000.000100", "1700000000.000200", "a", "b", "é", "-5", "0",
 		"\u0669", "\u0661\u0660", "\U0001D7D7", "1\u0660", // Arabic-Indic 9, 10; mathematical 9; "10" mixed
 		"9\u00b2", "\u2460", "1\u2080"}).Draw(t, "to") // D11: isdigit but not decimal (9², ①, 1₀)
+	if cur, ok := m.cursorOf(src); ok && rapid.Bool().Draw(t, "relative to the cursor?") {
+		// Backwards ("0" is below every other decimal cursor), the same
+		// cursor again, or the cursor with a digit appended.
+		to = rapid.SampledFrom([]string{"0", "-5", cur, cur + "0"}).Draw(t, "to near cursor")
+	}
 	now := m.now(t)
 	m.run(t, sweep.CursorAdvance{Source: src, To: to, PastItem: past, Writer: w, Now: now},
 		args("cursor-advance", flag("source", src), flag("to", to), flag("past-item", past), flag("writer", w), flag("now", now))...)
@@ -694,6 +741,105 @@ func (m *machine) HandEdit(t *rapid.T) {
 	m.raw = []byte(e.text)
 	m.cursors = nil
 	m.model = st
+}
+
+// FlagSource edits the file by hand to give a source (new or known) a
+// source-level sensitive flag: true, or a value that is not the boolean.
+// Later upserts on that source must redact body and quote.
+func (m *machine) FlagSource(t *rapid.T) {
+	if m.model.Kind != sweep.Parsed {
+		t.Skip("no document to edit")
+	}
+	doc := value.Clone(m.model.Doc).(*value.Map)
+	srcs, ok := mustMap(doc, "sources")
+	if !ok {
+		t.Skip("sources is not a map")
+	}
+	src := rapid.SampledFrom(sources).Draw(t, "source")
+	if known := m.knownItems(); len(known) > 0 && rapid.IntRange(0, 3).Draw(t, "known source?") > 0 {
+		src = rapid.SampledFrom(known).Draw(t, "known item")[0]
+	}
+	entry, isMap := mustMap(srcs, src)
+	if !isMap {
+		entry = value.NewMap()
+		srcs.Set(src, entry)
+	}
+	entry.Set("sensitive", rapid.SampledFrom([]value.Value{true, true, true, "true", value.Int(1), false}).Draw(t, "flag"))
+	text := yamlsubset.Emit(doc)
+	parsed, err := yamlsubset.Parse(text)
+	if err != nil {
+		t.Fatalf("emitted document does not parse: %v", err)
+	}
+	m.writeFile(t, m.state, text)
+	m.log = append(m.log, fmt.Sprintf("write %s %s", "sub/state.yml", strconv.Quote(string(text))))
+	m.model = sweep.State{Kind: sweep.Parsed, Doc: parsed}
+}
+
+// knownItems lists the (source, id) of the model's items that carry both
+// as strings: the items upsert-item made.
+func (m *machine) knownItems() [][2]string {
+	if m.model.Kind != sweep.Parsed {
+		return nil
+	}
+	items, _ := mustMap(m.model.Doc, "items")
+	if items == nil {
+		return nil
+	}
+	var out [][2]string
+	for _, k := range items.Keys() {
+		item, _ := mustMap(items, k)
+		if item == nil {
+			continue
+		}
+		src, _ := item.Get("source")
+		id, _ := item.Get("id")
+		s, sok := src.(string)
+		i, iok := id.(string)
+		if sok && iok && s+":"+i == k {
+			out = append(out, [2]string{s, i})
+		}
+	}
+	return out
+}
+
+// cursorOf is the model's string cursor of src.
+func (m *machine) cursorOf(src string) (string, bool) {
+	if m.model.Kind != sweep.Parsed {
+		return "", false
+	}
+	srcs, _ := mustMap(m.model.Doc, "sources")
+	if srcs == nil {
+		return "", false
+	}
+	entry, _ := mustMap(srcs, src)
+	if entry == nil {
+		return "", false
+	}
+	c, _ := entry.Get("cursor")
+	s, ok := c.(string)
+	return s, ok
+}
+
+// flaggedSources lists the sources whose sensitive flag is true.
+func (m *machine) flaggedSources() []string {
+	if m.model.Kind != sweep.Parsed {
+		return nil
+	}
+	srcs, _ := mustMap(m.model.Doc, "sources")
+	if srcs == nil {
+		return nil
+	}
+	var out []string
+	for _, k := range srcs.Keys() {
+		entry, _ := mustMap(srcs, k)
+		if entry == nil {
+			continue
+		}
+		if v, _ := entry.Get("sensitive"); v == true {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // Remove deletes the state file.

@@ -79,9 +79,15 @@ func Check(tasks []Task, events []Event) Counts {
 		return 0
 	})
 	eventsOf := map[string][]Event{}
+	missing := map[string]bool{}
 	for _, e := range ordered {
 		if _, ok := byID[e.TaskID]; !ok {
 			c.ForeignKeyErrorCount++
+			// Events of a missing task break the chain once per id (8.1).
+			if !missing[e.TaskID] {
+				missing[e.TaskID] = true
+				c.EventInconsistencyCount++
+			}
 			continue
 		}
 		eventsOf[e.TaskID] = append(eventsOf[e.TaskID], e)
@@ -233,7 +239,9 @@ func timestampsConsistent(t Task, parent *Task) bool {
 	if DeliveryMachine.IsTerminal(t.DeliveryStatus) && (t.EndedAt == nil || t.DeliveryUpdatedAt < *t.EndedAt) {
 		return false
 	}
-	if parent != nil && created < parent.CreatedAt {
+	// A parent without a finite creation time is no reference: the parent
+	// itself is counted, its children are not judged against it (8.3).
+	if parent != nil && finite(parent.CreatedAt) && created < parent.CreatedAt {
 		return false
 	}
 	return true

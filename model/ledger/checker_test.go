@@ -3,6 +3,7 @@ package ledger_test
 import (
 	"flag"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -84,7 +85,19 @@ func TestCheckerCatchesFixtureCorruptions(t *testing.T) {
 		{"event for missing task", func(ts []model.Task, es []model.Event) ([]model.Task, []model.Event) {
 			c := "created"
 			return ts, append(es, model.Event{Sequence: 99, TaskID: idX, Kind: "created", To: "queued", OccurredAt: 1, Code: &c})
-		}, "orphan=0 cycle=0 fk=1 state=0 timestamp=0 event=0 tasks=12 events=36"},
+		}, "orphan=0 cycle=0 fk=1 state=0 timestamp=0 event=1 tasks=12 events=36"},
+		// 8.3: a parent created at +Inf is counted; its two children are not.
+		{"parent created at infinity", func(ts []model.Task, es []model.Event) ([]model.Task, []model.Event) {
+			ts[taskIndex(ts, 1)].CreatedAt = math.Inf(1)
+			return ts, es
+		}, "orphan=0 cycle=0 fk=0 state=0 timestamp=1 event=1 tasks=12 events=35"},
+		// 8.1: once per distinct missing id, however many events name it.
+		{"events for two missing tasks", func(ts []model.Task, es []model.Event) ([]model.Task, []model.Event) {
+			c, other := "created", fixtureID(0xfe)
+			return ts, append(es, model.Event{Sequence: 99, TaskID: idX, Kind: "created", To: "queued", OccurredAt: 1, Code: &c},
+				model.Event{Sequence: 100, TaskID: idX, Kind: "created", To: "queued", OccurredAt: 1, Code: &c},
+				model.Event{Sequence: 101, TaskID: other, Kind: "created", To: "queued", OccurredAt: 1, Code: &c})
+		}, "orphan=0 cycle=0 fk=3 state=0 timestamp=0 event=2 tasks=12 events=38"},
 		{"events out of order", func(ts []model.Task, es []model.Event) ([]model.Task, []model.Event) {
 			i := slices.IndexFunc(es, func(e model.Event) bool {
 				return e.TaskID == fixtureID(1) && e.Kind == "task_transition" && e.To == "running"

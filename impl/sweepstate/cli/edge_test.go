@@ -70,6 +70,27 @@ func TestInvalidUTF8ArgvIsMisuse(t *testing.T) {
 	}
 }
 
+// TestOverriddenInvalidUTF8ValueIsDiscarded: D9 covers the values a call
+// uses. An option given twice keeps its last value (argparse), so an
+// earlier value that is not valid UTF-8 is discarded unread, as the
+// reference discards it, and the call runs (found by fuzz/sweepcli).
+func TestOverriddenInvalidUTF8ValueIsDiscarded(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state.yml")
+	rc, stdout, stderr := runCLI(t, "lease-acquire", "--state", "s\xff.yml", "--writer", "w\x80",
+		"--writer", "w2", "--now", "2026-07-02T12:00:00Z", "--state", state)
+	if rc != 0 || stdout != "OK\n" || stderr != "" {
+		t.Fatalf("exit %d stdout %q stderr %q; want OK", rc, stdout, stderr)
+	}
+	got, err := os.ReadFile(state)
+	if err != nil || !strings.Contains(string(got), "writer: \"w2\"") {
+		t.Fatalf("state %q %v; want the lease of w2", got, err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+		t.Errorf("%d entries beside the state file; want state.yml and its lock", len(entries))
+	}
+}
+
 // hugeFile creates a sparse file of size bytes (no disk space used).
 func hugeFile(t *testing.T, path string, size int64) {
 	t.Helper()

@@ -1,0 +1,214 @@
+package ledgerops
+
+import (
+	"bytes"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stateguard/stateguard/fuzz/internal/fuzzbytes"
+	"github.com/stateguard/stateguard/impl/ledger"
+	model "github.com/stateguard/stateguard/model/ledger"
+)
+
+// fixtureIDs are the twelve tasks of the small-v2 and v1 fixtures.
+var fixtureIDs = func() []string {
+	ids := make([]string, 12)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("7a5c%04x-0000-4000-8000-%012x", i+1, i+1)
+	}
+	return ids
+}()
+
+var (
+	taskColumns = []string{"status", "delivery_status", "delivery_required", "payload_hash", "timeout_seconds", "created_at",
+		"started_at", "updated_at", "ended_at", "deadline_at", "delivery_updated_at", "terminal_code", "delivery_code", "version", "parent_id", "id"}
+	eventColumns = []string{"task_id", "event_kind", "from_value", "to_value", "occurred_at", "code", "sequence"}
+	editValues   = []any{nil, int64(0), int64(1), int64(-1), int64(2), 1.5, 1.7e9, 2.1e9, math.Inf(1), 1e308,
+		"queued", "running", "succeeded", "failed", "timed_out", "cancelled", "pending", "delivered", "not_applicable",
+		"created", "task_transition", "delivery_transition", "completed", "worker_failed", "internal_task", "started",
+		"transport_acknowledged", "restart_stale", "Worker crashed (OOM)", "", "x", "1700000000",
+		"7a5c0001-0000-4000-8000-000000000001", "7A5C0001-0000-4000-8000-000000000001", "7a5c00ff-0000-4000-8000-0000000000ff",
+		strings.Repeat("ab", 32)}
+	metaEdits = []string{
+		`UPDATE schema_meta SET value = '1' WHERE key = 'schema_version'`,
+		`UPDATE schema_meta SET value = '3' WHERE key = 'schema_version'`,
+		`UPDATE schema_meta SET value = ' 2' WHERE key = 'schema_version'`,
+		`DELETE FROM schema_meta WHERE key = 'schema_fingerprint'`,
+		`INSERT INTO schema_meta (key, value) VALUES ('extra', 'x')`,
+		`UPDATE schema_meta SET value = upper(value) WHERE key = 'schema_fingerprint'`,
+		`DELETE FROM schema_meta`,
+	}
+	schemaEdits = []string{
+		`CREATE INDEX extra_idx ON tasks(version)`,
+		`DROP INDEX tasks_status_idx`,
+		`CREATE TABLE extra (x)`,
+		`CREATE VIEW extra_view AS SELECT 1`,
+		`CREATE TRIGGER extra_trigger AFTER UPDATE ON tasks BEGIN SELECT 1; END`,
+		`ALTER TABLE tasks ADD COLUMN extra TEXT`,
+		`DROP TABLE task_events`,
+	}
+)
+
+// damage applies up to six fuzz-chosen SQL edits to the database at path
+// with foreign keys off; an edit SQLite refuses (a CHECK) is skipped. It
+// returns the statements that took effect.
+func damage(t *testing.T, path string, in *fuzzbytes.Stream) []string {
+	t.Helper()
+	db, err := sql.Open("sqlite", rwURI(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	var done []string
+	nth := func() int64 { return int64(in.Intn(40)) }
+	for i := 0; i < 6 && !in.Done(); i++ {
+		var q string
+		var args []any
+		switch in.Intn(10) {
+		case 0, 1:
+			q = `UPDATE tasks SET ` + fuzzbytes.Pick(in, taskColumns) + ` = ? WHERE id = ?`
+			args = []any{fuzzbytes.Pick(in, editValues), fuzzbytes.Pick(in, fixtureIDs)}
+		case 2:
+			q = `UPDATE task_events SET ` + fuzzbytes.Pick(in, eventColumns) + ` = ? WHERE sequence = (SELECT sequence FROM task_events ORDER BY sequence LIMIT 1 OFFSET ?)`
+			args = []any{fuzzbytes.Pick(in, editValues), nth()}
+		case 3:
+			q = `DELETE FROM task_events WHERE sequence = (SELECT sequence FROM task_events ORDER BY sequence LIMIT 1 OFFSET ?)`
+			args = []any{nth()}
+		case 4: // move an event after all others (reorders a task's chain)
+			q = `UPDATE task_events SET sequence = (SELECT max(sequence) + 1 FROM task_events) WHERE sequence = (SELECT sequence FROM task_events ORDER BY sequence LIMIT 1 OFFSET ?)`
+			args = []any{nth()}
+		case 5: // parent edits: orphans and cycles
+			q = `UPDATE tasks SET parent_id = ? WHERE id = ?`
+			args = []any{fuzzbytes.Pick(in, append([]string{"7a5c00ff-0000-4000-8000-0000000000ff"}, fixtureIDs...)), fuzzbytes.Pick(in, fixtureIDs)}
+		case 6:
+			q = `DELETE FROM tasks WHERE id = ?`
+			args = []any{fuzzbytes.Pick(in, fixtureIDs)}
+		case 7:
+			q = fuzzbytes.Pick(in, metaEdits)
+		case 8:
+			q = fuzzbytes.Pick(in, schemaEdits)
+		default:
+			q = `INSERT INTO task_events (task_id, event_kind, from_value, to_value, occurred_at, code) VALUES (?, ?, ?, ?, ?, ?)`
+			args = []any{fuzzbytes.Pick(in, fixtureIDs), fuzzbytes.Pick(in, []string{"created", "task_transition", "delivery_transition"}),
+				fuzzbytes.Pick(in, editValues), fuzzbytes.Pick(in, []string{"queued", "running", "succeeded", "delivered"}),
+				fuzzbytes.Pick(in, editValues), fuzzbytes.Pick(in, editValues)}
+		}
+		if _, err := db.Exec(q, args...); err == nil {
+			done = append(done, fmt.Sprintf("%s %v", q, args))
+		}
+	}
+	return done
+}
+
+// rwURI is a writable SQLite URI for path.
+func rwURI(path string) string { return strings.TrimSuffix(roURI(path), "?mode=ro") }
+
+// violations are the checker's finding counts.
+func violations(c model.Counts) [6]int {
+	return [6]int{c.OrphanCount, c.ParentCycleCount, c.ForeignKeyErrorCount, c.StateInconsistencyCount,
+		c.TimestampInconsistencyCount, c.EventInconsistencyCount}
+}
+
+// FuzzDamagedLedger edits the reference's healthy small-v2 ledger with
+// fuzz-chosen SQL statements (field edits, deleted, added or reordered
+// events, orphans, cycles, deleted tasks, metadata and schema changes),
+// then opens it read-only and for writing. Oracles: the doctor never
+// panics or fails; it never says healthy when the model's checker finds a
+// violation in the rows; wherever the schema is intact its counts equal
+// the checker's; a schema that is not exactly v2 makes it unhealthy and a
+// writable open refuse with StateConflict (bytes untouched), unless the
+// edits left a v1 file to migrate; a writer that accepts operations never
+// adds a violation, and keeps a healthy ledger healthy.
+func FuzzDamagedLedger(f *testing.F) {
+	base := fixture(f, "small-v2.sqlite")
+	for _, s := range []string{
+		"", "\x00\x00\x00\x00", "\x00\x0b\x00\x07\x03", "\x02\x05\x1d\x03\x04", "\x03\x02\x04\x07",
+		"\x05\x00\x01\x05\x01\x00", "\x06\x00", "\x07\x00", "\x07\x03\x07\x00", "\x08\x00", "\x08\x05", "\x09\x00\x00\x00\x02\x07\x00",
+		"\x00\x0d\x03\x02", "\x00\x05\x08\x00", "\x01\x0c\x1c\x04", "\x00\x02\x12\x08", "\x00\x02\x12\x01", "\x00\x06\x08\x00",
+		// a required task made not_applicable, its delivery event too
+		"\x00\x01\x12\x06\x02\x03\x12\x14",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := privateDB(t, base)
+		edits := damage(t, path, fuzzbytes.New(data))
+		show := "edits:\n  " + strings.Join(edits, "\n  ")
+		before, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tasks, events, rowsErr := readRowsAt(path)
+		counts := model.Check(tasks, events)
+
+		ro, err := ledger.Open(path, ledger.Options{AllowExternalACL: onWindows, ReadOnly: true, Clock: func() float64 { return 2e9 }})
+		if err != nil {
+			t.Fatalf("read-only open refused a damaged ledger (%v)\n%s", err, show)
+		}
+		doc, err := ro.Doctor()
+		ro.Close()
+		if err != nil {
+			t.Fatalf("doctor failed (%v)\n%s", err, show)
+		}
+		schemaIntact := doc.SchemaOK && doc.QuickCheck == "ok" && doc.DoctorErrorCount == 0
+		switch {
+		case rowsErr != nil && doc.Healthy:
+			t.Fatalf("doctor says healthy, rows the checker cannot read (%v)\n%s", rowsErr, show)
+		case rowsErr == nil && doc.Healthy && !counts.Healthy():
+			t.Fatalf("doctor says healthy, checker finds %+v\n%s", counts, show)
+		case rowsErr == nil && schemaIntact && !sameCounts(doc, counts):
+			t.Fatalf("doctor %+v\nchecker %+v\n%s", doctorCounts(doc), counts, show)
+		}
+
+		w, err := ledger.Open(path, ledger.Options{AllowExternalACL: onWindows, Clock: func() float64 { return 2e9 }})
+		if err != nil {
+			if !errors.Is(err, ledger.ErrStateConflict) {
+				t.Fatalf("writable open refused without StateConflict: %v\n%s", err, show)
+			}
+			after, _ := os.ReadFile(path)
+			if !bytes.Equal(after, before) {
+				t.Fatalf("a refused writable open changed the file\n%s", show)
+			}
+			return
+		}
+		if !doc.SchemaOK && doc.SchemaVersion != 1 {
+			w.Close()
+			t.Fatalf("writable open accepted a schema that is neither v2 nor v1 (doctor %+v)\n%s", doc, show)
+		}
+		fresh := "7a5c0100-0000-4000-8000-000000000100"
+		_, cerr := w.Create(ledger.CreateParams{TaskID: fresh, ParentID: fixtureIDs[0], DeliveryRequired: true})
+		w.Start(fresh)
+		w.CloseTask(fresh, "succeeded", "completed")
+		w.SetDelivery(fresh, "delivered", "")
+		for _, id := range fixtureIDs {
+			w.Start(id)
+			w.Heartbeat(id)
+			w.CloseTask(id, "succeeded", "")
+			w.SetDelivery(id, "delivered", "")
+		}
+		w.Reconcile(600, 600, false)
+		if err := w.Close(); err != nil {
+			t.Fatalf("close: %v\n%s", err, show)
+		}
+		if rowsErr != nil {
+			return
+		}
+		tasksAfter, eventsAfter, err := readRowsAt(path)
+		if err != nil {
+			t.Fatalf("rows unreadable after writes: %v\n%s", err, show)
+		}
+		after := model.Check(tasksAfter, eventsAfter)
+		va, vb := violations(after), violations(counts)
+		for i := range va {
+			if va[i] > vb[i] {
+				t.Fatalf("writes added a violation: checker before %+v\nafter %+v\ncreate of a fresh task: %v\n%s", counts, after, cerr, show)
+			}
+		}
+	})
+}

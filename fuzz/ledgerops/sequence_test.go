@@ -1,0 +1,262 @@
+package ledgerops
+
+import (
+	"database/sql"
+	"fmt"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/stateguard/stateguard/fuzz/internal/fuzzbytes"
+	"github.com/stateguard/stateguard/impl/ledger"
+	model "github.com/stateguard/stateguard/model/ledger"
+)
+
+func poolID(n int) string { return fmt.Sprintf("%08x-0000-4000-8000-%012x", 0xf0220000+n, n) }
+
+// spell writes a canonical id in one of the spellings the ledger accepts,
+// or (case 5) a malformed one both sides refuse.
+func spell(id string, how int) string {
+	switch how {
+	case 1:
+		return strings.ToUpper(id)
+	case 2:
+		return strings.ReplaceAll(id, "-", "")
+	case 3:
+		return "{" + id + "}"
+	case 4:
+		return "urn:uuid:" + id
+	case 5:
+		return id[:35]
+	}
+	return id
+}
+
+var (
+	seqTimeouts = []float64{0, 0.5, 30, 600, 1e10, 1e308, -1, math.NaN(), math.Inf(1)}
+	seqGraces   = []float64{0, 0.25, 30, 600, 1e10, -1, math.NaN(), math.Inf(1)}
+	seqHashes   = []string{"", strings.Repeat("ab", 32), "not-a-hash", strings.Repeat("AB", 32)}
+	seqCodes    = []string{"", "completed", "worker_completed", "worker_failed", "deadline_exceeded", "restart_stale",
+		"caller_cancelled", "transport_acknowledged", "delivery_grace_expired", "transport_failed", "internal_task",
+		"created", "started", "bogus_code", "Bad Code"}
+	seqTaskStates     = []string{"succeeded", "failed", "timed_out", "cancelled", "queued", "running", "bogus"}
+	seqDeliveryStates = []string{"delivered", "failed", "not_applicable", "pending", "bogus"}
+)
+
+// FuzzLedgerSequence decodes the input into up to 20 ledger operations
+// (create with any id spelling, parent, hash, timeout and kind; start;
+// heartbeat; close and delivery with any word and code; get; children;
+// reconcile with any graces, dry or applied) under a scripted clock that
+// moves forward, stalls, steps back, jumps to the top of the float range or
+// lands on a task's deadline. Each runs on the real ledger and on the
+// model. Oracle after every step: same error class and returned rows; the
+// ledger's task and event rows equal the model's; the model's checker finds
+// them healthy; the doctor is healthy and its counts equal the checker's.
+func FuzzLedgerSequence(f *testing.F) {
+	for _, s := range []string{
+		"", "\x00\x00\x00\x00\x00\x00\x01\x00\x01\x00\x02\x00\x00\x00\x02\x00\x00\x00\x07\x00\x00",
+		"\x00\x02\x01\x00\x01\x00\x01\x03\x01\x03\x00\x05\x02\x01\x00\x00\x00\x00\x00\x07\x03\x04\x00\x00",
+		"\x00\x00\x00\x00\x00\x00\x01\x00\x01\x05\x01\x00\x00\x07\x03\x03\x00\x07\x01\x01\x00\x07\x00",
+		"\x00\x00\x00\x00\x03\x00\x01\x00\x01\x09\x04\x00\x00\x00\x02\x00\x08\x00\x02\x00",
+		strings.Repeat("\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09", 8),
+		// create, start, heartbeat, close, deliver; a child; a task whose
+		// deadline the clock lands on; reconcile; the clock steps back.
+		"\x00\x00\x01\x00\x00\x01\x00\x01\x02\x01" + "\x05\x02\x02\x00\x00" + "\x05\x01\x03\x00\x01" +
+			"\x00\x04\x00\x00\x00\x01" + "\x00\x05\x00\x02\x00\x07" + "\x00\x01\x01\x01\x03\x00\x00\x04\x01\x00\x00" +
+			"\x00\x00\x01\x02\x00\x01\x00\x01\x01\x01" + "\x00\x02\x02\x00" + "\x09\x02\x08\x02\x00\x00" +
+			"\x07\x01\x02\x01\x00" + "\x06\x04\x08\x00\x00\x00" + "\x00\x07\x00\x00" + "\x00\x06\x02\x03",
+		// a start at the top of the float range with a huge timeout
+		"\x00\x00\x01\x03\x00\x01\x00\x01\x05\x01" + "\x08\x00\x02\x03\x00",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		in := fuzzbytes.New(data)
+		now := 1.7e9
+		generated := 0
+		path := privateDB(t, nil)
+		l, err := ledger.Open(path, ledger.Options{AllowExternalACL: onWindows,
+			Clock: func() float64 { return now },
+			NewID: func() (string, error) { generated++; return poolID(100 + generated), nil },
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		// A second SQLite connection reads the rows (never os.Open: that
+		// would drop SQLite's POSIX locks).
+		reader, err := sql.Open("sqlite", roURI(path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		reader.SetMaxOpenConns(1)
+		defer reader.Close()
+		m := &model.Model{}
+		var log []string
+		fail := func(format string, a ...any) {
+			t.Helper()
+			t.Fatalf("%s\noperations:\n  %s", fmt.Sprintf(format, a...), strings.Join(log, "\n  "))
+		}
+		target := func() (string, string) {
+			id := poolID(in.Intn(6))
+			arg := spell(id, in.Intn(6))
+			if len(arg) == 35 {
+				return arg, arg // malformed: both refuse it
+			}
+			return arg, id
+		}
+		compare := func(op string, got ledger.Task, gerr error, want model.Task, werr error) {
+			if classOf(gerr) != classOf(werr) {
+				fail("%s: ledger %s (%v), model %s (%v)", op, classOf(gerr), gerr, classOf(werr), werr)
+			}
+			if gerr == nil && !reflect.DeepEqual(toModel(got), want) {
+				fail("%s: task differs\nledger %s\nmodel  %s", op, showTask(toModel(got)), showTask(want))
+			}
+		}
+		for step := 0; step < 20 && !in.Done(); step++ {
+			switch c := in.Intn(10); {
+			case c < 5:
+			case c < 7:
+				now += fuzzbytes.Pick(in, []float64{0.001, 0.5, 30, 600, 1e5})
+			case c == 7:
+				now -= fuzzbytes.Pick(in, []float64{0.5, 100})
+			case c == 8:
+				now = math.Max(now, fuzzbytes.Pick(in, []float64{1.7e308, math.MaxFloat64}))
+			default:
+				if tasks := m.Tasks(); len(tasks) > 0 {
+					task := fuzzbytes.Pick(in, tasks)
+					if task.DeadlineAt != nil && !math.IsInf(*task.DeadlineAt, 0) {
+						now = *task.DeadlineAt
+					} else {
+						now = task.UpdatedAt + 600
+					}
+				}
+			}
+			switch in.Intn(9) {
+			case 0, 1:
+				var p ledger.CreateParams
+				var mp model.CreateParams
+				if in.Intn(4) > 0 {
+					p.TaskID, mp.TaskID = target()
+				}
+				if in.Intn(3) == 0 {
+					p.ParentID, mp.ParentID = target()
+				}
+				p.PayloadHash = fuzzbytes.Pick(in, seqHashes)
+				mp.PayloadHash = p.PayloadHash
+				if in.Bool() {
+					v := fuzzbytes.Pick(in, seqTimeouts)
+					p.TimeoutSeconds, mp.TimeoutSeconds = &v, &v
+				}
+				p.DeliveryRequired = in.Intn(4) > 0
+				mp.DeliveryRequired = p.DeliveryRequired
+				log = append(log, fmt.Sprintf("@%v create %+v timeout=%v", now, p, deref(p.TimeoutSeconds)))
+				before := generated
+				got, gerr := l.Create(p)
+				if p.TaskID == "" {
+					mp.TaskID = poolID(100 + generated)
+					if generated == before {
+						mp.TaskID = poolID(10000 + step) // refused before an id was drawn
+					}
+				}
+				want, werr := m.Create(mp, now)
+				compare("create", got, gerr, want, werr)
+			case 2:
+				arg, id := target()
+				log = append(log, fmt.Sprintf("@%v start %s", now, arg))
+				got, gerr := l.Start(arg)
+				want, werr := m.Start(id, now)
+				compare("start", got, gerr, want, werr)
+			case 3:
+				arg, id := target()
+				log = append(log, fmt.Sprintf("@%v heartbeat %s", now, arg))
+				got, gerr := l.Heartbeat(arg)
+				want, werr := m.Heartbeat(id, now)
+				compare("heartbeat", got, gerr, want, werr)
+			case 4:
+				arg, id := target()
+				status, code := fuzzbytes.Pick(in, seqTaskStates), fuzzbytes.Pick(in, seqCodes)
+				log = append(log, fmt.Sprintf("@%v close %s %s %q", now, arg, status, code))
+				got, gerr := l.CloseTask(arg, status, code)
+				want, werr := m.Close(id, status, code, now)
+				compare("close", got, gerr, want, werr)
+			case 5:
+				arg, id := target()
+				status, code := fuzzbytes.Pick(in, seqDeliveryStates), fuzzbytes.Pick(in, seqCodes)
+				log = append(log, fmt.Sprintf("@%v delivery %s %s %q", now, arg, status, code))
+				got, gerr := l.SetDelivery(arg, status, code)
+				want, werr := m.SetDelivery(id, status, code, now)
+				compare("delivery", got, gerr, want, werr)
+			case 6:
+				arg, id := target()
+				log = append(log, fmt.Sprintf("get %s", arg))
+				got, gerr := l.Get(arg)
+				want, werr := m.Get(id)
+				compare("get", got, gerr, want, werr)
+			case 7:
+				arg, id := target()
+				log = append(log, fmt.Sprintf("children %s", arg))
+				got, gerr := l.ChildrenOf(arg)
+				want, werr := m.ChildrenOf(id)
+				if classOf(gerr) != classOf(werr) || len(got) != len(want) {
+					fail("children: ledger %s %d rows, model %s %d rows", classOf(gerr), len(got), classOf(werr), len(want))
+				}
+				for i := range got {
+					if !reflect.DeepEqual(toModel(got[i]), want[i]) {
+						fail("child %d differs\nledger %s\nmodel  %s", i, showTask(toModel(got[i])), showTask(want[i]))
+					}
+				}
+			default:
+				active, delivery, dry := fuzzbytes.Pick(in, seqGraces), fuzzbytes.Pick(in, seqGraces), in.Bool()
+				log = append(log, fmt.Sprintf("@%v reconcile active=%v delivery=%v dry=%v", now, active, delivery, dry))
+				got, gerr := l.Reconcile(active, delivery, dry)
+				want, werr := m.Reconcile(now, active, delivery, dry)
+				if classOf(gerr) != classOf(werr) || gerr == nil && fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
+					fail("reconcile: ledger %s %+v, model %s %+v", classOf(gerr), got, classOf(werr), want)
+				}
+			}
+			checkAgainstModel(t, l, reader, m, fail)
+		}
+	})
+}
+
+func deref(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+// checkAgainstModel compares every task and event row with the model's,
+// runs the checker over the ledger's rows, and compares the doctor with it.
+func checkAgainstModel(t *testing.T, l *ledger.Ledger, reader *sql.DB, m *model.Model, fail func(string, ...any)) {
+	t.Helper()
+	tasks, events, err := readRows(reader)
+	if err != nil {
+		fail("read rows: %v", err)
+	}
+	wantTasks, wantEvents := m.Tasks(), m.Events()
+	if len(tasks) != len(wantTasks) {
+		fail("ledger has %d tasks, model %d", len(tasks), len(wantTasks))
+	}
+	for i := range tasks {
+		if !reflect.DeepEqual(tasks[i], wantTasks[i]) {
+			fail("row %d differs\nledger %s\nmodel  %s", i, showTask(tasks[i]), showTask(wantTasks[i]))
+		}
+	}
+	if !reflect.DeepEqual(events, wantEvents) {
+		fail("events differ\nledger %+v\nmodel  %+v", events, wantEvents)
+	}
+	counts := model.Check(tasks, events)
+	if !counts.Healthy() {
+		fail("the checker finds the ledger's rows unhealthy: %+v", counts)
+	}
+	doc, err := l.Doctor()
+	if err != nil {
+		fail("doctor: %v", err)
+	}
+	if !doc.Healthy || doc.QuickCheck != "ok" || !doc.SchemaOK || doc.DoctorErrorCount != 0 || !sameCounts(doc, counts) {
+		fail("doctor %+v\nchecker %+v", doc, counts)
+	}
+}
