@@ -297,14 +297,6 @@ func optText(v any) (string, bool) {
 // skips database/sql's per-column conversion, which dominates a scan of
 // every row.
 func rawQuery(t *txn, query string, ncols int, each func([]driver.Value) error) error {
-	return rawQueryAfterFirstStep(t, query, ncols, nil, each)
-}
-
-// rawQueryAfterFirstStep is rawQuery that calls afterFirst (when not nil)
-// once the statement's first step returned, before any row is handed on:
-// the point at which the statement's read has fixed the transaction's
-// snapshot, whether a row came back or not.
-func rawQueryAfterFirstStep(t *txn, query string, ncols int, afterFirst func(), each func([]driver.Value) error) error {
 	return t.l.conn.Raw(func(dc any) error {
 		q, ok := dc.(driver.QueryerContext)
 		if !ok {
@@ -318,10 +310,6 @@ func rawQueryAfterFirstStep(t *txn, query string, ncols int, afterFirst func(), 
 		dest := make([]driver.Value, ncols)
 		for {
 			err := rows.Next(dest)
-			if afterFirst != nil {
-				afterFirst()
-				afterFirst = nil
-			}
 			if err == io.EOF {
 				return nil
 			}
