@@ -108,9 +108,12 @@ func chainLength(d *doctorTask) int {
 }
 
 // textSQL is a column as asText reads it, "" for a value that is not TEXT
-// or BLOB (SQLite compares a BLOB cast to TEXT byte for byte).
+// or BLOB (SQLite compares a BLOB cast to TEXT byte for byte). TEXT sorts
+// after every number and before every BLOB, and a comparison with a BLOB
+// literal converts nothing, so two comparisons (cheaper per row than a
+// typeof call) tell the types apart.
 func textSQL(col string) string {
-	return `(CASE WHEN typeof(` + col + `) IN ('text','blob') THEN CAST(` + col + ` AS TEXT) ELSE '' END)`
+	return `(CASE WHEN ` + col + ` >= X'' THEN CAST(` + col + ` AS TEXT) WHEN ` + col + ` >= '' THEN ` + col + ` ELSE '' END)`
 }
 
 // eventPositionSQL is the position in its owner o's chain that event e
@@ -120,16 +123,18 @@ func textSQL(col string) string {
 // empty text the row's missing code gives) and its time a finite number;
 // no two positions accept the same event. A time compares equal to the
 // row's only when the row's is a number too.
+//
+// Only the task_id, the time and the code's emptiness are tested up
+// front: each branch compares the kind, from_value, to_value and code
+// with TEXT (a literal, or a value textSQL made TEXT), which a stored
+// value of another type never equals, so a branch that matches has
+// already shown them TEXT, and non-empty but for the code it compares
+// through ifnull.
 var eventPositionSQL = func() string {
 	status, delivery := textSQL("o.status"), textSQL("o.delivery_status")
 	started := `(o.started_at IS NOT NULL)`
 	terminal := status + ` IN ('succeeded','failed','timed_out','cancelled')`
-	// TEXT sorts after every number and before every BLOB, so two
-	// comparisons (cheaper per row than a typeof call) say TEXT.
-	text := func(col string) string { return `(` + col + ` >= '' AND ` + col + ` < X'')` }
-	optText := func(col string) string { return `(` + col + ` IS NULL OR (` + col + ` > '' AND ` + col + ` < X''))` }
-	readable := text("e.task_id") + ` AND ` + text("e.event_kind") + ` AND ` + optText("e.from_value") + ` AND ` +
-		text("e.to_value") + ` AND ` + optText("e.code") + ` AND e.occurred_at > -9e999 AND e.occurred_at < 9e999`
+	readable := `e.task_id >= '' AND e.task_id < X'' AND e.occurred_at > -9e999 AND e.occurred_at < 9e999`
 	// Each branch tests the event's own values first, so the row's
 	// values are only decoded for the branch the event can be.
 	return `CASE WHEN o.rowid IS NOT NULL AND ` + readable + ` THEN (CASE
@@ -141,10 +146,10 @@ var eventPositionSQL = func() string {
 	WHEN e.event_kind = '` + eventTaskTransition + `'
 		AND e.from_value = (CASE WHEN ` + started + ` THEN '` + StatusRunning + `' ELSE '` + StatusQueued + `' END)
 		AND e.occurred_at = o.ended_at AND e.to_value = ` + status + ` AND ` + terminal + `
-		AND ifnull(e.code, '') = ` + textSQL("o.terminal_code") + ` THEN 1 + ` + started + `
+		AND e.code IS NOT '' AND ifnull(e.code, '') = ` + textSQL("o.terminal_code") + ` THEN 1 + ` + started + `
 	WHEN e.event_kind = '` + eventDeliveryTransition + `' AND e.from_value = '` + DeliveryPending + `'
 		AND e.occurred_at = o.delivery_updated_at AND e.to_value = ` + delivery + ` AND ` + delivery + ` <> '` + DeliveryPending + `'
-		AND ifnull(e.code, '') = ` + textSQL("o.delivery_code") + ` THEN 1 + ` + started + ` + (` + terminal + `)
+		AND e.code IS NOT '' AND ifnull(e.code, '') = ` + textSQL("o.delivery_code") + ` THEN 1 + ` + started + ` + (` + terminal + `)
 	ELSE -1 END) ELSE -1 END`
 }()
 
