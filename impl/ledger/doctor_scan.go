@@ -108,9 +108,12 @@ func chainLength(d *doctorTask) int {
 }
 
 // textSQL is a column as asText reads it, "" for a value that is not TEXT
-// or BLOB (SQLite compares a BLOB cast to TEXT byte for byte).
+// or BLOB (SQLite compares a BLOB cast to TEXT byte for byte). TEXT sorts
+// after every number and before every BLOB, and a comparison with a BLOB
+// literal converts nothing, so two comparisons (cheaper per row than a
+// typeof call) tell the types apart.
 func textSQL(col string) string {
-	return `(CASE WHEN typeof(` + col + `) IN ('text','blob') THEN CAST(` + col + ` AS TEXT) ELSE '' END)`
+	return `(CASE WHEN ` + col + ` >= X'' THEN CAST(` + col + ` AS TEXT) WHEN ` + col + ` >= '' THEN ` + col + ` ELSE '' END)`
 }
 
 // eventPositionSQL is the position in its owner o's chain that event e
@@ -120,16 +123,18 @@ func textSQL(col string) string {
 // empty text the row's missing code gives) and its time a finite number;
 // no two positions accept the same event. A time compares equal to the
 // row's only when the row's is a number too.
+//
+// Only the task_id, the time and the code's emptiness are tested up
+// front: each branch compares the kind, from_value, to_value and code
+// with TEXT (a literal, or a value textSQL made TEXT), which a stored
+// value of another type never equals, so a branch that matches has
+// already shown them TEXT, and non-empty but for the code it compares
+// through ifnull.
 var eventPositionSQL = func() string {
 	status, delivery := textSQL("o.status"), textSQL("o.delivery_status")
 	started := `(o.started_at IS NOT NULL)`
 	terminal := status + ` IN ('succeeded','failed','timed_out','cancelled')`
-	// TEXT sorts after every number and before every BLOB, so two
-	// comparisons (cheaper per row than a typeof call) say TEXT.
-	text := func(col string) string { return `(` + col + ` >= '' AND ` + col + ` < X'')` }
-	optText := func(col string) string { return `(` + col + ` IS NULL OR (` + col + ` > '' AND ` + col + ` < X''))` }
-	readable := text("e.task_id") + ` AND ` + text("e.event_kind") + ` AND ` + optText("e.from_value") + ` AND ` +
-		text("e.to_value") + ` AND ` + optText("e.code") + ` AND e.occurred_at > -9e999 AND e.occurred_at < 9e999`
+	readable := `e.task_id >= '' AND e.task_id < X'' AND e.occurred_at > -9e999 AND e.occurred_at < 9e999`
 	// Each branch tests the event's own values first, so the row's
 	// values are only decoded for the branch the event can be.
 	return `CASE WHEN o.rowid IS NOT NULL AND ` + readable + ` THEN (CASE
@@ -141,10 +146,10 @@ var eventPositionSQL = func() string {
 	WHEN e.event_kind = '` + eventTaskTransition + `'
 		AND e.from_value = (CASE WHEN ` + started + ` THEN '` + StatusRunning + `' ELSE '` + StatusQueued + `' END)
 		AND e.occurred_at = o.ended_at AND e.to_value = ` + status + ` AND ` + terminal + `
-		AND ifnull(e.code, '') = ` + textSQL("o.terminal_code") + ` THEN 1 + ` + started + `
+		AND e.code IS NOT '' AND ifnull(e.code, '') = ` + textSQL("o.terminal_code") + ` THEN 1 + ` + started + `
 	WHEN e.event_kind = '` + eventDeliveryTransition + `' AND e.from_value = '` + DeliveryPending + `'
 		AND e.occurred_at = o.delivery_updated_at AND e.to_value = ` + delivery + ` AND ` + delivery + ` <> '` + DeliveryPending + `'
-		AND ifnull(e.code, '') = ` + textSQL("o.delivery_code") + ` THEN 1 + ` + started + ` + (` + terminal + `)
+		AND e.code IS NOT '' AND ifnull(e.code, '') = ` + textSQL("o.delivery_code") + ` THEN 1 + ` + started + ` + (` + terminal + `)
 	ELSE -1 END) ELSE -1 END`
 }()
 
@@ -164,13 +169,19 @@ func ownerSQL(col string) string {
 // When every task id is TEXT (always so in a ledger this package wrote),
 // the owner of an event is the one row whose id is its task_id's bytes as
 // TEXT, a single index probe, and each task owns its own chain. Each
-// event row is (owner rowid, task_id when there is no owner, position).
+// event row is (owner rowid, task_id when there is no owner or it is not
+// TEXT, position).
 var (
-	eventsByTextIDSQL = `SELECT o.rowid, CASE WHEN o.rowid IS NULL THEN e.task_id END, ` + eventPositionSQL + `
+	eventsByTextIDSQL = `SELECT o.rowid, ` + eventTaskIDSQL + `, ` + eventPositionSQL + `
 		FROM task_events e LEFT JOIN tasks o ON o.id = CAST(` + ownerKeySQL("e.task_id") + ` AS TEXT) ORDER BY e.sequence`
-	eventsByAnyIDSQL = `SELECT o.rowid, CASE WHEN o.rowid IS NULL THEN e.task_id END, ` + eventPositionSQL + `
+	eventsByAnyIDSQL = `SELECT o.rowid, ` + eventTaskIDSQL + `, ` + eventPositionSQL + `
 		FROM task_events e LEFT JOIN tasks o ON o.rowid = ` + ownerSQL("e.task_id") + ` ORDER BY e.sequence`
 )
+
+// eventTaskIDSQL is an event's task_id when it has no owner (the unknown
+// ids are counted by value) or is not TEXT (which decides whether the
+// events' foreign keys can be counted from the stream; see eventKeys).
+const eventTaskIDSQL = `CASE WHEN o.rowid IS NULL OR NOT (e.task_id >= '' AND e.task_id < X'') THEN e.task_id END`
 
 // doctorTasksSQL lists every task row with its parent's created_at and
 // rowid (NULL when parent_id is not TEXT or names no TEXT id), and, when
@@ -216,16 +227,16 @@ func runDoctor(t *txn) DoctorReport {
 	rep.SchemaVersion = 2
 	rep.SchemaOK = true
 
-	fk, ferr := countRows(t, "PRAGMA foreign_key_check")
-	rep.ForeignKeyErrorCount = fk
-
 	var count, minRowid, maxRowid int64
 	var nullID bool
 	var minType, maxType string
 	terr := t.l.conn.QueryRowContext(t.ctx, taskShapeSQL).Scan(&count, &minRowid, &maxRowid, &nullID, &minType, &maxType)
 	anyIDs := nullID || (minType != "text" && minType != "null") || (maxType != "text" && maxType != "null")
 	chains := newChainStates(count, minRowid, maxRowid)
-	eerr := streamEvents(t, chains, anyIDs, &rep)
+	var keys eventKeys
+	eerr := streamEvents(t, chains, anyIDs, &rep, &keys)
+	fk, ferr := countForeignKeyErrors(t, anyIDs || eerr != nil || !keys.exact, keys.missing)
+	rep.ForeignKeyErrorCount = fk
 	if err := checkTasks(t, chains, anyIDs, &rep); err != nil {
 		terr = err
 	}
@@ -246,18 +257,56 @@ func runDoctor(t *txn) DoctorReport {
 	return rep
 }
 
+// eventKeys is what the event stream tells about the events' foreign key
+// (task_events.task_id to tasks.id), when every task id is TEXT: an event
+// violates it exactly when its task_id is not NULL and no task's id
+// equals it, SQLite's foreign_key_check applying TEXT affinity to the
+// task_id first. For a TEXT task_id that is "it has no owner" (the
+// stream's join compares the same bytes the same way), and a BLOB
+// task_id without an owner matches no TEXT id either. An event whose
+// task_id is a number (which TEXT affinity turns into text) or not TEXT
+// but has an owner (the join casts it; the foreign key does not) makes
+// the count inexact, and the PRAGMA then counts as before.
+type eventKeys struct {
+	missing int  // events whose foreign key fails
+	exact   bool // missing is foreign_key_check's count for task_events
+}
+
+// countForeignKeyErrors is PRAGMA foreign_key_check's row count: in full
+// when asked, else for tasks alone plus the events' count from the
+// stream, which spares the PRAGMA a second index probe per event.
+func countForeignKeyErrors(t *txn, full bool, eventsMissing int) (int, error) {
+	if full {
+		return countRows(t, "PRAGMA foreign_key_check")
+	}
+	n, err := countRows(t, "PRAGMA foreign_key_check(tasks)")
+	return n + eventsMissing, err
+}
+
 // streamEvents counts the events and advances each owner's chain.
 // Events whose task_id has no owner add 1 to the event inconsistencies
 // per distinct id (only a damaged file has any, so the set stays small).
-func streamEvents(t *txn, chains *chainStates, anyIDs bool, rep *DoctorReport) error {
+func streamEvents(t *txn, chains *chainStates, anyIDs bool, rep *DoctorReport, keys *eventKeys) error {
 	query := eventsByTextIDSQL
 	if anyIDs {
 		query = eventsByAnyIDSQL
 	}
+	keys.exact = true
 	unknown := map[string]bool{}
 	return rawQuery(t, query, 3, func(row []driver.Value) error {
 		rep.EventCount++
 		owner, ok := row[0].(int64)
+		switch row[1].(type) {
+		case nil:
+		case string, []byte:
+			if !ok {
+				keys.missing++
+			} else {
+				keys.exact = false // a BLOB task_id the join found by its bytes
+			}
+		default:
+			keys.exact = false // a number
+		}
 		if !ok {
 			if key := fmt.Sprint(row[1]); !unknown[key] {
 				unknown[key] = true

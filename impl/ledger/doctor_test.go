@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"context"
 	"database/sql"
 	"os"
 	"testing"
@@ -276,6 +277,57 @@ func TestDoctorOddIDs(t *testing.T) {
 			got := [4]int{rep.EventInconsistencyCount, rep.ForeignKeyErrorCount, rep.OrphanCount, rep.StateInconsistencyCount}
 			if got != c.counts || rep.Healthy != (got == [4]int{}) || !rep.SchemaOK || rep.DoctorErrorCount != 0 {
 				t.Fatalf("got %v, want %v: %s", got, c.counts, reportJSON(rep))
+			}
+		})
+	}
+}
+
+// TestDoctorForeignKeysMatchPragma: the doctor counts the events' foreign
+// key errors from its event stream when every id is TEXT (eventKeys); the
+// count must be PRAGMA foreign_key_check's, whichever way it was taken.
+func TestDoctorForeignKeysMatchPragma(t *testing.T) {
+	requireFixtures(t)
+	const unknown = "'00000000-0000-4000-8000-0000000000ee'"
+	insertEvent := func(taskID string) string {
+		return "INSERT INTO task_events (task_id, event_kind, from_value, to_value, occurred_at, code) VALUES (" +
+			taskID + ",'created',NULL,'queued',978307200,'task_created')"
+	}
+	cases := map[string][]string{
+		"healthy":                      nil,
+		"event for an unknown task":    {"PRAGMA foreign_keys=OFF", insertEvent(unknown)},
+		"two events, one unknown task": {"PRAGMA foreign_keys=OFF", insertEvent(unknown), insertEvent(unknown)},
+		"unknown tasks and an orphan": {"PRAGMA foreign_keys=OFF", insertEvent(unknown), insertEvent("'x'"),
+			"UPDATE tasks SET parent_id='00000000-0000-4000-8000-0000000000ff' WHERE id=" + t10},
+		"event task id blob of a task": {"PRAGMA foreign_keys=OFF",
+			"UPDATE task_events SET task_id=CAST(task_id AS BLOB) WHERE event_kind='created' AND task_id=" + t10},
+		"event task id blob of no task": {"PRAGMA foreign_keys=OFF", insertEvent("CAST(" + unknown + " AS BLOB)")},
+		"parent id blob": {"PRAGMA foreign_keys=OFF",
+			"UPDATE tasks SET parent_id=CAST(parent_id AS BLOB) WHERE parent_id IS NOT NULL"},
+		"upper-case id": {"PRAGMA foreign_keys=OFF", "UPDATE tasks SET id=upper(id) WHERE id=" + t10},
+		"blob id":       {"PRAGMA foreign_keys=OFF", "UPDATE tasks SET id=CAST(id AS BLOB) WHERE id=" + t10},
+	}
+	for name, stmts := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := damage(t, stmts...)
+			got := doctorOf(t, p).ForeignKeyErrorCount
+			l, err := Open(p, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			rep, err := l.Doctor()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := countRows(&txn{l: l, ctx: context.Background()}, "PRAGMA foreign_key_check")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want || rep.ForeignKeyErrorCount != want {
+				t.Errorf("foreign key errors: read-only doctor %d, writable doctor %d, PRAGMA %d", got, rep.ForeignKeyErrorCount, want)
+			}
+			if name != "healthy" && want == 0 {
+				t.Errorf("the damage broke no foreign key")
 			}
 		})
 	}

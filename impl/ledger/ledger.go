@@ -37,6 +37,9 @@ type Ledger struct {
 	info     StorageInfo
 	stmts    map[string]*sql.Stmt
 	closed   bool
+	// examinePlan forces reconcile's plan in tests: "index" or "scan";
+	// "" chooses by the estimate (reconcile.go).
+	examinePlan string
 }
 
 // Open opens (or, unless read-only, creates) the ledger at path after the

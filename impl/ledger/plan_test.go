@@ -22,16 +22,15 @@ func TestReadPassesNeedNoSort(t *testing.T) {
 		"task shape":         taskShapeSQL,
 		"examined active":    examinedActiveSQL,
 		"examined pending":   examinedPendingSQL,
-		"running counts":     runningCountsSQL,
-		"pending counts":     pendingCountsSQL,
+		"examined scan":      examinedScanSQL,
+		"examined share":     examinedShareSQL,
 		"constraint recheck": checkConstraintsSQL,
 	}
 	wantIndex := map[string]string{
 		"parent edges":     "tasks_parent_idx",
 		"examined active":  "tasks_status_idx",
 		"examined pending": "tasks_delivery_idx",
-		"running counts":   "tasks_status_idx",
-		"pending counts":   "tasks_delivery_idx",
+		"examined share":   "tasks_delivery_idx",
 	}
 	for name, q := range statements {
 		rows, err := l.conn.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+q, reconcileParams{}.named()...)

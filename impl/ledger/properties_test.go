@@ -289,6 +289,30 @@ func TestReconcileLaws(t *testing.T) {
 		genProgram, genAdvance, genGrace, genGrace,
 	))
 
+	props.Property("both plans of the examining pass decide alike", prop.ForAll(
+		func(prog []int, advance, active, delivery float64) string {
+			w, err := build(t.TempDir(), prog)
+			if err != nil {
+				return "build: " + err.Error()
+			}
+			w.clock.now += advance
+			l, err := w.open(true)
+			if err != nil {
+				return "open: " + err.Error()
+			}
+			defer l.Close()
+			ledger.SetExaminePlan(l, "index")
+			byIndex, indexErr := l.Reconcile(active, delivery, true)
+			ledger.SetExaminePlan(l, "scan")
+			byScan, scanErr := l.Reconcile(active, delivery, true)
+			if byIndex != byScan || classOf(indexErr) != classOf(scanErr) {
+				return fmt.Sprintf("index %+v %v, scan %+v %v in %s", byIndex, indexErr, byScan, scanErr, programString(prog))
+			}
+			return ""
+		},
+		genProgram, genAdvance, genGrace, genGrace,
+	))
+
 	props.Property("reconcile twice at the same clock: the second changes nothing", prop.ForAll(
 		func(prog []int, advance, active, delivery float64) string {
 			w, err := build(t.TempDir(), prog)

@@ -145,9 +145,22 @@ func TestDamagedRowsAreRefused(t *testing.T) {
 				ops = append(ops, op{"close, same status", func() error { _, err := l.CloseTask(target.ID, target.Status, ""); return err }})
 			}
 			if d.reconciled {
-				ops = append(ops,
-					op{"reconcile dry run", func() error { _, err := l.Reconcile(600, 600, true); return err }},
-					op{"reconcile", func() error { _, err := l.Reconcile(600, 600, false); return err }})
+				// Under both plans of the examining pass (reconcile.go).
+				for _, plan := range []string{"index", "scan"} {
+					ops = append(ops,
+						op{"reconcile dry run, " + plan, func() error {
+							l.examinePlan = plan
+							defer func() { l.examinePlan = "" }()
+							_, err := l.Reconcile(600, 600, true)
+							return err
+						}},
+						op{"reconcile, " + plan, func() error {
+							l.examinePlan = plan
+							defer func() { l.examinePlan = "" }()
+							_, err := l.Reconcile(600, 600, false)
+							return err
+						}})
+				}
 			}
 			for _, o := range ops {
 				err := o.run()

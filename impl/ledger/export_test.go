@@ -1,0 +1,5 @@
+package ledger
+
+// SetExaminePlan forces reconcile's plan for the external tests: "index",
+// "scan", or "" to choose by the estimate.
+func SetExaminePlan(l *Ledger, plan string) { l.examinePlan = plan }
