@@ -147,17 +147,16 @@ var surrogateEscape = regexp.MustCompile(`\\u[dD][89a-fA-F]`)
 // number that overflows a float or has more than 4300 digits, nesting
 // below 990.
 func independentObject(text string) (map[string]any, bool) {
-	if surrogateEscape.MatchString(text) || strings.Count(text, "[")+strings.Count(text, "{") > 900 {
+	// json.Valid judges the whole text (a decoder stops after the first
+	// value and would let "{}}" through).
+	if !json.Valid([]byte(text)) || surrogateEscape.MatchString(text) || strings.Count(text, "[")+strings.Count(text, "{") > 900 {
 		return nil, false
 	}
 	dec := json.NewDecoder(strings.NewReader(text))
 	dec.UseNumber()
 	var v any
-	if err := dec.Decode(&v); err != nil || dec.More() {
+	if err := dec.Decode(&v); err != nil {
 		return nil, false
-	}
-	if _, err := dec.Token(); err == nil {
-		return nil, false // trailing data
 	}
 	obj, ok := v.(map[string]any)
 	if !ok || !withinLimits(obj) {
