@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/stateguard/stateguard/impl/sweepstate/cli"
+	"github.com/stateguard/stateguard/internal/version"
 )
 
 // corruptState is a state file the engine must refuse and never rewrite.
@@ -39,7 +40,7 @@ var words = map[string]bool{
 
 // FuzzArgv runs random argv (NUL-separated) against a temporary directory
 // holding state.yml and corrupt.yml. It checks: no panic; exit 0 or 2; exit
-// 2 prints nothing on stdout; exit 0 prints a status word or help first;
+// 2 prints nothing on stdout; exit 0 prints a status word, help or the version first;
 // corrupt.yml keeps its bytes.
 func FuzzArgv(f *testing.F) {
 	for _, seed := range []string{
@@ -54,6 +55,7 @@ func FuzzArgv(f *testing.F) {
 		"validate\x00--state\x00state.yml",
 		"lease-release\x00--state\x00state.yml\x00--writer\x00w1\x00-h",
 		"--help",
+		"--vers",
 		"",
 		"upsert-item\x00--state\x00state.yml\x00--source\x00gh/x\x00--id\x00a/b\x00--json\x00{\"url\": \"https://example.com/a/b\", \"body\": \"1/2\"}\x00--writer\x00w1",
 		"run-record\x00--state=state.yml\x00--writer\x00w/1\x00--outcome\x00completed\x00--counts\x00{\"by/source\": 1}\x00--timestamp\x00t",
@@ -81,7 +83,8 @@ func FuzzArgv(f *testing.F) {
 		switch rc {
 		case 0:
 			first, _, _ := strings.Cut(stdout.String(), "\n")
-			if !words[first] && !strings.HasPrefix(first, "usage: ") {
+			// A status word, help (usage first) or --version.
+			if !words[first] && !strings.HasPrefix(first, "usage: ") && first != "sweep-state "+version.String() {
 				t.Fatalf("argv %q: first line %q is no status word", args, first)
 			}
 			if words[first] && !allUTF8(args) {

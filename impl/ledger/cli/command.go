@@ -142,7 +142,7 @@ func parseCommandLine(args []string) (*invocation, string, error) {
 		return nil, topHelp, nil
 	}
 	if top.version {
-		return nil, versionText, nil
+		return nil, versionText(), nil
 	}
 	spec := subParsers[top.subcommand]
 	sub, err := spec.parse(top.rest)

@@ -1,11 +1,15 @@
 package cli
 
+import "github.com/stateguard/stateguard/internal/version"
+
 // Help and version texts. They reproduce, byte for byte, what the
 // reference CLI's argparse prints (fixtures/ledger/cli-transcript.txt),
 // extended with the Go CLI's two read commands, get and children, laid out
 // the way argparse would lay them out.
 
-const versionText = "task-state-guard 0.1.0\n"
+// versionText is what --version prints: argparse's "%(prog)s X.Y.Z" shape
+// with the binary's version (internal/version).
+func versionText() string { return "task-state-guard " + version.String() + "\n" }
 
 const topHelp = `usage: task-state-guard [-h] [--version] --db DB [--allow-external-acl]
                         {init,create,start,heartbeat,close,delivery,reconcile,doctor,get,children}

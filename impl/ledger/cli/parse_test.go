@@ -98,9 +98,9 @@ func TestParseCommandLineOutcomes(t *testing.T) {
 		{"--db x --help", help, topHelp},
 		{"--bogus --help", help, topHelp},
 		{"--db x --help frobnicate", help, topHelp},
-		{"--version", version, versionText},
-		{"--vers", version, versionText},
-		{"--db x --version init", version, versionText},
+		{"--version", version, versionText()},
+		{"--vers", version, versionText()},
+		{"--db x --version init", version, versionText()},
 		{"create --help", help, createHelp},
 		{"--db x create -h", help, createHelp},
 		{"--db x create --bogus --help", help, createHelp},
@@ -195,7 +195,7 @@ func TestParseCommandLineOutcomes(t *testing.T) {
 					t.Errorf("%q: error class %s, want InvalidInput", c.argv, class)
 				}
 			}
-		case text == versionText:
+		case text == versionText():
 			got = version
 		case text != "":
 			got = help

@@ -52,9 +52,14 @@ type optionSpec struct {
 // parserSpec is the option table of one (sub-)parser.
 type parserSpec struct {
 	options []optionSpec
+	// version adds argparse's --version action (the top-level parser only).
+	version bool
 }
 
-const helpOption = -1
+const (
+	helpOption    = -1
+	versionOption = -3
+)
 
 type tokenKind int
 
@@ -67,7 +72,7 @@ const (
 type token struct {
 	kind     tokenKind
 	text     string
-	option   int // index into options, helpOption, or -2 for unknown
+	option   int // index into options, helpOption, versionOption, or unknownOption
 	explicit *string
 	short    bool // "-h..." form
 }
@@ -77,6 +82,9 @@ const unknownOption = -2
 // optionStrings lists every option string of the parser, help included.
 func (p parserSpec) optionStrings() []string {
 	out := []string{"-h", "--help"}
+	if p.version {
+		out = append(out, "--version")
+	}
 	for _, o := range p.options {
 		out = append(out, o.name)
 	}
@@ -87,6 +95,10 @@ func (p parserSpec) lookup(name string) (int, bool) {
 	switch name {
 	case "-h", "--help":
 		return helpOption, true
+	case "--version":
+		if p.version {
+			return versionOption, true
+		}
 	}
 	for i, o := range p.options {
 		if o.name == name {

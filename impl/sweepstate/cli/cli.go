@@ -12,6 +12,7 @@ import (
 
 	"github.com/stateguard/stateguard/impl/pyjson"
 	"github.com/stateguard/stateguard/impl/sweepstate"
+	"github.com/stateguard/stateguard/internal/version"
 )
 
 // Clock is the wall clock used when a command has no --now (or an empty
@@ -68,25 +69,25 @@ func outcomeOption() optionSpec {
 
 // commands is the command table, in help order.
 var commands = []subcommand{
-	{"read", "print the whole state as JSON", parserSpec{[]optionSpec{stateOpt}},
+	{"read", "print the whole state as JSON", parserSpec{options: []optionSpec{stateOpt}},
 		func(map[string]string) sweepstate.Command { return sweepstate.Read{} }},
-	{"validate", "downgrade closed items that lack evidence to fix_pending", parserSpec{[]optionSpec{stateOpt}},
+	{"validate", "downgrade closed items that lack evidence to fix_pending", parserSpec{options: []optionSpec{stateOpt}},
 		func(map[string]string) sweepstate.Command { return sweepstate.Validate{} }},
-	{"upsert-item", "merge a JSON object into item <source>:<id> (lease holder only)", parserSpec{[]optionSpec{
+	{"upsert-item", "merge a JSON object into item <source>:<id> (lease holder only)", parserSpec{options: []optionSpec{
 		stateOpt, req("--source", "S", "source id"), req("--id", "I", "item id within the source"),
 		req("--json", "OBJ", "JSON object of fields to set"), writerOpt, nowOpt}},
 		func(v map[string]string) sweepstate.Command {
 			return sweepstate.UpsertItem{Source: v["--source"], ID: v["--id"], JSON: v["--json"], Writer: v["--writer"], Now: v["--now"]}
 		}},
-	{"cursor-get", "print a source's resume cursor", parserSpec{[]optionSpec{stateOpt, req("--source", "S", "source id")}},
+	{"cursor-get", "print a source's resume cursor", parserSpec{options: []optionSpec{stateOpt, req("--source", "S", "source id")}},
 		func(v map[string]string) sweepstate.Command { return sweepstate.CursorGet{Source: v["--source"]} }},
-	{"cursor-advance", "move a source's cursor forward past a recorded item (lease holder only)", parserSpec{[]optionSpec{
+	{"cursor-advance", "move a source's cursor forward past a recorded item (lease holder only)", parserSpec{options: []optionSpec{
 		stateOpt, req("--source", "S", "source id"), req("--to", "C", "new cursor"),
 		req("--past-item", "I", "id of the item the cursor moves past"), writerOpt, nowOpt}},
 		func(v map[string]string) sweepstate.Command {
 			return sweepstate.CursorAdvance{Source: v["--source"], To: v["--to"], PastItem: v["--past-item"], Writer: v["--writer"], Now: v["--now"]}
 		}},
-	{"lease-acquire", "take, refresh or reclaim the single-writer lease", parserSpec{[]optionSpec{
+	{"lease-acquire", "take, refresh or reclaim the single-writer lease", parserSpec{options: []optionSpec{
 		stateOpt, writerOpt, ttlOption(), nowOpt}},
 		func(v map[string]string) sweepstate.Command {
 			c := sweepstate.LeaseAcquire{Writer: v["--writer"], Now: v["--now"]}
@@ -95,15 +96,15 @@ var commands = []subcommand{
 			}
 			return c
 		}},
-	{"lease-release", "give the lease up", parserSpec{[]optionSpec{stateOpt, writerOpt}},
+	{"lease-release", "give the lease up", parserSpec{options: []optionSpec{stateOpt, writerOpt}},
 		func(v map[string]string) sweepstate.Command { return sweepstate.LeaseRelease{Writer: v["--writer"]} }},
-	{"run-record", "record the outcome of a run in last_run", parserSpec{[]optionSpec{
+	{"run-record", "record the outcome of a run in last_run", parserSpec{options: []optionSpec{
 		stateOpt, writerOpt, outcomeOption(), req("--counts", "JSON", "JSON counts"),
 		req("--timestamp", "T", "time of the run, stored verbatim")}},
 		func(v map[string]string) sweepstate.Command {
 			return sweepstate.RunRecord{Writer: v["--writer"], Outcome: v["--outcome"], Counts: v["--counts"], Timestamp: v["--timestamp"]}
 		}},
-	{"import-legacy", "import cursors and items from a legacy state file", parserSpec{[]optionSpec{
+	{"import-legacy", "import cursors and items from a legacy state file", parserSpec{options: []optionSpec{
 		stateOpt, req("--file", "F", "legacy file (JSON or the YAML subset)"),
 		opt("--source-map", "JSON", "JSON object mapping channel ids to source ids")}},
 		func(v map[string]string) sweepstate.Command {
@@ -115,8 +116,9 @@ var commands = []subcommand{
 		}},
 }
 
-// topSpec is the top-level parser: only -h/--help before the subcommand.
-var topSpec = parserSpec{}
+// topSpec is the top-level parser: only -h/--help and --version before the
+// subcommand.
+var topSpec = parserSpec{version: true}
 
 const prog = "sweep-state"
 
@@ -135,6 +137,10 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 	cl, err := parseCommandLine(args)
 	if err != nil {
 		return usage(stderr, cl.sub, err)
+	}
+	if cl.version {
+		io.WriteString(stdout, prog+" "+version.String()+"\n")
+		return 0
 	}
 	if cl.help {
 		if cl.sub == nil {
@@ -166,9 +172,10 @@ func checkUTF8(sub *subcommand, values map[string]string) error {
 // commandLine is a parsed argv: help for sub (nil: the top level), or the
 // option values of sub.
 type commandLine struct {
-	sub    *subcommand
-	help   bool
-	values map[string]string
+	sub     *subcommand
+	help    bool
+	version bool
+	values  map[string]string
 }
 
 // parseCommandLine applies the top-level parser, then the subcommand's.
@@ -184,6 +191,13 @@ func parseCommandLine(args []string) (commandLine, error) {
 				return commandLine{}, misuse("argument -h/--help: ignored explicit argument")
 			}
 			return commandLine{help: true}, nil
+		}
+		if t.kind == kindOption && t.option == versionOption {
+			// argparse's version action: acts when reached, takes no value.
+			if t.explicit != nil {
+				return commandLine{}, misuse("argument --version: ignored explicit argument")
+			}
+			return commandLine{version: true}, nil
 		}
 		if t.kind == kindOption {
 			topExtras++
@@ -256,7 +270,7 @@ func commandNames() string {
 
 func usageLine(sub *subcommand) string {
 	if sub == nil {
-		return "usage: " + prog + " [-h] {" + strings.ReplaceAll(commandNames(), ", ", ",") + "} ...\n"
+		return "usage: " + prog + " [-h] [--version] {" + strings.ReplaceAll(commandNames(), ", ", ",") + "} ...\n"
 	}
 	var b strings.Builder
 	b.WriteString("usage: " + prog + " " + sub.name + " [-h]")
@@ -276,7 +290,9 @@ func topHelp() string {
 	b.WriteString(usageLine(nil))
 	b.WriteString("\nThe only writer of a sweep's YAML state file. Line 1 of stdout is a status\n")
 	b.WriteString("word (OK, NO-STATE, CORRUPT, LOCKED, STALE-RECLAIMED, LEASE-LOST, REFUSED,\n")
-	b.WriteString("ERROR); line 2, when present, is a JSON payload. Misuse exits 2.\n\ncommands:\n")
+	b.WriteString("ERROR); line 2, when present, is a JSON payload. Misuse exits 2.\n\n")
+	b.WriteString("options:\n  -h, --help            show this help message and exit\n")
+	b.WriteString("  --version             show program's version number and exit\n\ncommands:\n")
 	for _, c := range commands {
 		fmt.Fprintf(&b, "  %-16s %s\n", c.name, c.summary)
 	}
