@@ -49,3 +49,24 @@ func internal(op string, err error) error {
 	}
 	return &internalError{op: op, cause: err}
 }
+
+// Reason returns the fixed reason carried by an error from this package,
+// such as "database directory is group- or world-writable", or "" when err
+// carries none. A reason is one of a fixed set of phrases chosen where the
+// refusal happens: it never holds an id, a path, an input value or an OS
+// error text, so it is safe to log or show to an operator. The README's
+// troubleshooting table lists every reason with its cause and remedy.
+func Reason(err error) string {
+	var ce *classError
+	if errors.As(err, &ce) {
+		return ce.msg
+	}
+	var ie *internalError
+	if errors.As(err, &ie) {
+		return ie.op + " failed"
+	}
+	if errors.Is(err, errClosed) {
+		return "ledger is closed"
+	}
+	return ""
+}

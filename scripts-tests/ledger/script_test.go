@@ -83,9 +83,11 @@ func sqliteExec(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // exits implements `exits N PROGRAM ARGS...`: it runs the program like
-// exec, then requires exit status N and an empty stderr (the CLI never
-// writes to stderr). testscript's own `! exec` accepts any failure, which
-// would not tell 1 (unhealthy doctor) from 2 (refused) from 3 (internal).
+// exec, then requires exit status N and, unless the script switched on
+// TASK_STATE_GUARD_EXPLAIN=1, an empty stderr (by default the CLI never
+// writes to stderr; with the switch the script compares stderr itself).
+// testscript's own `! exec` accepts any failure, which would not tell 1
+// (unhealthy doctor) from 2 (refused) from 3 (internal).
 func exits(ts *testscript.TestScript, neg bool, args []string) {
 	if neg {
 		ts.Fatalf("unsupported: ! exits")
@@ -107,6 +109,9 @@ func exits(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if got != want {
 		ts.Fatalf("exit status %d, want %d", got, want)
+	}
+	if ts.Getenv(cli.ExplainEnv) == "1" {
+		return
 	}
 	if stderr := ts.ReadFile("stderr"); stderr != "" {
 		ts.Fatalf("stderr not empty")

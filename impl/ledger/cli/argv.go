@@ -6,8 +6,22 @@ import (
 )
 
 // errUsage marks a command line the reference's argparse would reject. The
-// CLI reports it as InvalidInput; the message never reaches the user.
+// CLI reports it as InvalidInput; stdout never shows more than the class.
 var errUsage = errors.New("usage error")
+
+// Usage errors with their fixed reasons (shown only under
+// TASK_STATE_GUARD_EXPLAIN=1); each matches errUsage.
+var (
+	errAmbiguousOption = explained(errUsage, "an abbreviated option matches more than one option")
+	errUnknownCommand  = explained(errUsage, "unknown command")
+	errNoCommand       = explained(errUsage, "no command given")
+	errFlagWithValue   = explained(errUsage, "a flag that takes no value was given one")
+	errMissingValue    = explained(errUsage, "an option lacks its value")
+	errBadNumber       = explained(errUsage, "an option value is not a number")
+	errBadChoice       = explained(errUsage, "an option value is not one of its allowed words")
+	errMissingRequired = explained(errUsage, "a required option or argument is missing")
+	errUnrecognized    = explained(errUsage, "unrecognized option or extra argument")
+)
 
 // option describes one optional argument the way argparse sees it.
 type option struct {
@@ -61,7 +75,8 @@ func (p *parserSpec) lookup(spelling string) *option {
 
 // classify mirrors argparse's _parse_optional (Python 3.11): it returns
 // (nil, false, nil) for a positional word, (match, true, nil) for an option
-// (match.opt nil when unknown), and errUsage for an ambiguous abbreviation.
+// (match.opt nil when unknown), and errAmbiguousOption for an ambiguous
+// abbreviation.
 func (p *parserSpec) classify(word string) (*optionMatch, bool, error) {
 	if word == "" || word[0] != '-' {
 		return nil, false, nil
@@ -80,7 +95,7 @@ func (p *parserSpec) classify(word string) (*optionMatch, bool, error) {
 	}
 	matches := p.prefixMatches(word)
 	if len(matches) > 1 {
-		return nil, false, errUsage
+		return nil, false, errAmbiguousOption
 	}
 	if len(matches) == 1 {
 		return &matches[0], true, nil
@@ -193,7 +208,7 @@ func (p *parserSpec) parse(args []string) (*parseResult, error) {
 		if !w.isOpt {
 			if len(p.subcommands) > 0 {
 				if !contains(p.subcommands, w.text) {
-					return nil, errUsage
+					return nil, errUnknownCommand
 				}
 				res.subcommand = w.text
 				for _, rest := range words[i+1:] {
@@ -218,7 +233,7 @@ func (p *parserSpec) parse(args []string) (*parseResult, error) {
 			if m.explicitArg != nil {
 				// Only a run of glued short help flags ("-hh") survives.
 				if m.spelling != "-h" || *m.explicitArg == "" || strings.Trim(*m.explicitArg, "h") != "" {
-					return nil, errUsage
+					return nil, errFlagWithValue
 				}
 			}
 			switch m.opt.key {
@@ -240,19 +255,19 @@ func (p *parserSpec) parse(args []string) (*parseResult, error) {
 			i++
 			value = words[i].text
 		default:
-			return nil, errUsage // "expected one argument"
+			return nil, errMissingValue // "expected one argument"
 		}
 		if m.opt.typeCheck != nil && !m.opt.typeCheck(value) {
-			return nil, errUsage
+			return nil, errBadNumber
 		}
 		if m.opt.choices != nil && !contains(m.opt.choices, value) {
-			return nil, errUsage
+			return nil, errBadChoice
 		}
 		res.values[m.opt.key] = value
 	}
 	if len(p.subcommands) > 0 && res.subcommand == "" {
 		// No subcommand: argparse reports the missing positional.
-		return nil, errUsage
+		return nil, errNoCommand
 	}
 	return res, nil
 }
@@ -263,17 +278,17 @@ func (p *parserSpec) checkComplete(res *parseResult) error {
 	for _, o := range p.options {
 		if o.required {
 			if _, ok := res.values[o.key]; !ok {
-				return errUsage
+				return errMissingRequired
 			}
 		}
 	}
 	for _, name := range p.positionals {
 		if _, ok := res.values[name]; !ok {
-			return errUsage
+			return errMissingRequired
 		}
 	}
 	if res.unknownArgs {
-		return errUsage
+		return errUnrecognized
 	}
 	return nil
 }

@@ -1,10 +1,14 @@
 // Package cli is the task-state-guard command line: argv in, one compact
 // JSON line out (spec/task-state-guard.md, CLI section).
 //
-// Main never exits the process and never writes to stderr. Every run except
-// --help and --version prints exactly one line of JSON with sorted keys; a
-// failure prints only its class ({"error":"InvalidInput","ok":false}), never
-// the rejected value, a path or an error message.
+// Main never exits the process. Every run except --help and --version
+// prints exactly one line of JSON with sorted keys; a failure prints only its
+// class ({"error":"InvalidInput","ok":false}), never the rejected value, a
+// path or an error message. Nothing is written to stderr unless the
+// environment holds TASK_STATE_GUARD_EXPLAIN=1: then a failure also writes
+// one line "task-state-guard: CLASS: REASON" to stderr, where REASON is one
+// of a fixed set of phrases (ledger.Reason and this package's own), never a
+// value, id or path.
 //
 // Test clock: when the environment holds TASK_STATE_GUARD_TEST_CLOCK=1, the
 // ledger's clock is pinned to TASK_STATE_GUARD_TEST_NOW (Unix seconds, a
@@ -32,6 +36,9 @@ const (
 	TestNowEnv   = "TASK_STATE_GUARD_TEST_NOW"
 )
 
+// ExplainEnv switches on the one-line reason on stderr for a failure.
+const ExplainEnv = "TASK_STATE_GUARD_EXPLAIN"
+
 // Exit statuses.
 const (
 	exitOK        = 0
@@ -43,21 +50,65 @@ const (
 // errInternal stands for anything that is not one of the ledger's classes.
 var errInternal = errors.New("InternalError")
 
+// explainedError gives a class (or errUsage) a fixed, value-free reason.
+type explainedError struct {
+	class  error
+	reason string
+}
+
+func (e *explainedError) Error() string { return e.class.Error() + ": " + e.reason }
+func (e *explainedError) Unwrap() error { return e.class }
+
+func explained(class error, reason string) error { return &explainedError{class, reason} }
+
+// The CLI's own refusals outside argument parsing.
+var (
+	errPanic          = explained(errInternal, "unexpected internal error") // a defect
+	errBadTestClock   = explained(ledger.ErrInvalidInput, "test clock time is not a plain finite decimal number")
+	errBadPayloadHash = explained(ledger.ErrInvalidInput, "payload hash must be 64 lowercase hex characters")
+	errBadSeconds     = explained(ledger.ErrInvalidInput, "a seconds value is not a finite, non-negative number")
+	errNoLedger       = explained(ledger.ErrTaskNotFound, "database does not exist, so it holds no task")
+)
+
+// reason returns the fixed reason of err for the explanation line.
+func reason(err error) string {
+	var ee *explainedError
+	if errors.As(err, &ee) {
+		return ee.reason
+	}
+	if r := ledger.Reason(err); r != "" {
+		return r
+	}
+	return "no further detail"
+}
+
 // Main runs the CLI with args (without the program name) and returns the
 // exit status: 0 success or healthy doctor, 1 unhealthy doctor, 2
 // InvalidInput/TaskNotFound/StateConflict, 3 InternalError.
 func Main(args []string, stdout, stderr io.Writer) int {
-	return run(args, stdout, os.Getenv)
+	return runExplained(args, stdout, stderr, os.Getenv)
 }
 
-// run is Main with the environment injected, so tests need not mutate the
-// process environment.
-func run(args []string, stdout io.Writer, getenv func(string) string) (status int) {
+// run is Main with the environment injected and stderr discarded, so tests
+// need not mutate the process environment.
+func run(args []string, stdout io.Writer, getenv func(string) string) int {
+	return runExplained(args, stdout, io.Discard, getenv)
+}
+
+func runExplained(args []string, stdout, stderr io.Writer, getenv func(string) string) (status int) {
+	writeError := func(stdout io.Writer, err error) int {
+		class, status := classify(err)
+		_, _ = fmt.Fprintf(stdout, "{\"error\":%q,\"ok\":false}\n", class)
+		if getenv(ExplainEnv) == "1" {
+			_, _ = fmt.Fprintf(stderr, "task-state-guard: %s: %s\n", class, reason(err))
+		}
+		return status
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			// An unexpected panic is an internal error; its text may hold
 			// input, so it is dropped.
-			status = writeError(stdout, errInternal)
+			status = writeError(stdout, errPanic)
 		}
 	}()
 	inv, out, err := parseCommandLine(args)
@@ -91,20 +142,13 @@ func clockFromEnv(getenv func(string) string) (ledger.Clock, error) {
 	}
 	text := trimASCIISpace(getenv(TestNowEnv))
 	if !isPlainDecimal(text) {
-		return nil, ledger.ErrInvalidInput
+		return nil, errBadTestClock
 	}
 	now, err := strconv.ParseFloat(text, 64)
 	if err != nil || math.IsInf(now, 0) || math.IsNaN(now) {
-		return nil, ledger.ErrInvalidInput
+		return nil, errBadTestClock
 	}
 	return func() float64 { return now }, nil
-}
-
-// writeError prints the error's class and returns its exit status.
-func writeError(stdout io.Writer, err error) int {
-	class, status := classify(err)
-	_, _ = fmt.Fprintf(stdout, "{\"error\":%q,\"ok\":false}\n", class)
-	return status
 }
 
 // classify maps an error to its public class; the one place that does.
@@ -136,7 +180,7 @@ func execute(inv *invocation, clock ledger.Clock) (result any, status int, err e
 			return nil, 0, err
 		}
 		if missing {
-			return nil, 0, ledger.ErrTaskNotFound
+			return nil, 0, errNoLedger
 		}
 	}
 	l, err := ledger.Open(inv.db, opts)
@@ -202,7 +246,7 @@ func execute(inv *invocation, clock ledger.Clock) (result any, status int, err e
 		}
 		return doctorObject(rep), exitUnhealthy, nil
 	}
-	return nil, 0, errInternal
+	return nil, 0, errPanic
 }
 
 // taskObject is the task's public JSON shape; the payload fingerprint

@@ -209,18 +209,12 @@ func buildInvocation(top, sub *parseResult) (*invocation, error) {
 	// The path's text is judged here, with the other values, by the
 	// ledger's own rule; the disk is looked at only later.
 	if err := ledger.CheckPathText(inv.db); err != nil {
-		return nil, ledger.ErrInvalidInput
-	}
-	canonicalID := func(text string) (string, error) {
-		id, err := ledger.ParseTaskID(text)
-		if err != nil {
-			return "", ledger.ErrInvalidInput
-		}
-		return id, nil
+		return nil, err
 	}
 	if text, ok := sub.values["code"]; ok {
 		inv.code = &text
 	}
+	canonicalID := ledger.ParseTaskID
 	var err error
 	if text, ok := sub.values["task_id"]; ok {
 		if inv.taskID, err = canonicalID(text); err != nil {
@@ -239,7 +233,7 @@ func buildInvocation(top, sub *parseResult) (*invocation, error) {
 	}
 	if text, ok := sub.values["payload-sha256"]; ok {
 		if !ledger.ValidPayloadHash(text) {
-			return nil, ledger.ErrInvalidInput
+			return nil, errBadPayloadHash
 		}
 		inv.payloadHash = text
 	}
@@ -250,7 +244,7 @@ func buildInvocation(top, sub *parseResult) (*invocation, error) {
 		}
 		v, ok := parseSeconds(text)
 		if !ok {
-			return ledger.ErrInvalidInput
+			return errBadSeconds
 		}
 		*dst = v
 		return nil
