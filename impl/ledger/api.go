@@ -63,6 +63,11 @@ type Options struct {
 	// ReadOnly opens without creating, migrating or tightening anything;
 	// every mutation fails with ErrStateConflict.
 	ReadOnly bool
+	// MustExist makes a writable Open refuse a database that does not exist
+	// (ErrInvalidInput) instead of creating it and its directories, so a
+	// mistyped path cannot silently start an empty ledger. The CLI sets it
+	// for every command but init and create (divergence L7).
+	MustExist bool
 	// AllowExternalACL is the Windows acknowledgement (certifies nothing).
 	AllowExternalACL bool
 	// BusyTimeoutMS defaults to 5000 when zero.

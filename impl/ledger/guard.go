@@ -31,7 +31,7 @@ func openGuard(path string, opts Options) (*guard, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(missing) > 0 && (opts.ReadOnly || !canCreateDirs) {
+	if len(missing) > 0 && (opts.ReadOnly || opts.MustExist || !canCreateDirs) {
 		return nil, invalidInput("database directory does not exist")
 	}
 	if err := checkAncestors(dir); err != nil {
@@ -51,7 +51,7 @@ func openGuard(path string, opts Options) (*guard, error) {
 	info, err := lstat(g.path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		if opts.ReadOnly {
+		if opts.ReadOnly || opts.MustExist {
 			return nil, invalidInput("database does not exist")
 		}
 		f, err := createPrivate(g.path)

@@ -51,6 +51,35 @@ func TestMissingDirsCreatedPrivate(t *testing.T) {
 	}
 }
 
+// MustExist refuses a missing database or directory and creates nothing
+// (divergence L7), and opens an existing ledger normally.
+func TestMustExistCreatesNothing(t *testing.T) {
+	base := privateDir(t)
+	for _, p := range []string{
+		filepath.Join(base, "a", "b", "ledger.sqlite"),
+		filepath.Join(base, "ledger.sqlite"),
+	} {
+		_, err := Open(p, Options{MustExist: true})
+		if !errors.Is(err, ErrInvalidInput) {
+			t.Fatalf("%s: %v, want ErrInvalidInput", p, err)
+		}
+	}
+	if left, _ := os.ReadDir(base); len(left) != 0 {
+		t.Fatalf("MustExist created %v", left)
+	}
+	p := filepath.Join(base, "ledger.sqlite")
+	l, err := Open(p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	l, err = Open(p, Options{MustExist: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+}
+
 func TestSymlinkedParentAccepted(t *testing.T) {
 	base := privateDir(t)
 	real := filepath.Join(base, "real")

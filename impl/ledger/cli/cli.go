@@ -170,6 +170,7 @@ func classify(err error) (string, int) {
 func execute(inv *invocation, clock ledger.Clock) (result any, status int, err error) {
 	opts := ledger.Options{
 		ReadOnly:         inv.readOnly(),
+		MustExist:        inv.mustExist(),
 		AllowExternalACL: inv.allowExternalACL,
 		Clock:            clock,
 	}

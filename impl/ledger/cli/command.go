@@ -44,6 +44,13 @@ func (inv *invocation) readOnly() bool {
 	return false
 }
 
+// mustExist reports whether the command refuses a missing database instead
+// of creating it: only init and create start a ledger (divergence L7 for
+// reconcile; the read-only commands never create anything anyway).
+func (inv *invocation) mustExist() bool {
+	return inv.command != "init" && inv.command != "create"
+}
+
 // needsExistingTask reports whether the command can only succeed on a
 // task that is already stored: the writes that address a task, and a
 // create under a parent. On a missing database file these answer
