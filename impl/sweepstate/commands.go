@@ -26,8 +26,12 @@ type Result struct {
 	Word Word
 	// Payload is the JSON line after the word; nil means no payload line.
 	Payload *value.Map
-	// Reason is a one-line explanation for ERROR (printed on stderr). It
-	// never contains input values.
+	// Reason is a one-line explanation for ERROR (the CLI prints it on
+	// stderr) and for CORRUPT (for library callers only: the CLI prints the
+	// word alone), such as the parser's "line 3: ambiguous unquoted scalar"
+	// or "the state file has no schema_version". It is built from fixed
+	// phrases and line numbers and never contains a value from the file or
+	// the command line.
 	Reason string
 }
 

@@ -93,7 +93,20 @@ func (e *Engine) now(cmd Command) string {
 
 func errorResult(reason string) Result { return Result{Word: WordError, Reason: reason} }
 
-var corrupt = &Result{Word: WordCorrupt}
+// corrupt is a CORRUPT answer with its fixed reason (never a value from
+// the file or the command line).
+func corrupt(reason string) *Result { return &Result{Word: WordCorrupt, Reason: reason} }
+
+// parseReason is the parser's own reason for a CORRUPT document, such as
+// "line 3: ambiguous unquoted scalar": its rules are fixed phrases and the
+// line is a number.
+func parseReason(err error) string {
+	prefix := yamlsubset.ErrCorrupt.Error() + ": "
+	if msg := err.Error(); errors.Is(err, yamlsubset.ErrCorrupt) && strings.HasPrefix(msg, prefix) {
+		return strings.TrimPrefix(msg, prefix)
+	}
+	return "the state file is outside the YAML subset"
+}
 
 // load reads and checks the state file (contract sections 2, 10, 12, 15).
 func load(path string) (loaded, *Result) {
@@ -103,25 +116,32 @@ func load(path string) (loaded, *Result) {
 	}
 	// A directory, FIFO or device, an unreadable file or a co-tenant's.
 	if err != nil {
-		return loaded{}, corrupt
+		return loaded{}, corrupt("the state file is not a regular file or cannot be opened")
 	}
 	defer f.Close()
 	if !durable.OwnedByEffectiveUser(fi) {
-		return loaded{}, corrupt
+		return loaded{}, corrupt("the state file is not owned by the effective user")
 	}
 	text, err := readString(f, fi.Size())
+	if errors.Is(err, errTooLarge) {
+		return loaded{}, corrupt("the state file is larger than 256 MiB")
+	}
 	if err != nil {
-		return loaded{}, corrupt
+		return loaded{}, corrupt("the state file cannot be read")
 	}
 	if !utf8.ValidString(text) {
-		return loaded{}, corrupt // Python's UTF-8 read would fail
+		// Python's UTF-8 read would fail.
+		return loaded{}, corrupt("the state file is not valid UTF-8")
 	}
 	if strings.TrimFunc(text, isPySpace) == "" {
 		return loaded{doc: freshDoc(), fresh: true}, nil
 	}
 	doc, err := yamlsubset.ParseString(text)
-	if err != nil || !doc.Has("schema_version") {
-		return loaded{}, corrupt
+	if err != nil {
+		return loaded{}, corrupt(parseReason(err))
+	}
+	if !doc.Has("schema_version") {
+		return loaded{}, corrupt("the state file has no schema_version")
 	}
 	for _, k := range []string{"sources", "items"} {
 		v, ok := doc.Get(k)

@@ -233,3 +233,34 @@ func TestImportLegacyNonStringCursors(t *testing.T) {
 		t.Errorf("second import:\n%s", data)
 	}
 }
+
+// A CORRUPT answer tells a library caller why: the parser's line and rule,
+// or which load check refused the file; never a value from the file.
+func TestCorruptCarriesReason(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		name, text, want string
+	}{
+		{"ambiguous.yml", "schema_version: 1\nsources: {}\nitems:\n  a: yes_secret\n  b: yes\n", "line 5: ambiguous unquoted scalar"},
+		{"tab.yml", "schema_version: 1\nitems:\n\tx: 1\n", "line 3: tab in indentation"},
+		{"noversion.yml", "sources: {}\nitems: {}\n", "the state file has no schema_version"},
+		{"latin1.yml", "schema_version: 1\nitems: {}\n# \xe9\n", "the state file is not valid UTF-8"},
+	}
+	for _, c := range cases {
+		p := filepath.Join(dir, c.name)
+		if err := os.WriteFile(p, []byte(c.text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		res := (&Engine{}).Run(p, Validate{})
+		if res.Word != WordCorrupt || res.Reason != c.want {
+			t.Errorf("%s: %s %q, want CORRUPT %q", c.name, res.Word, res.Reason, c.want)
+		}
+		if strings.Contains(res.Reason, "secret") {
+			t.Errorf("%s: reason %q echoes the file", c.name, res.Reason)
+		}
+	}
+	res := (&Engine{}).Run(dir, Validate{})
+	if want := "the state file is not a regular file or cannot be opened"; res.Word != WordCorrupt || res.Reason != want {
+		t.Errorf("directory: %s %q, want CORRUPT %q", res.Word, res.Reason, want)
+	}
+}
