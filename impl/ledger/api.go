@@ -1,8 +1,3 @@
-// Package ledger is the SQLite task and delivery ledger (spec/task-state-guard.md).
-//
-// This file fixes the public API that the CLI (impl/ledger/cli), the demo,
-// the benchmarks and the model-vs-implementation tests are written against.
-// Keep these names and signatures; add to them if needed.
 package ledger
 
 import "errors"
@@ -131,24 +126,6 @@ type StorageInfo struct {
 	JournalMode     string // "wal"
 	PermissionModel string // "posix_mode" or "external_acl"
 }
-
-// The operations, implemented in the other files of this package:
-//
-//	func Open(path string, opts Options) (*Ledger, error)
-//	func (l *Ledger) Close() error
-//	func (l *Ledger) Create(p CreateParams) (Task, error)
-//	func (l *Ledger) Start(id string) (Task, error)
-//	func (l *Ledger) Heartbeat(id string) (Task, error)
-//	func (l *Ledger) CloseTask(id, status, code string) (Task, error)   // code "" = none
-//	func (l *Ledger) SetDelivery(id, status, code string) (Task, error) // code "" = none
-//	func (l *Ledger) CloseTaskCode(id, status string, code *string) (Task, error)   // code nil = none; "" is checked
-//	func (l *Ledger) SetDeliveryCode(id, status string, code *string) (Task, error) // code nil = none; "" is checked
-//	func (l *Ledger) Get(id string) (Task, error)
-//	func (l *Ledger) ChildrenOf(id string) ([]Task, error)              // created_at, id
-//	func (l *Ledger) Reconcile(activeGrace, deliveryGrace float64, dryRun bool) (ReconcileReport, error)
-//	func (l *Ledger) Doctor() (DoctorReport, error)
-//	func (l *Ledger) StorageInfo() StorageInfo
-//	func ParseTaskID(s string) (string, error) // canonical lowercase 8-4-4-4-12, or ErrInvalidInput
 
 // CheckPathText applies Open's rules for the text of a database path (no
 // disk access): non-empty, no NUL, not ":memory:", not a UNC path, and

@@ -7,8 +7,8 @@ import (
 	"math"
 )
 
-// Doctor checks the ledger read-only and reports counts only (contract
-// §6). When the schema is not exactly v2 it returns the early report: all
+// Doctor checks the ledger read-only and reports counts only (spec/task-state-guard.md
+// §8). When the schema is not exactly v2 it returns the early report: all
 // counts zero, SchemaOK false, DoctorErrorCount 1.
 func (l *Ledger) Doctor() (DoctorReport, error) {
 	var rep DoctorReport

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 )
 
-// guard is the storage boundary of one open ledger (contract §8): the
+// guard is the storage boundary of one open ledger (spec/task-state-guard.md §11): the
 // resolved database path, the remembered identity of the file, and the
 // shared descriptor that keeps it open for the ledger's lifetime.
 type guard struct {

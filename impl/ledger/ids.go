@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// Task and delivery state sets, and the reason-code registry (contract §2).
+// Task and delivery state sets, and the reason-code registry (spec/task-state-guard.md §2, §3).
 var (
 	taskStates     = []string{StatusQueued, StatusRunning, StatusSucceeded, StatusFailed, StatusTimedOut, StatusCancelled}
 	deliveryStates = []string{DeliveryPending, DeliveryDelivered, DeliveryFailed, DeliveryNotApplicable}

@@ -43,8 +43,8 @@ type Ledger struct {
 }
 
 // Open opens (or, unless read-only, creates) the ledger at path after the
-// storage checks of contract §8, and validates, creates or migrates the
-// schema (§7).
+// storage checks of spec/task-state-guard.md §11, and validates, creates or
+// migrates the schema (§9).
 func Open(path string, opts Options) (*Ledger, error) {
 	if opts.BusyTimeoutMS < 0 {
 		return nil, invalidInput("busy timeout must not be negative")

@@ -135,7 +135,7 @@ func sameString(a *string, b string) bool {
 }
 
 // Create adds a queued task, or returns the stored one when the same id
-// already exists with identical parameters (contract §4).
+// already exists with identical parameters (spec/task-state-guard.md §6.1).
 func (l *Ledger) Create(p CreateParams) (Task, error) {
 	if l.readOnly {
 		return Task{}, errReadOnly

@@ -45,7 +45,7 @@ func retryableReadOnly(err error) bool {
 }
 
 // openReadOnly opens an existing ledger without creating, migrating or
-// tightening anything (contract §8, read-only bullet): it makes the first
+// tightening anything (spec/task-state-guard.md §12): it makes the first
 // view and reads the schema through it.
 func (l *Ledger) openReadOnly() error {
 	return l.readOnlyTx("open", false, nil)

@@ -23,7 +23,7 @@ type reconcileParams struct {
 
 // runningStaleSQL is step 1's decision over a tasks row: a running task
 // whose deadline has passed or whose last update is at or before
-// now - active_grace times out (contract §7.2, first match wins; both
+// now - active_grace times out (spec/task-state-guard.md §7.2, first match wins; both
 // give a timeout, only the code differs).
 const runningStaleSQL = `((deadline_at IS NOT NULL AND deadline_at <= :now) OR updated_at <= :stale)`
 
@@ -179,7 +179,7 @@ func sqlCompare(v driver.Value, x float64) int {
 // against the row rules (a row that breaks them makes the whole
 // reconcile, dry run included, StateConflict before anything is decided)
 // and then counted. The first read (the plan's estimate) fixes the
-// transaction's snapshot; only then is the clock sampled (contract §7.1).
+// transaction's snapshot; only then is the clock sampled (spec/task-state-guard.md §7.1).
 // A damaged row outranks a non-finite clock, so the rows are still
 // checked when the clock fails.
 func examine(t *txn, activeGrace, deliveryGrace float64) (examination, error) {
@@ -282,7 +282,7 @@ type reconcilePlan struct {
 }
 
 // planReconcile decides, from the counts over the snapshot at now, the
-// report and the number of rows each step changes (contract §7).
+// report and the number of rows each step changes (spec/task-state-guard.md §7).
 func planReconcile(e examination) (ReconcileReport, reconcilePlan, error) {
 	var rep ReconcileReport
 	closeNotApplicable := e.closes - e.closeFailed

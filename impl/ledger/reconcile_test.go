@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestReconcileBoundaries pins the comparisons of contract §5: deadline_at
+// TestReconcileBoundaries pins the comparisons of spec/task-state-guard.md §7: deadline_at
 // <= now times out, updated_at <= now - grace is stale, and ended_at > now
 // - grace is retained.
 func TestReconcileBoundaries(t *testing.T) {
@@ -59,7 +59,7 @@ func TestReconcileBoundaries(t *testing.T) {
 }
 
 // TestReconcileWrongTypes damages one value per case (written with CHECK
-// constraints and foreign keys off) and requires what contract §5's
+// constraints and foreign keys off) and requires what spec/task-state-guard.md §7's
 // implementation decisions state: a value reconcile reads that has the
 // wrong type makes the dry run and the apply StateConflict, with nothing
 // written; odd values of the right type pass when the row still obeys the

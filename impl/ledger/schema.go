@@ -11,7 +11,7 @@ import (
 	"github.com/stateguard/stateguard/impl/pyjson"
 )
 
-// SchemaFingerprint is the fingerprint of schema v2 (contract §7).
+// SchemaFingerprint is the fingerprint of schema v2 (spec/task-state-guard.md §9.2).
 const SchemaFingerprint = "50ae209ec97afb360e142cfae85767f575acc2a065103f5b642bfd0c141e08f6"
 
 // schemaDDL is the schema, statement by statement, in the reference
@@ -94,7 +94,7 @@ func collapseSpace(s string) string {
 	return b.String()
 }
 
-// fingerprint computes the schema fingerprint of objects (contract §7):
+// fingerprint computes the schema fingerprint of objects (spec/task-state-guard.md §9.2):
 // SHA-256 of the compact JSON list of [type, name, tbl_name, sql] ordered
 // by type then name.
 func fingerprint(objects []schemaObject) string {
@@ -294,7 +294,7 @@ type execer interface {
 }
 
 // v1MigrationSafe reports whether every stored code and event of a v1 file
-// already matches the registry for its state (contract §7). Nullable columns
+// already matches the registry for its state (spec/task-state-guard.md §9.5). Nullable columns
 // are compared with IS or coalesce: a NULL from_value would make a plain
 // comparison NULL, and NOT NULL would let the row through uncounted.
 func v1MigrationSafe(ctx context.Context, q execer) (bool, error) {

@@ -33,7 +33,7 @@ type fileInfo struct {
 	chTime  int64 // nanoseconds; 0 when unknown
 }
 
-// checkPathText applies the textual path rules (contract §8): non-empty, no
+// checkPathText applies the textual path rules (spec/task-state-guard.md §11.1): non-empty, no
 // NUL, not ":memory:", not a UNC path. It returns the path with trailing
 // separators removed, so "PATH/" acts like "PATH".
 func checkPathText(path string) (string, error) {

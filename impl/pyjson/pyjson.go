@@ -1,7 +1,7 @@
 // Package pyjson reads and writes JSON text the way the reference engines'
 // Python json module does, over the exact values of package value.
 //
-// API contract (other packages rely on it; keep the signatures):
+// Its functions:
 //
 //	Decode(text string) (value.Value, error)
 //	    json.loads semantics: surrounding whitespace allowed; integers exact at

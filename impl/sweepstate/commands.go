@@ -9,7 +9,7 @@ import (
 // Word is the status word printed on the first line of every answer.
 type Word string
 
-// The status words of contract section 13.
+// The status words of spec/sweep-state.md §14.
 const (
 	WordOK             Word = "OK"
 	WordNoState        Word = "NO-STATE"
@@ -95,5 +95,5 @@ func (LeaseRelease) mutating() bool  { return true }
 func (RunRecord) mutating() bool     { return true }
 func (ImportLegacy) mutating() bool  { return true }
 
-// Outcomes lists the run-record outcomes the contract allows (section 9).
+// Outcomes lists the run-record outcomes the contract allows (spec/sweep-state.md §10).
 var Outcomes = []string{"completed", "aborted-locked", "partial", "failed"}

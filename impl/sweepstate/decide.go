@@ -63,7 +63,7 @@ func cursorGet(in input, c CursorGet) Result {
 	return ok(single("cursor", cursor))
 }
 
-// evidenceFields must all be truthy for an item to stay closed (section 4).
+// evidenceFields must all be truthy for an item to stay closed (spec/sweep-state.md §4.1).
 var evidenceFields = []string{"fix_ref", "verified_revision_id", "verified_at"}
 
 func validate(in input) (Result, bool) {

@@ -1,16 +1,34 @@
-// Package sweepstate is the sweep state engine: the only writer of the YAML
-// state file of contract sweep-state.md (spec/sweep-state.md).
+// Package sweepstate is the sweep state engine: the only writer of one YAML
+// state file holding a lease with a TTL, per-source resume cursors, id-keyed
+// items (with evidence-checked "closed" items and redaction of sensitive
+// text) and the last run's outcome. It is the engine behind the sweep-state
+// command; the normative contract is spec/sweep-state.md in the repository.
 //
-// One engine call is one load, one decision and at most one write:
+// # Getting started
 //
-//	load     stat, owner check, read, parse (package yamlsubset), shape
-//	         checks, legacy field rename  -> NO-STATE / CORRUPT / ERROR
-//	decide   a pure function of (document, command, now) in decide.go
-//	write    under the flock of "<state>.lock", atomically (package durable)
+// Build a Command value and run it against the state file's path:
 //
-// Time is an input: a command's Now string, or Engine.Clock when it is
-// empty. The decision never reads the wall clock. Timestamps are compared
-// with package isotime in exact microseconds.
+//	eng := &sweepstate.Engine{}
+//	res := eng.Run("sweep.yml", sweepstate.LeaseAcquire{Writer: "nightly", Now: "2026-07-02T12:00:00Z"})
+//	if res.Word != sweepstate.WordOK { ... } // LOCKED: another writer holds the lease
 //
-// The command line lives in package cli; cmd/sweep-state is a thin main.
+// Every call answers one status word (Result.Word) and, for some commands,
+// a JSON-like payload (Result.Payload); Result.Reason says why for ERROR and
+// CORRUPT. A file that is not a valid state document is CORRUPT and is never
+// overwritten. The Example shows a whole sweep.
+//
+// Time is an input: give each command an RFC 3339 UTC time in Now (or
+// Timestamp); only when it is empty is Engine.Clock read, once, before the
+// decision. A lease stamped with a time that cannot be parsed is never
+// considered stale.
+//
+// # Concurrency and durability
+//
+// One call is one load, one decision and at most one write. Every mutating
+// command holds an exclusive lock (flock on "<state>.lock"; LockFileEx on
+// Windows) for its whole load-decide-write cycle, so calls from any number
+// of goroutines or processes serialise; a held lock is waited for without a
+// time limit. Writes go to a fresh temporary file that is synced and renamed
+// over the state file, then the directory is synced. An Engine has no
+// mutable state and may be shared. Local filesystems only (no NFS).
 package sweepstate

@@ -108,7 +108,7 @@ func parseReason(err error) string {
 	return "the state file is outside the YAML subset"
 }
 
-// load reads and checks the state file (contract sections 2, 10, 12, 15).
+// load reads and checks the state file (spec/sweep-state.md §2, §13.3, §15.2).
 func load(path string) (loaded, *Result) {
 	f, fi, err := durable.OpenRegular(path)
 	if errors.Is(err, fs.ErrNotExist) {

@@ -238,7 +238,7 @@ func decimalDigits(s string) ([]int, bool) {
 	return out, true
 }
 
-// cursorLess reports whether cursor a sorts before b (contract section 8):
+// cursorLess reports whether cursor a sorts before b (spec/sweep-state.md §9.3):
 // two all-digit cursors compare as integers, anything else by code point
 // (UTF-8 byte order is code point order).
 func cursorLess(a, b string) bool {

@@ -1,7 +1,7 @@
 // Package yamlsubset is the codec of the sweep state file: a small subset of
-// YAML that round-trips exactly (contract section 14, spec/sweep-state.md).
+// YAML that round-trips exactly (spec/sweep-state.md §15).
 //
-// API contract (other packages rely on it; keep the signatures):
+// Its functions:
 //
 //	Parse(data []byte) (*value.Map, error)
 //	    Reads a document. Errors (all wrapping ErrCorrupt) for: a line without

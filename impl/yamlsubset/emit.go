@@ -13,7 +13,7 @@ import (
 	"github.com/stateguard/stateguard/model/value"
 )
 
-// Emit writes doc in the canonical form of contract section 14.
+// Emit writes doc in the canonical form of spec/sweep-state.md §15.1.
 func Emit(doc *value.Map) []byte {
 	// Sizing the buffer once keeps a multi-megabyte file from being copied
 	// through every doubling of append.

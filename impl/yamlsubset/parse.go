@@ -14,7 +14,7 @@ import (
 // Emit writes from decoded input reads back.
 const maxDepth = 2000
 
-// Parse reads a state document (contract sections 14 and 15, "Loading").
+// Parse reads a state document (spec/sweep-state.md §15.2).
 //
 // Layout rules:
 //   - Line ends are "\n", "\r\n" or a lone "\r" (so a raw CR inside a quoted

@@ -299,7 +299,7 @@ func TestChildrenOrder(t *testing.T) {
 	}
 }
 
-// TestOrderOfChecks pins §11's observed order of checks.
+// TestOrderOfChecks pins the order of checks of spec/task-state-guard.md §6.
 func TestOrderOfChecks(t *testing.T) {
 	succeeded := func(t *testing.T) *model.Model {
 		m := inState(t, model.StatusSucceeded, true, false)

@@ -6,7 +6,7 @@ import (
 	"github.com/stateguard/stateguard/model/value"
 )
 
-// Key orders of the written file (§14). Keys not listed follow, sorted by
+// Key orders of the written file (§15.1). Keys not listed follow, sorted by
 // code point.
 var (
 	topOrder     = []string{"schema_version", "lease", "sources", "items", "last_run"}
@@ -16,7 +16,7 @@ var (
 )
 
 // Canonical returns doc with every map in the order the engine writes it,
-// which is also the order a later read reports (§10, §14): the top level in
+// which is also the order a later read reports (§11, §15.1): the top level in
 // topOrder; lease and last_run in their own orders; the maps directly under
 // any other top-level key (sources, items, unknown keys) sorted; every map
 // deeper than that in item order; maps inside lists sorted.

@@ -11,7 +11,7 @@ import (
 // blank file), changes it in place when it writes, and says so in
 // Result.Wrote. Commands that may create the file return the document.
 
-// read answers the whole loaded document (§10).
+// read answers the whole loaded document (§11).
 func read(doc *value.Map) Result {
 	if doc == nil {
 		return Result{Word: NoState}
@@ -19,10 +19,10 @@ func read(doc *value.Map) Result {
 	return Result{Word: OK, Payload: doc}
 }
 
-// evidenceFields must all be truthy on a closed item (§4).
+// evidenceFields must all be truthy on a closed item (§4.1).
 var evidenceFields = []string{"fix_ref", "verified_revision_id", "verified_at"}
 
-// validate downgrades closed items lacking evidence to fix_pending (§4); it
+// validate downgrades closed items lacking evidence to fix_pending (§4.3); it
 // ignores the lease and writes only when something changed.
 func validate(doc *value.Map) Result {
 	downgraded := []string{}
@@ -54,7 +54,7 @@ func validate(doc *value.Map) Result {
 }
 
 // leaseHolder returns the writer of a held lease: lease must be a map with a
-// truthy writer (§7).
+// truthy writer (§7.2).
 func leaseHolder(doc *value.Map) (value.Value, bool) {
 	lease := mapAt(doc, "lease")
 	if lease == nil {
@@ -70,13 +70,13 @@ func holds(doc *value.Map, writer string) bool {
 	return held && w == writer
 }
 
-// restamp keeps a holder's lease alive on an owned write (§7).
+// restamp keeps a holder's lease alive on an owned write (§7.4).
 func restamp(doc *value.Map, now string) {
 	mapAt(doc, "lease").Set("timestamp", now)
 }
 
 // upsertItem overlays the given keys on the stored item, forces source and
-// id, redacts sensitive text and re-stamps the lease (§5, §6, §7).
+// id, redacts sensitive text and re-stamps the lease (§5, §6, §7.4).
 func upsertItem(doc *value.Map, c UpsertItem) Result {
 	if doc == nil || !holds(doc, c.Writer) {
 		return Result{Word: LeaseLost}
@@ -119,7 +119,7 @@ func isTrue(m *value.Map, k string) bool {
 	return ok && b
 }
 
-// cursorGet answers the stored cursor, null when there is none (§8). A
+// cursorGet answers the stored cursor, null when there is none (§9.1). A
 // source entry that is not a map has no cursor (a model decision).
 func cursorGet(doc *value.Map, c CursorGet) Result {
 	var cursor value.Value
@@ -157,7 +157,7 @@ func setCursor(sources *value.Map, source string, cursor value.Value) {
 }
 
 // cursorAdvance moves a source's cursor past a recorded item, never
-// backwards (§8).
+// backwards (§9.2).
 func cursorAdvance(doc *value.Map, c CursorAdvance) Result {
 	if doc == nil || !holds(doc, c.Writer) {
 		return Result{Word: LeaseLost}
@@ -177,7 +177,7 @@ func cursorAdvance(doc *value.Map, c CursorAdvance) Result {
 // defaultTTL is the lease TTL in minutes when none is given or usable.
 var defaultTTL = big.NewInt(60)
 
-// leaseAcquire takes a free, own or provably stale lease (§7).
+// leaseAcquire takes a free, own or provably stale lease (§7.3).
 func leaseAcquire(doc *value.Map, c LeaseAcquire) (Result, *value.Map) {
 	if doc == nil {
 		doc = newDocument()
@@ -200,7 +200,7 @@ func leaseAcquire(doc *value.Map, c LeaseAcquire) (Result, *value.Map) {
 }
 
 // provablyStale is true only when both times parse and now minus the lease
-// timestamp exceeds the lease's own TTL strictly (§7, §15). The TTL is
+// timestamp exceeds the lease's own TTL strictly (§7.5, §7.6). The TTL is
 // converted like Python's int(), falling back to 60.
 func provablyStale(lease *value.Map, now string) bool {
 	tsText, ok := lease.Get("timestamp")
@@ -224,7 +224,7 @@ func provablyStale(lease *value.Map, now string) bool {
 	return elapsed.Cmp(limit) > 0
 }
 
-// leaseRelease drops the caller's lease (§7).
+// leaseRelease drops the caller's lease (§7.4).
 func leaseRelease(doc *value.Map, c LeaseRelease) Result {
 	w, held := leaseHolder(doc)
 	switch {
@@ -237,7 +237,7 @@ func leaseRelease(doc *value.Map, c LeaseRelease) Result {
 	return Result{Word: OK, Wrote: true}
 }
 
-// runRecord replaces last_run, ignoring the lease (§9). Counts that did not
+// runRecord replaces last_run, ignoring the lease (§10). Counts that did not
 // decode become {}.
 func runRecord(doc *value.Map, c RunRecord) (Result, *value.Map) {
 	if doc == nil {
@@ -258,7 +258,7 @@ var legacyFields = [][2]string{
 }
 
 // importLegacy brings cursors and items of a legacy file in, best effort
-// (§11, §15). It writes when the file was absent (or blank) or anything was
+// (§12). It writes when the file was absent (or blank) or anything was
 // imported.
 func importLegacy(doc *value.Map, c ImportLegacy) (Result, *value.Map) {
 	created := doc == nil

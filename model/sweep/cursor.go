@@ -2,7 +2,7 @@ package sweep
 
 import "strings"
 
-// CursorLess reports whether cursor a sorts strictly before cursor b (§8):
+// CursorLess reports whether cursor a sorts strictly before cursor b (§9.3):
 // when both consist only of decimal digits (of any script, as Python's
 // str.isdecimal) they compare as integers (so "9" precedes "10" and "0010"
 // equals "10"); otherwise as strings, code point by code point. The empty

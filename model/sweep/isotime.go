@@ -2,7 +2,7 @@ package sweep
 
 // This file is the model's own reading of Python 3.11's
 // datetime.fromisoformat (the C implementation the reference engine runs),
-// contract §7 and §15. It works on bytes, like the C code, and treats every
+// spec/sweep-state.md §8 and §7.5. It works on bytes, like the C code, and treats every
 // position past the end as a NUL byte, which is what the C code sees.
 
 // Instant is a point in time in microseconds since 0001-01-01T00:00:00Z.
@@ -18,7 +18,7 @@ const (
 // ParseTime reads s as the reference engine does: a trailing "Z" is first
 // replaced by "+00:00", then the text is parsed like Python 3.11's
 // datetime.fromisoformat, and a time without an offset is taken as UTC.
-// Digits beyond the sixth fraction digit are dropped (§15). It reports false
+// Digits beyond the sixth fraction digit are dropped (§8.1). It reports false
 // for any text Python would refuse.
 func ParseTime(s string) (Instant, bool) {
 	if len(s) > 0 && s[len(s)-1] == 'Z' {

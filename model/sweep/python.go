@@ -11,7 +11,7 @@ import (
 	"github.com/stateguard/stateguard/model/value"
 )
 
-// Truthy is Python's truth value of v (§4): null, false, zero numbers
+// Truthy is Python's truth value of v (§4.2): null, false, zero numbers
 // (including -0.0), "" and empty containers are false; everything else,
 // "0" and [0] included, is true.
 func Truthy(v value.Value) bool {
@@ -38,7 +38,7 @@ func Truthy(v value.Value) bool {
 // text raises ValueError.
 const maxIntDigits = 4300
 
-// PyInt converts v like Python's int(v) (§15, ttl_minutes): booleans give 0
+// PyInt converts v like Python's int(v) (§7.6, ttl_minutes): booleans give 0
 // or 1, floats truncate toward zero, strings may carry surrounding
 // whitespace, a sign and single underscores between digits. ok is false
 // where Python raises (null, lists, maps, other text).
@@ -119,7 +119,7 @@ func isPySpace(r rune) bool {
 	return unicode.IsSpace(r) || (r >= 0x1c && r <= 0x1f)
 }
 
-// PyStr is Python's str(v) (§15, import-legacy ids and source names):
+// PyStr is Python's str(v) (§12, import-legacy ids and source names):
 // None, True, False, decimal integers, float repr, and containers in
 // Python's repr syntax.
 func PyStr(v value.Value) string {
@@ -218,7 +218,7 @@ func hex(n, width int) string {
 
 // FloatRepr is Python's repr of a float: the shortest digits that round-trip,
 // an exponent only when the decimal exponent is below -4 or at least 16, and
-// ".0" on integral values (§14).
+// ".0" on integral values (§14.4).
 func FloatRepr(f float64) string {
 	if f == 0 {
 		if math.Signbit(f) {

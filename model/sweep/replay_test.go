@@ -143,7 +143,7 @@ func docText(st sweep.State) string {
 	return string(pyjson.Encode(st.Doc))
 }
 
-// stdoutOf renders a result as the CLI prints it (§13).
+// stdoutOf renders a result as the CLI prints it (§14).
 func stdoutOf(res sweep.Result) string {
 	out := res.Word + "\n"
 	if res.Payload != nil {

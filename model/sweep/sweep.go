@@ -47,10 +47,10 @@ const (
 	// Absent: no file at the path.
 	Absent FileKind = iota
 	// Blank: a file holding only whitespace; it reads as NO-STATE and the
-	// next write replaces it (§15).
+	// next write replaces it (§11, §13.3).
 	Blank
 	// Unreadable: a file that cannot be read or parsed as the YAML subset,
-	// is a directory, or is not owned by the effective user (§12, §14).
+	// is a directory, or is not owned by the effective user (§13.3).
 	Unreadable
 	// Parsed: a file that parsed as a mapping; Doc holds it in file order.
 	Parsed
@@ -63,7 +63,7 @@ type State struct {
 	Doc  *value.Map
 }
 
-// Status words of §13.
+// Status words of §14.
 const (
 	OK             = "OK"
 	NoState        = "NO-STATE"
@@ -92,13 +92,13 @@ type Decoded struct {
 }
 
 // Command is one subcommand with its arguments already validated by the
-// command line (§13: misuse never reaches the engine).
+// command line (§14.3, §16: misuse never reaches the engine).
 type Command interface{ command() }
 
-// Read is `read` (§10).
+// Read is `read` (§11).
 type Read struct{}
 
-// Validate is `validate` (§4).
+// Validate is `validate` (§4.3).
 type Validate struct{}
 
 // UpsertItem is `upsert-item` (§5, §6, §7).
@@ -107,31 +107,31 @@ type UpsertItem struct {
 	Item                    Decoded
 }
 
-// CursorGet is `cursor-get` (§8).
+// CursorGet is `cursor-get` (§9.1).
 type CursorGet struct{ Source string }
 
-// CursorAdvance is `cursor-advance` (§8).
+// CursorAdvance is `cursor-advance` (§9.2).
 type CursorAdvance struct {
 	Source, To, PastItem, Writer, Now string
 }
 
-// LeaseAcquire is `lease-acquire` (§7). TTLMinutes is nil when
+// LeaseAcquire is `lease-acquire` (§7.3). TTLMinutes is nil when
 // --ttl-minutes was not given (default 60); the CLI refuses negatives (D7).
 type LeaseAcquire struct {
 	Writer, Now string
 	TTLMinutes  *big.Int
 }
 
-// LeaseRelease is `lease-release` (§7).
+// LeaseRelease is `lease-release` (§7.4).
 type LeaseRelease struct{ Writer string }
 
-// RunRecord is `run-record` (§9); Outcome is already one of the four words.
+// RunRecord is `run-record` (§10); Outcome is already one of the four words.
 type RunRecord struct {
 	Writer, Outcome, Timestamp string
 	Counts                     Decoded
 }
 
-// ImportLegacy is `import-legacy` (§11). Legacy is the legacy file decoded
+// ImportLegacy is `import-legacy` (§12). Legacy is the legacy file decoded
 // as JSON or else as the YAML subset (not OK when missing or unreadable);
 // SourceMap is --source-map (not OK when absent or not JSON).
 type ImportLegacy struct {
@@ -186,7 +186,7 @@ func Apply(st State, cmd Command) (Result, State) {
 	return res, State{Kind: Parsed, Doc: written(doc)}
 }
 
-// load turns the file into the working document (§2, §4, §10, §15). It
+// load turns the file into the working document (§2, §11, §13.3, §15.2). It
 // returns a status word instead when the call must stop here. For an
 // absent or blank file the document is nil.
 func load(st State) (*value.Map, string) {
@@ -221,7 +221,7 @@ func load(st State) (*value.Map, string) {
 	return doc, ""
 }
 
-// migrateMergeSHA applies the legacy rule of §4: without a
+// migrateMergeSHA applies the legacy rule of §2.5: without a
 // verified_revision_id, verified_merge_sha moves there when truthy and is
 // dropped when falsy; with both present both stay.
 func migrateMergeSHA(item *value.Map) {
@@ -246,7 +246,7 @@ func newDocument() *value.Map {
 
 // written is the document as the file holds it after a write: schema_version
 // 1 unless the file carried a higher integer version (D1), keys in canonical
-// order (§14).
+// order (§15.1).
 func written(doc *value.Map) *value.Map {
 	v, _ := doc.Get("schema_version")
 	if n, ok := v.(*big.Int); !ok || n.Cmp(big.NewInt(1)) <= 0 {

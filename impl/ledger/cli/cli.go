@@ -1,5 +1,5 @@
 // Package cli is the task-state-guard command line: argv in, one compact
-// JSON line out (spec/task-state-guard.md, CLI section).
+// JSON line out (spec/task-state-guard.md §13).
 //
 // Main never exits the process. Every run except --help and --version
 // prints exactly one line of JSON with sorted keys; a failure prints only its

@@ -70,7 +70,7 @@ var l5Files = map[string]bool{
 }
 
 // earlyReturnReport is the doctor's report when the schema is not exactly
-// right (contract §6): every count zero, schema_ok false, one doctor error.
+// right (spec/task-state-guard.md §8.5): every count zero, schema_ok false, one doctor error.
 func earlyReturnReport(version string) string {
 	return `{"delivery_status_counts":{"delivered":0,"failed":0,"not_applicable":0,"pending":0},` +
 		`"doctor_error_count":1,"event_count":0,"event_inconsistency_count":0,"foreign_key_error_count":0,` +
