@@ -16,12 +16,30 @@ func invalidInput(msg string) error  { return &classError{ErrInvalidInput, msg} 
 func taskNotFound(msg string) error  { return &classError{ErrTaskNotFound, msg} }
 func stateConflict(msg string) error { return &classError{ErrStateConflict, msg} }
 
-// errClockBackwards is returned when the clock reads earlier than a
-// timestamp the operation depends on.
-var errClockBackwards = stateConflict("clock moved backwards")
+// StateConflict refusals a caller may want to tell apart. Each is matched
+// by errors.Is on itself and also on ErrStateConflict, so code written
+// against the class keeps working.
+var (
+	// ErrBusy: another connection held SQLite's write lock for longer than
+	// the busy timeout. Retrying later may succeed.
+	ErrBusy = stateConflict("database is busy")
+	// ErrAlreadyTerminal: CloseTask on a task already closed with another
+	// status. The first close stands; retrying cannot succeed.
+	ErrAlreadyTerminal = stateConflict("task is already terminal")
+	// ErrDeliveryClosed: SetDelivery on a delivery already settled with
+	// another state. The first outcome stands.
+	ErrDeliveryClosed = stateConflict("delivery is already closed")
+	// ErrClockBackwards: the clock reads earlier than a time stored on the
+	// task the operation depends on. Nothing was written.
+	ErrClockBackwards = stateConflict("clock moved backwards")
+	// ErrReadOnly: a mutation on a ledger opened with Options.ReadOnly.
+	ErrReadOnly = stateConflict("ledger is open read-only")
+)
 
-// errReadOnly is returned by every mutation on a read-only ledger.
-var errReadOnly = stateConflict("ledger is open read-only")
+var (
+	errClockBackwards = ErrClockBackwards
+	errReadOnly       = ErrReadOnly
+)
 
 // errClosed is returned by operations on a closed ledger.
 var errClosed = errors.New("ledger: closed")

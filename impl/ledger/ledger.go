@@ -273,7 +273,7 @@ func (l *Ledger) openWritable(opts Options) error {
 
 // errBusy is SQLite's busy or locked answer, which outlasted the busy
 // timeout (or, for a read-only open, is retried).
-var errBusy = stateConflict("database is busy")
+var errBusy = ErrBusy
 
 // classifySQLite maps SQLite failures that mean "this is not a usable
 // ledger file" to StateConflict, and busy or locked to StateConflict too;

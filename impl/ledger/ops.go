@@ -329,7 +329,7 @@ func (l *Ledger) CloseTaskCode(id, status string, code *string) (Task, error) {
 			return false, nil
 		}
 		if isTerminal(task.Status) {
-			return false, stateConflict("task is already terminal")
+			return false, ErrAlreadyTerminal
 		}
 		if err := checkCode(code, taskCodeAllowed, status); err != nil {
 			return false, err
@@ -376,7 +376,7 @@ func (l *Ledger) SetDeliveryCode(id, status string, code *string) (Task, error) 
 			return false, nil
 		}
 		if task.DeliveryStatus != DeliveryPending {
-			return false, stateConflict("delivery is already closed")
+			return false, ErrDeliveryClosed
 		}
 		if task.DeliveryRequired == (status == DeliveryNotApplicable) {
 			return false, stateConflict("delivery state not allowed for this kind of task")
