@@ -168,10 +168,10 @@ func seedLedger(db string) error {
 	}
 	seed := func() error {
 		for _, p := range []ledger.CreateParams{
-			{TaskID: queuedID, DeliveryRequired: true},
-			{TaskID: staleID, DeliveryRequired: true},
-			{TaskID: requiredID, DeliveryRequired: true},
-			{TaskID: internalID},
+			{TaskID: queuedID},
+			{TaskID: staleID},
+			{TaskID: requiredID},
+			{TaskID: internalID, Internal: true},
 		} {
 			if _, err := l.Create(p); err != nil {
 				return err

@@ -67,7 +67,7 @@ func FuzzReadOnlyLedger(f *testing.F) {
 			checkErr(t, "doctor", derr, dir)
 			_, rerr := l.Reconcile(600, 600, true)
 			checkErr(t, "dry run", rerr, dir)
-			if _, cerr := l.Create(ledger.CreateParams{DeliveryRequired: true}); !errors.Is(cerr, ledger.ErrStateConflict) {
+			if _, cerr := l.Create(ledger.CreateParams{}); !errors.Is(cerr, ledger.ErrStateConflict) {
 				t.Fatalf("read-only ledger accepted a create: %v", cerr)
 			}
 			checkErr(t, "close", l.Close(), dir)

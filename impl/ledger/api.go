@@ -78,11 +78,15 @@ type Options struct {
 // CreateParams are the arguments of Create. Empty strings mean "not given".
 // TaskID and ParentID accept every UUID spelling ParseTaskID accepts.
 type CreateParams struct {
-	TaskID           string
-	ParentID         string
-	PayloadHash      string
-	TimeoutSeconds   *float64
-	DeliveryRequired bool
+	TaskID         string
+	ParentID       string
+	PayloadHash    string
+	TimeoutSeconds *float64
+	// Internal marks a task whose result is delivered to no one: its
+	// delivery can only end as not_applicable (through SetDelivery or
+	// Reconcile). The zero value is a delivery-required task, the command
+	// line's default; --internal sets this.
+	Internal bool
 }
 
 // ReconcileReport holds counts only, never ids.

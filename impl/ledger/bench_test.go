@@ -152,7 +152,7 @@ func BenchmarkMixedOps(b *testing.B) {
 		switch i % 6 {
 		case 0:
 			var task Task
-			task, err = l.Create(CreateParams{DeliveryRequired: true})
+			task, err = l.Create(CreateParams{})
 			id = task.ID
 		case 1:
 			_, err = l.Start(id)

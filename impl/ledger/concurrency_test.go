@@ -30,7 +30,7 @@ func TestTwoWritersOneFile(t *testing.T) {
 			defer wg.Done()
 			for i := 0; i < perWriter; i++ {
 				id := fmt.Sprintf("00000000-0000-4000-8000-%06x%06x", w, i)
-				if _, err := l.Create(CreateParams{TaskID: id, DeliveryRequired: true}); err != nil {
+				if _, err := l.Create(CreateParams{TaskID: id}); err != nil {
 					errs <- err
 					return
 				}
@@ -50,7 +50,7 @@ func TestTwoWritersOneFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	// b keeps working after a closed.
-	if _, err := b.Create(CreateParams{DeliveryRequired: true}); err != nil {
+	if _, err := b.Create(CreateParams{}); err != nil {
 		t.Fatal(err)
 	}
 	rep, err := b.Doctor()
@@ -88,7 +88,7 @@ func TestDryRunBesideWriters(t *testing.T) {
 				writerErr <- err
 				return
 			}
-			_, err = l.Create(CreateParams{DeliveryRequired: i%2 == 0})
+			_, err = l.Create(CreateParams{Internal: i%2 != 0})
 			l.Close()
 			if err != nil {
 				writerErr <- err

@@ -17,7 +17,7 @@
 //	l, err := ledger.Open("/var/lib/myapp/tasks.sqlite", ledger.Options{})
 //	if err != nil { ... }
 //	defer l.Close()
-//	t, err := l.Create(ledger.CreateParams{DeliveryRequired: true})
+//	t, err := l.Create(ledger.CreateParams{})
 //	t, err = l.Start(t.ID)
 //	t, err = l.CloseTask(t.ID, ledger.StatusSucceeded, "completed")
 //	t, err = l.SetDelivery(t.ID, ledger.DeliveryDelivered, "transport_acknowledged")

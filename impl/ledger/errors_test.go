@@ -12,7 +12,7 @@ import (
 // ErrStateConflict.
 func TestDistinctStateConflicts(t *testing.T) {
 	l, _, p := openTest(t)
-	task, err := l.Create(CreateParams{DeliveryRequired: true})
+	task, err := l.Create(CreateParams{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestDistinctStateConflicts(t *testing.T) {
 	defer busy.Close()
 	holder := holdWriteLock(t, p)
 	defer holder()
-	_, err = busy.Create(CreateParams{})
+	_, err = busy.Create(CreateParams{Internal: true})
 	if !errors.Is(err, ErrBusy) || !errors.Is(err, ErrStateConflict) || errors.Is(err, ErrAlreadyTerminal) {
 		t.Fatalf("create under a held write lock: %v", err)
 	}

@@ -48,7 +48,7 @@ func Example() {
 	defer cleanup()
 
 	timeout := 900.0
-	t, err := l.Create(ledger.CreateParams{DeliveryRequired: true, TimeoutSeconds: &timeout})
+	t, err := l.Create(ledger.CreateParams{TimeoutSeconds: &timeout})
 	printTask(t, err)
 	now += 5
 	t, err = l.Start(t.ID)
@@ -84,10 +84,10 @@ func ExampleLedger_Reconcile() {
 	l, _, cleanup := exampleLedger(&now)
 	defer cleanup()
 
-	stale, _ := l.Create(ledger.CreateParams{DeliveryRequired: true})
+	stale, _ := l.Create(ledger.CreateParams{})
 	l.Start(stale.ID)
 	now += 1000
-	fresh, _ := l.Create(ledger.CreateParams{DeliveryRequired: true})
+	fresh, _ := l.Create(ledger.CreateParams{})
 	l.Start(fresh.ID)
 
 	preview, err := l.Reconcile(600, 600, true)
@@ -116,9 +116,9 @@ func ExampleLedger_Doctor() {
 	now := 1_700_000_000.0
 	l, path, cleanup := exampleLedger(&now)
 	defer cleanup()
-	t, _ := l.Create(ledger.CreateParams{})
+	t, _ := l.Create(ledger.CreateParams{Internal: true})
 	l.Start(t.ID)
-	l.Create(ledger.CreateParams{DeliveryRequired: true})
+	l.Create(ledger.CreateParams{})
 
 	ro, err := ledger.Open(path, ledger.Options{ReadOnly: true, Clock: func() float64 { return now }})
 	if err != nil {

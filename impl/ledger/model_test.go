@@ -305,25 +305,25 @@ func (mc *machine) Create(t *rapid.T) {
 		}
 		p.TimeoutSeconds, mp.TimeoutSeconds = &v, &v
 	}
-	p.DeliveryRequired = rapid.IntRange(0, 3).Draw(t, "internal") != 0
-	mp.DeliveryRequired = p.DeliveryRequired
+	p.Internal = rapid.IntRange(0, 3).Draw(t, "internal") == 0
+	mp.DeliveryRequired = !p.Internal
 	// Repeat an existing task's exact fields now and then.
 	if len(mc.created) > 0 && rapid.IntRange(0, 3).Draw(t, "exactRepeat") == 0 {
 		old, _ := mc.m.Get(rapid.SampledFrom(mc.created).Draw(t, "repeatOf"))
-		p = ledger.CreateParams{TaskID: old.ID, DeliveryRequired: old.DeliveryRequired, TimeoutSeconds: old.TimeoutSeconds}
+		p = ledger.CreateParams{TaskID: old.ID, Internal: !old.DeliveryRequired, TimeoutSeconds: old.TimeoutSeconds}
 		if old.ParentID != nil {
 			p.ParentID = *old.ParentID
 		}
 		if old.PayloadHash != nil {
 			p.PayloadHash = *old.PayloadHash
 		}
-		mp = model.CreateParams{TaskID: p.TaskID, ParentID: p.ParentID, PayloadHash: p.PayloadHash, TimeoutSeconds: p.TimeoutSeconds, DeliveryRequired: p.DeliveryRequired}
+		mp = model.CreateParams{TaskID: p.TaskID, ParentID: p.ParentID, PayloadHash: p.PayloadHash, TimeoutSeconds: p.TimeoutSeconds, DeliveryRequired: !p.Internal}
 	}
 	timeout := "null"
 	if p.TimeoutSeconds != nil {
 		timeout = fmt.Sprint(*p.TimeoutSeconds)
 	}
-	mc.logf(t, "create id=%q parent=%q hash=%q timeout=%s required=%v", p.TaskID, p.ParentID, p.PayloadHash, timeout, p.DeliveryRequired)
+	mc.logf(t, "create id=%q parent=%q hash=%q timeout=%s required=%v", p.TaskID, p.ParentID, p.PayloadHash, timeout, !p.Internal)
 	generated := mc.nextGen
 	got, gerr := mc.l.Create(p)
 	if p.TaskID == "" {
@@ -397,14 +397,14 @@ func (mc *machine) CreateChild(t *rapid.T) {
 	parent := rapid.SampledFrom(mc.created).Draw(t, "parent")
 	id := poolID(rapid.IntRange(0, 40).Draw(t, "childPool"))
 	p := ledger.CreateParams{TaskID: spell(id, rapid.IntRange(0, 6).Draw(t, "idSpelling")), ParentID: parent,
-		DeliveryRequired: rapid.Bool().Draw(t, "required")}
+		Internal: !rapid.Bool().Draw(t, "required")}
 	if rapid.Bool().Draw(t, "hasTimeout") {
 		v := rapid.SampledFrom([]float64{0, 0.25, 0.5, 30, 600, 1e10}).Draw(t, "timeout")
 		p.TimeoutSeconds = &v
 	}
-	mc.logf(t, "create id=%q parent=%q required=%v", p.TaskID, p.ParentID, p.DeliveryRequired)
+	mc.logf(t, "create id=%q parent=%q required=%v", p.TaskID, p.ParentID, !p.Internal)
 	got, gerr := mc.l.Create(p)
-	want, werr := mc.m.Create(model.CreateParams{TaskID: id, ParentID: parent, TimeoutSeconds: p.TimeoutSeconds, DeliveryRequired: p.DeliveryRequired}, mc.clock.now)
+	want, werr := mc.m.Create(model.CreateParams{TaskID: id, ParentID: parent, TimeoutSeconds: p.TimeoutSeconds, DeliveryRequired: !p.Internal}, mc.clock.now)
 	compareTask(t, "create child", got, gerr, want, werr)
 	if werr == nil {
 		mc.remember(want.ID)

@@ -173,7 +173,7 @@ func (l *Ledger) Create(p CreateParams) (Task, error) {
 		existing, err := getTask(t, id)
 		if err == nil {
 			if sameString(existing.ParentID, parent) && sameString(existing.PayloadHash, p.PayloadHash) &&
-				sameFloat(existing.TimeoutSeconds, p.TimeoutSeconds) && existing.DeliveryRequired == p.DeliveryRequired {
+				sameFloat(existing.TimeoutSeconds, p.TimeoutSeconds) && existing.DeliveryRequired == !p.Internal {
 				out = existing
 				return nil
 			}
@@ -198,7 +198,7 @@ func (l *Ledger) Create(p CreateParams) (Task, error) {
 			}
 		}
 		required := 0
-		if p.DeliveryRequired {
+		if !p.Internal {
 			required = 1
 		}
 		if _, err := t.ExecContext(t.ctx, `INSERT INTO tasks (id, parent_id, status, delivery_status, delivery_required, payload_hash,

@@ -56,7 +56,7 @@ func healthy(t *testing.T, l *Ledger) {
 
 func TestLifecycle(t *testing.T) {
 	l, clk, _ := openTest(t)
-	task, err := l.Create(CreateParams{TimeoutSeconds: f64(900), DeliveryRequired: true})
+	task, err := l.Create(CreateParams{TimeoutSeconds: f64(900)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestLifecycle(t *testing.T) {
 	_, err = l.SetDelivery(task.ID, DeliveryFailed, "")
 	wantClass(t, err, ErrStateConflict)
 
-	child, err := l.Create(CreateParams{ParentID: task.ID})
+	child, err := l.Create(CreateParams{ParentID: task.ID, Internal: true})
 	if err != nil || child.DeliveryRequired || *child.ParentID != task.ID {
 		t.Fatalf("child %+v %v", child, err)
 	}
@@ -130,26 +130,26 @@ func TestLifecycle(t *testing.T) {
 func TestCreateIdempotenceAndOrder(t *testing.T) {
 	l, _, _ := openTest(t)
 	id := "7A5C0001-0000-4000-8000-000000000001"
-	a, err := l.Create(CreateParams{TaskID: id, PayloadHash: "ab" + repeat("0", 62), DeliveryRequired: true})
+	a, err := l.Create(CreateParams{TaskID: id, PayloadHash: "ab" + repeat("0", 62)})
 	if err != nil || a.ID != "7a5c0001-0000-4000-8000-000000000001" {
 		t.Fatalf("%+v %v", a, err)
 	}
-	b, err := l.Create(CreateParams{TaskID: "{" + id + "}", PayloadHash: "ab" + repeat("0", 62), DeliveryRequired: true})
+	b, err := l.Create(CreateParams{TaskID: "{" + id + "}", PayloadHash: "ab" + repeat("0", 62)})
 	if err != nil || b != a && b.ID != a.ID {
 		t.Fatalf("idempotent create %v", err)
 	}
-	_, err = l.Create(CreateParams{TaskID: id, DeliveryRequired: true})
+	_, err = l.Create(CreateParams{TaskID: id})
 	wantClass(t, err, ErrStateConflict)
 	// create X with parent X: StateConflict when X exists, TaskNotFound when new.
-	_, err = l.Create(CreateParams{TaskID: id, ParentID: id, PayloadHash: "ab" + repeat("0", 62), DeliveryRequired: true})
+	_, err = l.Create(CreateParams{TaskID: id, ParentID: id, PayloadHash: "ab" + repeat("0", 62)})
 	wantClass(t, err, ErrStateConflict)
 	fresh := "00000000-0000-4000-8000-0000000000aa"
-	_, err = l.Create(CreateParams{TaskID: fresh, ParentID: fresh})
+	_, err = l.Create(CreateParams{TaskID: fresh, ParentID: fresh, Internal: true})
 	wantClass(t, err, ErrTaskNotFound)
-	_, err = l.Create(CreateParams{PayloadHash: repeat("A", 64)})
+	_, err = l.Create(CreateParams{PayloadHash: repeat("A", 64), Internal: true})
 	wantClass(t, err, ErrInvalidInput)
 	for _, bad := range []float64{-1, math.NaN(), math.Inf(1)} {
-		_, err = l.Create(CreateParams{TimeoutSeconds: f64(bad)})
+		_, err = l.Create(CreateParams{TimeoutSeconds: f64(bad), Internal: true})
 		wantClass(t, err, ErrInvalidInput)
 	}
 	// Unknown id before the code is checked.
@@ -175,14 +175,14 @@ func repeat(s string, n int) string {
 
 func TestClockBackwards(t *testing.T) {
 	l, clk, _ := openTest(t)
-	task, err := l.Create(CreateParams{DeliveryRequired: true})
+	task, err := l.Create(CreateParams{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	clk.now = 999
 	_, err = l.Start(task.ID)
 	wantClass(t, err, ErrStateConflict)
-	_, err = l.Create(CreateParams{ParentID: task.ID})
+	_, err = l.Create(CreateParams{ParentID: task.ID, Internal: true})
 	wantClass(t, err, ErrStateConflict)
 	clk.now = 1005
 	if _, err := l.Start(task.ID); err != nil {
@@ -208,7 +208,7 @@ func TestClockBackwards(t *testing.T) {
 	// A task past its deadline whose heartbeat is newer than now would be
 	// timed out backwards in time: refused, in a dry run too.
 	clk.now = 1100
-	busy, _ := l.Create(CreateParams{TimeoutSeconds: f64(0), DeliveryRequired: true})
+	busy, _ := l.Create(CreateParams{TimeoutSeconds: f64(0)})
 	l.Start(busy.ID)
 	clk.now = 1200
 	l.Heartbeat(busy.ID)
@@ -226,7 +226,7 @@ func TestClockBackwards(t *testing.T) {
 func TestStartDeadlineOverflow(t *testing.T) {
 	l, clk, p := openTest(t)
 	clk.now = 1.7e308
-	task, err := l.Create(CreateParams{TimeoutSeconds: f64(1e308), DeliveryRequired: true})
+	task, err := l.Create(CreateParams{TimeoutSeconds: f64(1e308)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +243,7 @@ func TestStartDeadlineOverflow(t *testing.T) {
 	healthy(t, l)
 	// The largest finite deadline is still written.
 	clk.now = 0
-	edge, err := l.Create(CreateParams{TimeoutSeconds: f64(math.MaxFloat64)})
+	edge, err := l.Create(CreateParams{TimeoutSeconds: f64(math.MaxFloat64), Internal: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +276,7 @@ func TestParseTaskID(t *testing.T) {
 
 func TestReadOnlyRefusesMutations(t *testing.T) {
 	l, _, p := openTest(t)
-	task, err := l.Create(CreateParams{DeliveryRequired: true})
+	task, err := l.Create(CreateParams{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +287,7 @@ func TestReadOnlyRefusesMutations(t *testing.T) {
 	defer ro.Close()
 	before := fileSHA(t, p)
 	checks := []error{}
-	_, err = ro.Create(CreateParams{})
+	_, err = ro.Create(CreateParams{Internal: true})
 	checks = append(checks, err)
 	_, err = ro.Start(task.ID)
 	checks = append(checks, err)
@@ -322,7 +322,7 @@ func TestReadOnlyRefusesMutations(t *testing.T) {
 func TestReconcileApplyMatchesDryRun(t *testing.T) {
 	l, clk, _ := openTest(t)
 	mk := func(required bool) Task {
-		task, err := l.Create(CreateParams{DeliveryRequired: required})
+		task, err := l.Create(CreateParams{Internal: !required})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -384,8 +384,22 @@ func TestReadTransactionsAreQueryOnly(t *testing.T) {
 	if err := l.conn.QueryRowContext(t.Context(), "SELECT count(*) FROM schema_meta").Scan(&n); err != nil || n != 2 {
 		t.Fatalf("schema_meta rows %d, %v", n, err)
 	}
-	if _, err := l.Create(CreateParams{}); err != nil {
+	if _, err := l.Create(CreateParams{Internal: true}); err != nil {
 		t.Fatalf("write after a read transaction: %v", err)
 	}
 	healthy(t, l)
+}
+
+// The zero CreateParams is the command line's default task: delivery
+// required. Internal asks for the other kind.
+func TestCreateParamsZeroValueRequiresDelivery(t *testing.T) {
+	l, _, _ := openTest(t)
+	task, err := l.Create(CreateParams{})
+	if err != nil || !task.DeliveryRequired {
+		t.Fatalf("zero value: required=%v %v", task.DeliveryRequired, err)
+	}
+	internal, err := l.Create(CreateParams{Internal: true})
+	if err != nil || internal.DeliveryRequired {
+		t.Fatalf("Internal: required=%v %v", internal.DeliveryRequired, err)
+	}
 }

@@ -125,7 +125,7 @@ func build(dir string, prog []int) (*world, error) {
 		w.clock.now += clockSteps[o.step]
 		switch o.kind {
 		case 0, 1:
-			p := ledger.CreateParams{DeliveryRequired: o.extra%3 != 0}
+			p := ledger.CreateParams{Internal: o.extra%3 == 0}
 			if o.choice < len(propTimeouts) {
 				p.TimeoutSeconds = &propTimeouts[o.choice]
 			}

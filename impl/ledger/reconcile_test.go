@@ -11,9 +11,9 @@ import (
 // - grace is retained.
 func TestReconcileBoundaries(t *testing.T) {
 	l, clk, _ := openTest(t)
-	atDeadline, _ := l.Create(CreateParams{TimeoutSeconds: f64(100), DeliveryRequired: true})
-	atGrace, _ := l.Create(CreateParams{DeliveryRequired: true})
-	fresh, _ := l.Create(CreateParams{DeliveryRequired: true})
+	atDeadline, _ := l.Create(CreateParams{TimeoutSeconds: f64(100)})
+	atGrace, _ := l.Create(CreateParams{})
+	fresh, _ := l.Create(CreateParams{})
 	l.Start(atDeadline.ID) // deadline 1100
 	l.Start(atGrace.ID)    // updated 1000
 	clk.now = 1001
@@ -92,9 +92,9 @@ func TestReconcileWrongTypes(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			l, clk, _ := openTest(t)
-			q, _ := l.Create(CreateParams{DeliveryRequired: true})
-			r, _ := l.Create(CreateParams{DeliveryRequired: true})
-			done, _ := l.Create(CreateParams{})
+			q, _ := l.Create(CreateParams{})
+			r, _ := l.Create(CreateParams{})
+			done, _ := l.Create(CreateParams{Internal: true})
 			l.Start(r.ID)
 			l.CloseTask(done.ID, StatusSucceeded, "")
 			ids := map[string]string{"q": q.ID, "r": r.ID, "c": done.ID}
@@ -141,7 +141,7 @@ func TestReconcileDamagedRunningDelivery(t *testing.T) {
 	} {
 		t.Run(set, func(t *testing.T) {
 			l, clk, _ := openTest(t)
-			r, _ := l.Create(CreateParams{DeliveryRequired: true})
+			r, _ := l.Create(CreateParams{})
 			if _, err := l.Start(r.ID); err != nil {
 				t.Fatal(err)
 			}

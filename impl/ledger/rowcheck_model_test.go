@@ -80,11 +80,11 @@ func TestRowCheckMatchesModelChecker(t *testing.T) {
 				}
 				return task
 			}
-			root := must(l.Create(ledger.CreateParams{DeliveryRequired: true}))
+			root := must(l.Create(ledger.CreateParams{}))
 			ids := map[string]string{}
 			for _, role := range []string{"queued", "running", "failed", "internal"} {
 				timeout := 60.0
-				ids[role] = must(l.Create(ledger.CreateParams{ParentID: root.ID, DeliveryRequired: role != "internal", TimeoutSeconds: &timeout})).ID
+				ids[role] = must(l.Create(ledger.CreateParams{ParentID: root.ID, Internal: role == "internal", TimeoutSeconds: &timeout})).ID
 			}
 			now = 1010
 			must(l.Start(ids["running"]))

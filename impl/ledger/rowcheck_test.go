@@ -43,10 +43,10 @@ func damagedLedger(t *testing.T) (*Ledger, map[string]Task) {
 		}
 		return task
 	}
-	root := must(l.Create(CreateParams{DeliveryRequired: true}))
+	root := must(l.Create(CreateParams{}))
 	tasks := map[string]Task{"root": root}
 	for _, role := range []string{"queued", "running", "failed", "internal"} {
-		tasks[role] = must(l.Create(CreateParams{ParentID: root.ID, DeliveryRequired: role != "internal", TimeoutSeconds: f64(60)}))
+		tasks[role] = must(l.Create(CreateParams{ParentID: root.ID, Internal: role == "internal", TimeoutSeconds: f64(60)}))
 	}
 	clk.now = 1010
 	must(l.Start(tasks["running"].ID))
@@ -132,11 +132,11 @@ func TestDamagedRowsAreRefused(t *testing.T) {
 				{"delivery, delivered", func() error { _, err := l.SetDelivery(target.ID, DeliveryDelivered, ""); return err }},
 				{"create, same id", func() error {
 					_, err := l.Create(CreateParams{TaskID: target.ID, ParentID: *target.ParentID,
-						DeliveryRequired: target.DeliveryRequired, TimeoutSeconds: target.TimeoutSeconds})
+						Internal: !target.DeliveryRequired, TimeoutSeconds: target.TimeoutSeconds})
 					return err
 				}},
 				{"create under it", func() error {
-					_, err := l.Create(CreateParams{ParentID: target.ID, DeliveryRequired: true})
+					_, err := l.Create(CreateParams{ParentID: target.ID})
 					return err
 				}},
 			}

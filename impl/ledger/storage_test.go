@@ -131,7 +131,7 @@ func newLedgerFile(t *testing.T, dir string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Create(CreateParams{DeliveryRequired: true}); err != nil {
+	if _, err := l.Create(CreateParams{}); err != nil {
 		t.Fatal(err)
 	}
 	l.Close()
@@ -234,7 +234,7 @@ func TestTightensModes(t *testing.T) {
 		t.Fatalf("mode %v", info.Mode())
 	}
 	os.Chmod(db+"-wal", 0o644)
-	if _, err := l.Create(CreateParams{}); err != nil {
+	if _, err := l.Create(CreateParams{Internal: true}); err != nil {
 		t.Fatal(err)
 	}
 	if info, _ := os.Stat(db + "-wal"); info.Mode().Perm() != 0o600 {
@@ -257,7 +257,7 @@ func TestReplacedBetweenOperations(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := fileSHA(t, db)
-	_, err = l.Create(CreateParams{})
+	_, err = l.Create(CreateParams{Internal: true})
 	wantClass(t, err, ErrStateConflict)
 	_, err = l.Reconcile(0, 0, false)
 	wantClass(t, err, ErrStateConflict)
@@ -300,7 +300,7 @@ func TestReadOnlySidecarRules(t *testing.T) {
 		t.Fatalf("read-only beside a writer: %v", err)
 	}
 	defer ro.Close()
-	if _, err := w.Create(CreateParams{}); err != nil {
+	if _, err := w.Create(CreateParams{Internal: true}); err != nil {
 		t.Fatal(err)
 	}
 	rep, err := ro.Doctor()
@@ -309,7 +309,7 @@ func TestReadOnlySidecarRules(t *testing.T) {
 	}
 	// The writer still works after the reader opened and read the file
 	// (its locks were not dropped).
-	if _, err := w.Create(CreateParams{}); err != nil {
+	if _, err := w.Create(CreateParams{Internal: true}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -334,7 +334,7 @@ func TestOddPathCharacters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Create(CreateParams{}); err != nil {
+	if _, err := l.Create(CreateParams{Internal: true}); err != nil {
 		t.Fatal(err)
 	}
 	l.Close()

@@ -205,11 +205,11 @@ func execute(inv *invocation, clock ledger.Clock) (result any, status int, err e
 		return object{"ok": true, "storage": storageObject(l.StorageInfo())}, exitOK, nil
 	case "create":
 		return taskResult(l.Create(ledger.CreateParams{
-			TaskID:           inv.taskID,
-			ParentID:         inv.parentID,
-			PayloadHash:      inv.payloadHash,
-			TimeoutSeconds:   inv.timeout,
-			DeliveryRequired: !inv.internal,
+			TaskID:         inv.taskID,
+			ParentID:       inv.parentID,
+			PayloadHash:    inv.payloadHash,
+			TimeoutSeconds: inv.timeout,
+			Internal:       inv.internal,
 		}))
 	case "start":
 		return taskResult(l.Start(inv.taskID))
