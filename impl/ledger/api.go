@@ -10,22 +10,30 @@ var (
 	ErrStateConflict = errors.New("StateConflict")
 )
 
+// Status is a task's state: queued, then running, then one of the four
+// terminal states.
+type Status string
+
 // Task states.
 const (
-	StatusQueued    = "queued"
-	StatusRunning   = "running"
-	StatusSucceeded = "succeeded"
-	StatusFailed    = "failed"
-	StatusTimedOut  = "timed_out"
-	StatusCancelled = "cancelled"
+	StatusQueued    Status = "queued"
+	StatusRunning   Status = "running"
+	StatusSucceeded Status = "succeeded"
+	StatusFailed    Status = "failed"
+	StatusTimedOut  Status = "timed_out"
+	StatusCancelled Status = "cancelled"
 )
+
+// DeliveryStatus is the state of a task's delivery: pending until it is
+// settled once as delivered, failed or not_applicable.
+type DeliveryStatus string
 
 // Delivery states.
 const (
-	DeliveryPending       = "pending"
-	DeliveryDelivered     = "delivered"
-	DeliveryFailed        = "failed"
-	DeliveryNotApplicable = "not_applicable"
+	DeliveryPending       DeliveryStatus = "pending"
+	DeliveryDelivered     DeliveryStatus = "delivered"
+	DeliveryFailed        DeliveryStatus = "failed"
+	DeliveryNotApplicable DeliveryStatus = "not_applicable"
 )
 
 // Task is one row of the tasks table. Times are Unix seconds as floats.
@@ -33,8 +41,8 @@ const (
 type Task struct {
 	ID                string
 	ParentID          *string
-	Status            string
-	DeliveryStatus    string
+	Status            Status
+	DeliveryStatus    DeliveryStatus
 	DeliveryRequired  bool
 	PayloadHash       *string // hidden from default output (privacy contract)
 	TimeoutSeconds    *float64
@@ -111,8 +119,8 @@ type DoctorReport struct {
 	SchemaOK                    bool
 	TaskCount                   int
 	EventCount                  int
-	TaskStatusCounts            map[string]int
-	DeliveryStatusCounts        map[string]int
+	TaskStatusCounts            map[Status]int
+	DeliveryStatusCounts        map[DeliveryStatus]int
 	OrphanCount                 int
 	ParentCycleCount            int
 	ForeignKeyErrorCount        int

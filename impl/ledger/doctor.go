@@ -26,12 +26,12 @@ func (l *Ledger) Doctor() (DoctorReport, error) {
 
 // newDoctorReport is the all-zero report with every state key present.
 func newDoctorReport() DoctorReport {
-	r := DoctorReport{QuickCheck: "ok", TaskStatusCounts: map[string]int{}, DeliveryStatusCounts: map[string]int{}}
+	r := DoctorReport{QuickCheck: "ok", TaskStatusCounts: map[Status]int{}, DeliveryStatusCounts: map[DeliveryStatus]int{}}
 	for _, s := range taskStates {
-		r.TaskStatusCounts[s] = 0
+		r.TaskStatusCounts[Status(s)] = 0
 	}
 	for _, s := range deliveryStates {
-		r.DeliveryStatusCounts[s] = 0
+		r.DeliveryStatusCounts[DeliveryStatus(s)] = 0
 	}
 	return r
 }
@@ -205,17 +205,17 @@ func taskStateOK(d *doctorTask) bool {
 	}
 	if d.dcode != nil {
 		c, ok := asText(d.dcode)
-		if !ok || delivery == DeliveryPending || !deliveryCodeAllowed(delivery, c) {
+		if !ok || delivery == string(DeliveryPending) || !deliveryCodeAllowed(delivery, c) {
 			return false
 		}
 	}
-	if delivery != DeliveryPending && !terminal {
+	if delivery != string(DeliveryPending) && !terminal {
 		return false
 	}
-	if req == 1 && delivery == DeliveryNotApplicable {
+	if req == 1 && delivery == string(DeliveryNotApplicable) {
 		return false
 	}
-	if req == 0 && (delivery == DeliveryDelivered || delivery == DeliveryFailed) {
+	if req == 0 && (delivery == string(DeliveryDelivered) || delivery == string(DeliveryFailed)) {
 		return false
 	}
 	version, ok := d.version.(int64)
@@ -229,7 +229,7 @@ func taskStateOK(d *doctorTask) bool {
 	if terminal {
 		implied++
 	}
-	if delivery != DeliveryPending {
+	if delivery != string(DeliveryPending) {
 		implied++
 	}
 	return version >= implied
@@ -266,16 +266,16 @@ func taskTimesOK(d *doctorTask) bool {
 	if deadline == nil && started != nil && timeout != nil {
 		return false
 	}
-	if status == StatusQueued && (started != nil || deadline != nil) {
+	if status == string(StatusQueued) && (started != nil || deadline != nil) {
 		return false
 	}
-	if status == StatusRunning && started == nil {
+	if status == string(StatusRunning) && started == nil {
 		return false
 	}
-	if delivery == DeliveryPending && dup != created {
+	if delivery == string(DeliveryPending) && dup != created {
 		return false
 	}
-	if delivery != DeliveryPending && (ended == nil || dup < *ended) {
+	if delivery != string(DeliveryPending) && (ended == nil || dup < *ended) {
 		return false
 	}
 	return true

@@ -101,7 +101,7 @@ func chainLength(d *doctorTask) int {
 	if isTerminal(status) {
 		n++
 	}
-	if delivery != DeliveryPending {
+	if delivery != string(DeliveryPending) {
 		n++
 	}
 	return n
@@ -138,17 +138,17 @@ var eventPositionSQL = func() string {
 	// Each branch tests the event's own values first, so the row's
 	// values are only decoded for the branch the event can be.
 	return `CASE WHEN o.rowid IS NOT NULL AND ` + readable + ` THEN (CASE
-	WHEN e.event_kind = '` + eventCreated + `' AND e.from_value IS NULL AND e.to_value = '` + StatusQueued + `'
+	WHEN e.event_kind = '` + eventCreated + `' AND e.from_value IS NULL AND e.to_value = '` + string(StatusQueued) + `'
 		AND e.code = '` + codeCreated + `' AND e.occurred_at = o.created_at THEN 0
-	WHEN e.event_kind = '` + eventTaskTransition + `' AND e.from_value = '` + StatusQueued + `'
-		AND e.to_value = '` + StatusRunning + `' AND e.code = '` + codeStarted + `' AND ` + started + `
+	WHEN e.event_kind = '` + eventTaskTransition + `' AND e.from_value = '` + string(StatusQueued) + `'
+		AND e.to_value = '` + string(StatusRunning) + `' AND e.code = '` + codeStarted + `' AND ` + started + `
 		AND e.occurred_at = o.started_at THEN 1
 	WHEN e.event_kind = '` + eventTaskTransition + `'
-		AND e.from_value = (CASE WHEN ` + started + ` THEN '` + StatusRunning + `' ELSE '` + StatusQueued + `' END)
+		AND e.from_value = (CASE WHEN ` + started + ` THEN '` + string(StatusRunning) + `' ELSE '` + string(StatusQueued) + `' END)
 		AND e.occurred_at = o.ended_at AND e.to_value = ` + status + ` AND ` + terminal + `
 		AND e.code IS NOT '' AND ifnull(e.code, '') = ` + textSQL("o.terminal_code") + ` THEN 1 + ` + started + `
-	WHEN e.event_kind = '` + eventDeliveryTransition + `' AND e.from_value = '` + DeliveryPending + `'
-		AND e.occurred_at = o.delivery_updated_at AND e.to_value = ` + delivery + ` AND ` + delivery + ` <> '` + DeliveryPending + `'
+	WHEN e.event_kind = '` + eventDeliveryTransition + `' AND e.from_value = '` + string(DeliveryPending) + `'
+		AND e.occurred_at = o.delivery_updated_at AND e.to_value = ` + delivery + ` AND ` + delivery + ` <> '` + string(DeliveryPending) + `'
 		AND e.code IS NOT '' AND ifnull(e.code, '') = ` + textSQL("o.delivery_code") + ` THEN 1 + ` + started + ` + (` + terminal + `)
 	ELSE -1 END) ELSE -1 END`
 }()
@@ -341,13 +341,13 @@ func checkTasks(t *txn, chains *chainStates, anyIDs bool, rep *DoctorReport) err
 			tcode: r[14], dcode: r[15], version: r[16],
 		}
 		if s, ok := d.status.(string); ok {
-			if _, known := rep.TaskStatusCounts[s]; known {
-				rep.TaskStatusCounts[s]++
+			if _, known := rep.TaskStatusCounts[Status(s)]; known {
+				rep.TaskStatusCounts[Status(s)]++
 			}
 		}
 		if s, ok := d.delivery.(string); ok {
-			if _, known := rep.DeliveryStatusCounts[s]; known {
-				rep.DeliveryStatusCounts[s]++
+			if _, known := rep.DeliveryStatusCounts[DeliveryStatus(s)]; known {
+				rep.DeliveryStatusCounts[DeliveryStatus(s)]++
 			}
 		}
 		if !taskStateOK(&d) {

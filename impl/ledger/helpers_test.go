@@ -86,10 +86,10 @@ func reportJSON(r DoctorReport) string {
 	return objectJSON(fields)
 }
 
-func countsJSON(m map[string]int) string {
+func countsJSON[K ~string](m map[K]int) string {
 	f := map[string]string{}
 	for k, v := range m {
-		f[k] = strconv.Itoa(v)
+		f[string(k)] = strconv.Itoa(v)
 	}
 	return objectJSON(f)
 }

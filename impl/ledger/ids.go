@@ -7,21 +7,22 @@ import (
 	"strings"
 )
 
-// Task and delivery state sets, and the reason-code registry (spec/task-state-guard.md §2, §3).
+// Task and delivery state sets, and the reason-code registry
+// (spec/task-state-guard.md §2, §3), as the text stored in the database.
 var (
-	taskStates     = []string{StatusQueued, StatusRunning, StatusSucceeded, StatusFailed, StatusTimedOut, StatusCancelled}
-	deliveryStates = []string{DeliveryPending, DeliveryDelivered, DeliveryFailed, DeliveryNotApplicable}
+	taskStates     = []string{string(StatusQueued), string(StatusRunning), string(StatusSucceeded), string(StatusFailed), string(StatusTimedOut), string(StatusCancelled)}
+	deliveryStates = []string{string(DeliveryPending), string(DeliveryDelivered), string(DeliveryFailed), string(DeliveryNotApplicable)}
 
 	taskCodes = map[string][]string{
-		StatusSucceeded: {"completed", "worker_completed"},
-		StatusFailed:    {"worker_failed"},
-		StatusTimedOut:  {"deadline_exceeded", "restart_stale"},
-		StatusCancelled: {"caller_cancelled"},
+		string(StatusSucceeded): {"completed", "worker_completed"},
+		string(StatusFailed):    {"worker_failed"},
+		string(StatusTimedOut):  {"deadline_exceeded", "restart_stale"},
+		string(StatusCancelled): {"caller_cancelled"},
 	}
 	deliveryCodes = map[string][]string{
-		DeliveryDelivered:     {"transport_acknowledged"},
-		DeliveryFailed:        {"delivery_grace_expired", "transport_failed"},
-		DeliveryNotApplicable: {"internal_task"},
+		string(DeliveryDelivered):     {"transport_acknowledged"},
+		string(DeliveryFailed):        {"delivery_grace_expired", "transport_failed"},
+		string(DeliveryNotApplicable): {"internal_task"},
 	}
 )
 
@@ -45,9 +46,11 @@ const (
 func isTaskState(s string) bool     { return contains(taskStates, s) }
 func isDeliveryState(s string) bool { return contains(deliveryStates, s) }
 
-// isTerminal reports whether s is one of the four terminal task states.
-func isTerminal(s string) bool {
-	return s == StatusSucceeded || s == StatusFailed || s == StatusTimedOut || s == StatusCancelled
+// isTerminal reports whether s (a Status, or a state as stored text) is
+// one of the four terminal task states.
+func isTerminal[S ~string](s S) bool {
+	t := Status(s)
+	return t == StatusSucceeded || t == StatusFailed || t == StatusTimedOut || t == StatusCancelled
 }
 
 func contains(list []string, s string) bool {

@@ -207,7 +207,7 @@ func (l *Ledger) Create(p CreateParams) (Task, error) {
 			id, orNull(parent), required, orNull(p.PayloadHash), floatOrNull(p.TimeoutSeconds), now, now, now); err != nil {
 			return err
 		}
-		if err := addEvent(t, id, eventCreated, nil, StatusQueued, now, codeCreated); err != nil {
+		if err := addEvent(t, id, eventCreated, nil, string(StatusQueued), now, codeCreated); err != nil {
 			return err
 		}
 		out, err = getTask(t, id)
@@ -285,7 +285,7 @@ func (l *Ledger) Start(id string) (Task, error) {
 			now, now, deadline, task.ID); err != nil {
 			return false, err
 		}
-		return true, addEvent(t, task.ID, eventTaskTransition, StatusQueued, StatusRunning, now, codeStarted)
+		return true, addEvent(t, task.ID, eventTaskTransition, string(StatusQueued), string(StatusRunning), now, codeStarted)
 	})
 }
 
@@ -308,7 +308,7 @@ func (l *Ledger) Heartbeat(id string) (Task, error) {
 }
 
 // CloseTask is CloseTaskCode with the empty string standing for no code.
-func (l *Ledger) CloseTask(id, status, code string) (Task, error) {
+func (l *Ledger) CloseTask(id string, status Status, code string) (Task, error) {
 	return l.CloseTaskCode(id, status, optionalCode(code))
 }
 
@@ -317,7 +317,7 @@ func (l *Ledger) CloseTask(id, status, code string) (Task, error) {
 // checked); a different terminal state is ErrStateConflict. code nil means
 // no code; a given code, the empty string included, must be registered
 // for status (else ErrInvalidInput).
-func (l *Ledger) CloseTaskCode(id, status string, code *string) (Task, error) {
+func (l *Ledger) CloseTaskCode(id string, status Status, code *string) (Task, error) {
 	check := func() error {
 		if !isTerminal(status) {
 			return invalidInput("close status must be terminal")
@@ -331,7 +331,7 @@ func (l *Ledger) CloseTaskCode(id, status string, code *string) (Task, error) {
 		if isTerminal(task.Status) {
 			return false, ErrAlreadyTerminal
 		}
-		if err := checkCode(code, taskCodeAllowed, status); err != nil {
+		if err := checkCode(code, taskCodeAllowed, string(status)); err != nil {
 			return false, err
 		}
 		now, err := t.now()
@@ -349,13 +349,13 @@ func (l *Ledger) CloseTaskCode(id, status string, code *string) (Task, error) {
 			status, now, now, codeOrNull(code), task.ID); err != nil {
 			return false, err
 		}
-		return true, addEvent(t, task.ID, eventTaskTransition, task.Status, status, now, codeOrNull(code))
+		return true, addEvent(t, task.ID, eventTaskTransition, string(task.Status), string(status), now, codeOrNull(code))
 	})
 }
 
 // SetDelivery is SetDeliveryCode with the empty string standing for no
 // code.
-func (l *Ledger) SetDelivery(id, status, code string) (Task, error) {
+func (l *Ledger) SetDelivery(id string, status DeliveryStatus, code string) (Task, error) {
 	return l.SetDeliveryCode(id, status, optionalCode(code))
 }
 
@@ -364,7 +364,7 @@ func (l *Ledger) SetDelivery(id, status, code string) (Task, error) {
 // task's kind does not allow is ErrStateConflict, also before the code.
 // code nil means no code; a given code, the empty string included, must be
 // registered for status (else ErrInvalidInput).
-func (l *Ledger) SetDeliveryCode(id, status string, code *string) (Task, error) {
+func (l *Ledger) SetDeliveryCode(id string, status DeliveryStatus, code *string) (Task, error) {
 	check := func() error {
 		if status != DeliveryDelivered && status != DeliveryFailed && status != DeliveryNotApplicable {
 			return invalidInput("delivery status must be terminal")
@@ -384,7 +384,7 @@ func (l *Ledger) SetDeliveryCode(id, status string, code *string) (Task, error) 
 		if !isTerminal(task.Status) {
 			return false, stateConflict("task is not terminal")
 		}
-		if err := checkCode(code, deliveryCodeAllowed, status); err != nil {
+		if err := checkCode(code, deliveryCodeAllowed, string(status)); err != nil {
 			return false, err
 		}
 		now, err := t.now()
@@ -402,7 +402,7 @@ func (l *Ledger) SetDeliveryCode(id, status string, code *string) (Task, error) 
 			status, now, codeOrNull(code), task.ID); err != nil {
 			return false, err
 		}
-		return true, addEvent(t, task.ID, eventDeliveryTransition, DeliveryPending, status, now, codeOrNull(code))
+		return true, addEvent(t, task.ID, eventDeliveryTransition, string(DeliveryPending), string(status), now, codeOrNull(code))
 	})
 }
 

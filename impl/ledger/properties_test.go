@@ -119,7 +119,7 @@ func build(dir string, prog []int) (*world, error) {
 		}
 		return w.ids[o.target%n]
 	}
-	terminals := []string{ledger.StatusSucceeded, ledger.StatusFailed, ledger.StatusTimedOut, ledger.StatusCancelled}
+	terminals := []ledger.Status{ledger.StatusSucceeded, ledger.StatusFailed, ledger.StatusTimedOut, ledger.StatusCancelled}
 	for _, x := range prog {
 		o := decodeOp(x)
 		w.clock.now += clockSteps[o.step]
@@ -148,7 +148,7 @@ func build(dir string, prog []int) (*world, error) {
 			}
 			status := ledger.DeliveryNotApplicable
 			if t.DeliveryRequired {
-				status = []string{ledger.DeliveryDelivered, ledger.DeliveryFailed}[o.choice%2]
+				status = []ledger.DeliveryStatus{ledger.DeliveryDelivered, ledger.DeliveryFailed}[o.choice%2]
 			}
 			l.SetDelivery(t.ID, status, "")
 		case 6:

@@ -112,7 +112,7 @@ func (e *examination) active(queued bool, v []driver.Value) {
 	if sqlCompare(v[7], p.now) > 0 || sqlCompare(updated, p.now) > 0 || (v[8] != nil && sqlCompare(v[8], p.now) > 0) {
 		e.staleBackwards++
 	}
-	if d, _ := v[3].(string); d == DeliveryPending {
+	if d, _ := v[3].(string); d == string(DeliveryPending) {
 		e.stalePending++
 		if required(v[4]) {
 			e.stalePendingRequired++
@@ -324,11 +324,11 @@ func (p reconcileParams) named() []any {
 func applyReconcile(t *txn, p reconcileParams, plan reconcilePlan) error {
 	if plan.timedOut > 0 {
 		if _, err := t.ExecContext(t.ctx, `INSERT INTO task_events (task_id, event_kind, from_value, to_value, occurred_at, code)
-			SELECT id, '`+eventTaskTransition+`', '`+StatusRunning+`', '`+StatusTimedOut+`', :now, `+timeoutCodeSQL+`
+			SELECT id, '`+eventTaskTransition+`', '`+string(StatusRunning)+`', '`+string(StatusTimedOut)+`', :now, `+timeoutCodeSQL+`
 			FROM tasks WHERE status = 'running' AND `+runningStaleSQL+` ORDER BY created_at, id`, p.named()...); err != nil {
 			return err
 		}
-		res, err := t.ExecContext(t.ctx, `UPDATE OR FAIL tasks SET status = '`+StatusTimedOut+`', updated_at = :now, ended_at = :now,
+		res, err := t.ExecContext(t.ctx, `UPDATE OR FAIL tasks SET status = '`+string(StatusTimedOut)+`', updated_at = :now, ended_at = :now,
 			terminal_code = `+timeoutCodeSQL+`, version = version + 1
 			WHERE status = 'running' AND `+runningStaleSQL, p.named()...)
 		if err := wantChanged(res, err, plan.timedOut); err != nil {
@@ -336,10 +336,10 @@ func applyReconcile(t *txn, p reconcileParams, plan reconcilePlan) error {
 		}
 	}
 	if plan.closed > 0 {
-		to := `CASE WHEN ` + requiredSQL + ` THEN '` + DeliveryFailed + `' ELSE '` + DeliveryNotApplicable + `' END`
+		to := `CASE WHEN ` + requiredSQL + ` THEN '` + string(DeliveryFailed) + `' ELSE '` + string(DeliveryNotApplicable) + `' END`
 		code := `CASE WHEN ` + requiredSQL + ` THEN '` + codeGraceExpired + `' ELSE '` + codeInternalTask + `' END`
 		if _, err := t.ExecContext(t.ctx, `INSERT INTO task_events (task_id, event_kind, from_value, to_value, occurred_at, code)
-			SELECT id, '`+eventDeliveryTransition+`', '`+DeliveryPending+`', `+to+`, :now, `+code+`
+			SELECT id, '`+eventDeliveryTransition+`', '`+string(DeliveryPending)+`', `+to+`, :now, `+code+`
 			FROM tasks WHERE `+pendingWhereSQL+` AND `+pendingClosesSQL+` ORDER BY ended_at, id`, p.named()...); err != nil {
 			return err
 		}

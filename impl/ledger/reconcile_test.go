@@ -121,7 +121,7 @@ func TestReconcileWrongTypes(t *testing.T) {
 			}
 			if !c.ok {
 				var status string
-				if err := l.conn.QueryRowContext(ctx, "SELECT status FROM tasks WHERE rowid = 2").Scan(&status); err != nil || status != StatusRunning {
+				if err := l.conn.QueryRowContext(ctx, "SELECT status FROM tasks WHERE rowid = 2").Scan(&status); err != nil || status != string(StatusRunning) {
 					t.Fatalf("refused apply wrote: %q %v", status, err)
 				}
 			}
@@ -158,7 +158,7 @@ func TestReconcileDamagedRunningDelivery(t *testing.T) {
 			var version, events int
 			l.conn.QueryRowContext(ctx, "SELECT status, version FROM tasks WHERE id = ?", r.ID).Scan(&status, &version)
 			l.conn.QueryRowContext(ctx, "SELECT count(*) FROM task_events WHERE task_id = ?", r.ID).Scan(&events)
-			if status != StatusRunning || version != 1 || events != 2 {
+			if status != string(StatusRunning) || version != 1 || events != 2 {
 				t.Fatalf("refused apply wrote: %s v%d, %d events", status, version, events)
 			}
 		})

@@ -44,8 +44,9 @@ func taskFromRow(v []driver.Value) (Task, error) {
 	t := Task{}
 	t.ID, _ = asText(d.id)
 	t.ParentID = nullableText(d.parent)
-	t.Status, _ = asText(d.status)
-	t.DeliveryStatus, _ = asText(d.delivery)
+	status, _ := asText(d.status)
+	delivery, _ := asText(d.delivery)
+	t.Status, t.DeliveryStatus = Status(status), DeliveryStatus(delivery)
 	t.DeliveryRequired = d.required.(int64) == 1
 	t.PayloadHash = nullableText(d.hash)
 	t.TimeoutSeconds, _ = optTime(d.timeout)

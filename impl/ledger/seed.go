@@ -36,7 +36,7 @@ func SeedBenchmark(path string, n int, now float64) error {
 			id := fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i)
 			created := base + float64(i)*step
 			var (
-				status            = StatusQueued
+				status            = string(StatusQueued)
 				required          = 1
 				started, deadline any
 				ended, code       any
@@ -46,7 +46,7 @@ func SeedBenchmark(path string, n int, now float64) error {
 			)
 			switch i % 10 {
 			case 3, 4, 5:
-				status = StatusRunning
+				status = string(StatusRunning)
 				s := created + 1
 				started, updated, version = s, s, 1
 				// Every other running task (counted among the running
@@ -55,7 +55,7 @@ func SeedBenchmark(path string, n int, now float64) error {
 					timeout, deadline = 900.0, s+900
 				}
 			case 6, 7, 8, 9:
-				status = StatusSucceeded
+				status = string(StatusSucceeded)
 				s, e := created+1, created+2
 				started, ended, updated, code, version = s, e, e, "completed", 2
 				if i%2 == 1 {
@@ -68,16 +68,16 @@ func SeedBenchmark(path string, n int, now float64) error {
 				id, status, required, timeout, created, started, updated, ended, deadline, created, code, version); err != nil {
 				return err
 			}
-			if err := addEvent(t, id, eventCreated, nil, StatusQueued, created, codeCreated); err != nil {
+			if err := addEvent(t, id, eventCreated, nil, string(StatusQueued), created, codeCreated); err != nil {
 				return err
 			}
 			if started != nil {
-				if err := addEvent(t, id, eventTaskTransition, StatusQueued, StatusRunning, started.(float64), codeStarted); err != nil {
+				if err := addEvent(t, id, eventTaskTransition, string(StatusQueued), string(StatusRunning), started.(float64), codeStarted); err != nil {
 					return err
 				}
 			}
 			if ended != nil {
-				if err := addEvent(t, id, eventTaskTransition, StatusRunning, status, ended.(float64), code); err != nil {
+				if err := addEvent(t, id, eventTaskTransition, string(StatusRunning), status, ended.(float64), code); err != nil {
 					return err
 				}
 			}

@@ -216,9 +216,9 @@ func execute(inv *invocation, clock ledger.Clock) (result any, status int, err e
 	case "heartbeat":
 		return taskResult(l.Heartbeat(inv.taskID))
 	case "close":
-		return taskResult(l.CloseTaskCode(inv.taskID, inv.status, inv.code))
+		return taskResult(l.CloseTaskCode(inv.taskID, ledger.Status(inv.status), inv.code))
 	case "delivery":
-		return taskResult(l.SetDeliveryCode(inv.taskID, inv.status, inv.code))
+		return taskResult(l.SetDeliveryCode(inv.taskID, ledger.DeliveryStatus(inv.status), inv.code))
 	case "get":
 		return taskResult(l.Get(inv.taskID))
 	case "children":
@@ -256,8 +256,8 @@ func taskObject(t ledger.Task) object {
 	return object{
 		"id":                  t.ID,
 		"parent_id":           t.ParentID,
-		"status":              t.Status,
-		"delivery_status":     t.DeliveryStatus,
+		"status":              string(t.Status),
+		"delivery_status":     string(t.DeliveryStatus),
 		"delivery_required":   t.DeliveryRequired,
 		"has_payload_hash":    t.PayloadHash != nil,
 		"timeout_seconds":     t.TimeoutSeconds,
@@ -299,23 +299,24 @@ func reconcileObject(r ledger.ReconcileReport) object {
 // The doctor always prints every state, zeros included, whatever the map
 // holds: the key set is part of the output contract.
 var (
-	taskStates = []string{
+	taskStates = []ledger.Status{
 		ledger.StatusQueued, ledger.StatusRunning, ledger.StatusSucceeded,
 		ledger.StatusFailed, ledger.StatusTimedOut, ledger.StatusCancelled,
 	}
-	deliveryStates = []string{
+	deliveryStates = []ledger.DeliveryStatus{
 		ledger.DeliveryPending, ledger.DeliveryDelivered,
 		ledger.DeliveryFailed, ledger.DeliveryNotApplicable,
 	}
 )
 
 func doctorObject(r ledger.DoctorReport) object {
-	counts := func(states []string, m map[string]int) object {
-		o := object{}
-		for _, s := range states {
-			o[s] = m[s]
-		}
-		return o
+	taskCounts := object{}
+	for _, s := range taskStates {
+		taskCounts[string(s)] = r.TaskStatusCounts[s]
+	}
+	deliveryCounts := object{}
+	for _, s := range deliveryStates {
+		deliveryCounts[string(s)] = r.DeliveryStatusCounts[s]
 	}
 	return object{
 		"healthy":                       r.Healthy,
@@ -324,8 +325,8 @@ func doctorObject(r ledger.DoctorReport) object {
 		"schema_ok":                     r.SchemaOK,
 		"task_count":                    r.TaskCount,
 		"event_count":                   r.EventCount,
-		"task_status_counts":            counts(taskStates, r.TaskStatusCounts),
-		"delivery_status_counts":        counts(deliveryStates, r.DeliveryStatusCounts),
+		"task_status_counts":            taskCounts,
+		"delivery_status_counts":        deliveryCounts,
 		"orphan_count":                  r.OrphanCount,
 		"parent_cycle_count":            r.ParentCycleCount,
 		"foreign_key_error_count":       r.ForeignKeyErrorCount,

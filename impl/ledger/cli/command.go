@@ -107,10 +107,11 @@ var subParsers = map[string]parserSpec{
 	"get":       taskIDParser(),
 	"children":  taskIDParser(),
 	"close": transitionParser([]string{
-		ledger.StatusSucceeded, ledger.StatusFailed, ledger.StatusTimedOut, ledger.StatusCancelled,
+		string(ledger.StatusSucceeded), string(ledger.StatusFailed),
+		string(ledger.StatusTimedOut), string(ledger.StatusCancelled),
 	}),
 	"delivery": transitionParser([]string{
-		ledger.DeliveryDelivered, ledger.DeliveryFailed, ledger.DeliveryNotApplicable,
+		string(ledger.DeliveryDelivered), string(ledger.DeliveryFailed), string(ledger.DeliveryNotApplicable),
 	}),
 	"reconcile": {options: []option{
 		helpOption,
