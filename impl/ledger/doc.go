@@ -17,7 +17,7 @@
 //	l, err := ledger.Open("/var/lib/myapp/tasks.sqlite", ledger.Options{})
 //	if err != nil { ... }
 //	defer l.Close()
-//	t, err := l.Create(ledger.CreateParams{})
+//	t, err := l.Create(ledger.CreateParams{}) // delivery required; Internal: true for none
 //	t, err = l.Start(t.ID)
 //	t, err = l.CloseTask(t.ID, ledger.StatusSucceeded, "completed")
 //	t, err = l.SetDelivery(t.ID, ledger.DeliveryDelivered, "transport_acknowledged")
@@ -28,11 +28,14 @@
 //
 // # Errors
 //
-// Every error wraps exactly one class, matched with errors.Is:
+// Every refusal wraps exactly one class, matched with errors.Is:
 // ErrInvalidInput (a bad argument or an unsafe storage location),
 // ErrTaskNotFound, or ErrStateConflict (the task's state forbids the
 // operation, the database is busy or damaged, or the clock went backwards).
-// Anything else is an unexpected internal failure. No error message ever
+// ErrBusy, ErrAlreadyTerminal, ErrDeliveryClosed, ErrClockBackwards and
+// ErrReadOnly single out the StateConflicts a caller may act on
+// differently. Anything else is an unexpected internal failure or a
+// cancelled context. No error message ever
 // contains an id, a path or an input value; Reason gives the fixed phrase
 // of a refusal for logs and operators.
 //
@@ -52,6 +55,9 @@
 // one at a time on one SQLite connection. Several processes may open the
 // same file: each operation is one IMMEDIATE transaction, and a writer
 // waits for another up to Options.BusyTimeoutMS (5 s by default) before the
-// operation fails with ErrStateConflict ("database is busy"). A failed or
-// interrupted operation leaves the database as it was.
+// operation fails with ErrBusy (which is also an ErrStateConflict). Every
+// operation has a ...Context form (CreateContext, ReconcileContext, ...)
+// whose context can end that wait early: the error then matches
+// context.Canceled or context.DeadlineExceeded and nothing was written. A
+// failed or interrupted operation leaves the database as it was.
 package ledger

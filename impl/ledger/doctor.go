@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"context"
 	"database/sql/driver"
 	"errors"
 	"io"
@@ -11,10 +12,17 @@ import (
 // §8). When the schema is not exactly v2 it returns the early report: all
 // counts zero, SchemaOK false, DoctorErrorCount 1.
 func (l *Ledger) Doctor() (DoctorReport, error) {
+	return l.DoctorContext(context.Background())
+}
+
+// DoctorContext is Doctor with a context whose cancellation or deadline ends
+// the wait for the database (see Concurrency in the package
+// documentation).
+func (l *Ledger) DoctorContext(ctx context.Context) (DoctorReport, error) {
 	var rep DoctorReport
 	// Doctor reports on any schema (the early report), so it skips the
 	// schema gate the other reads have.
-	err := l.lockedReadTx("doctor", false, func(t *txn) error {
+	err := l.lockedReadTx(ctx, "doctor", false, func(t *txn) error {
 		rep = runDoctor(t)
 		return nil
 	})

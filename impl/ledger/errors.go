@@ -68,6 +68,14 @@ func internal(op string, err error) error {
 	return &internalError{op: op, cause: err}
 }
 
+// cancelledError is an operation ended by its context (the ...Context
+// methods) before it could finish; nothing was written. It matches
+// context.Canceled or context.DeadlineExceeded with errors.Is.
+type cancelledError struct{ cause error }
+
+func (e *cancelledError) Error() string { return "ledger: cancelled: " + e.cause.Error() }
+func (e *cancelledError) Unwrap() error { return e.cause }
+
 // Reason returns the fixed reason carried by an error from this package,
 // such as "database directory is group- or world-writable", or "" when err
 // carries none. A reason is one of a fixed set of phrases chosen where the
@@ -85,6 +93,10 @@ func Reason(err error) string {
 	}
 	if errors.Is(err, errClosed) {
 		return "ledger is closed"
+	}
+	var ce2 *cancelledError
+	if errors.As(err, &ce2) {
+		return "cancelled by the caller's context"
 	}
 	return ""
 }

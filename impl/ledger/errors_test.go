@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"testing"
+	"time"
 )
 
 // A caller can tell "the database was busy" (retry later) from "the task
@@ -65,5 +66,46 @@ func holdWriteLock(t *testing.T, p string) func() {
 		conn.ExecContext(ctx, "ROLLBACK")
 		conn.Close()
 		db.Close()
+	}
+}
+
+// A context ends the wait for another connection's write lock long before
+// the 5 s busy timeout, writes nothing, and leaves the ledger usable; an
+// already cancelled context ends reads and writes at once.
+func TestContextEndsTheWait(t *testing.T) {
+	l, _, p := openTest(t)
+	release := holdWriteLock(t, p)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := l.CreateContext(ctx, CreateParams{})
+	waited := time.Since(start)
+	release()
+	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrStateConflict) {
+		t.Fatalf("create under a held lock with a 50 ms deadline: %v", err)
+	}
+	if waited > 2*time.Second {
+		t.Fatalf("waited %v: the context did not end the busy wait", waited)
+	}
+
+	cancelled, stop := context.WithCancel(context.Background())
+	stop()
+	if _, err := l.GetContext(cancelled, "00000000-0000-4000-8000-000000000001"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("get with a cancelled context: %v", err)
+	}
+	if _, err := l.DoctorContext(cancelled); !errors.Is(err, context.Canceled) {
+		t.Fatalf("doctor with a cancelled context: %v", err)
+	}
+	if _, err := l.ReconcileContext(cancelled, 600, 600, false); !errors.Is(err, context.Canceled) {
+		t.Fatalf("reconcile with a cancelled context: %v", err)
+	}
+
+	// Nothing was written, and the ledger still reads and writes.
+	rep, err := l.Doctor()
+	if err != nil || !rep.Healthy || rep.TaskCount != 0 {
+		t.Fatalf("after the cancelled calls: %+v %v", rep, err)
+	}
+	if _, err := l.Create(CreateParams{}); err != nil {
+		t.Fatalf("create after the cancelled calls: %v", err)
 	}
 }

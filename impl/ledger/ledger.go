@@ -240,7 +240,7 @@ func (l *Ledger) openWritable(opts Options) error {
 		return err
 	}
 	if st.empty || st.okV1() {
-		err := l.write(func(tx *txn) error {
+		err := l.write(context.Background(), func(tx *txn) error {
 			again, err := readSchema(ctx, tx)
 			if err != nil {
 				return err

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"context"
 	"database/sql"
 	"database/sql/driver"
 	"errors"
@@ -107,7 +108,7 @@ func addEvent(t *txn, taskID, kind string, from any, to string, at float64, code
 }
 
 // lockedWrite takes the ledger lock and runs fn in a write transaction.
-func (l *Ledger) lockedWrite(fn func(*txn) error) error {
+func (l *Ledger) lockedWrite(ctx context.Context, fn func(*txn) error) error {
 	if l.readOnly {
 		return errReadOnly
 	}
@@ -116,7 +117,7 @@ func (l *Ledger) lockedWrite(fn func(*txn) error) error {
 	if l.closed {
 		return errClosed
 	}
-	return l.write(fn)
+	return l.write(ctx, fn)
 }
 
 // sameFloat compares two optional numbers.
@@ -137,6 +138,13 @@ func sameString(a *string, b string) bool {
 // Create adds a queued task, or returns the stored one when the same id
 // already exists with identical parameters (spec/task-state-guard.md §6.1).
 func (l *Ledger) Create(p CreateParams) (Task, error) {
+	return l.CreateContext(context.Background(), p)
+}
+
+// CreateContext is Create with a context whose cancellation or deadline ends
+// the wait for another connection's write lock (see Concurrency in the
+// package documentation).
+func (l *Ledger) CreateContext(ctx context.Context, p CreateParams) (Task, error) {
 	if l.readOnly {
 		return Task{}, errReadOnly
 	}
@@ -159,7 +167,7 @@ func (l *Ledger) Create(p CreateParams) (Task, error) {
 		return Task{}, invalidInput("timeout must be a finite, non-negative number")
 	}
 	var out Task
-	err = l.lockedWrite(func(t *txn) error {
+	err = l.lockedWrite(ctx, func(t *txn) error {
 		if id == "" {
 			fresh, err := l.newID()
 			if err != nil {
@@ -221,7 +229,7 @@ func (l *Ledger) Create(p CreateParams) (Task, error) {
 // in one write transaction, load the task and let apply decide. apply
 // returns changed=false to return the stored task unchanged (the idempotent
 // repeats); otherwise the task is read back as written.
-func (l *Ledger) writeTask(id string, check func() error, apply func(t *txn, task Task) (changed bool, err error)) (Task, error) {
+func (l *Ledger) writeTask(ctx context.Context, id string, check func() error, apply func(t *txn, task Task) (changed bool, err error)) (Task, error) {
 	if l.readOnly {
 		return Task{}, errReadOnly
 	}
@@ -235,7 +243,7 @@ func (l *Ledger) writeTask(id string, check func() error, apply func(t *txn, tas
 		}
 	}
 	var out Task
-	err = l.lockedWrite(func(t *txn) error {
+	err = l.lockedWrite(ctx, func(t *txn) error {
 		task, err := getTask(t, cid)
 		if err != nil {
 			return err
@@ -257,7 +265,14 @@ func (l *Ledger) writeTask(id string, check func() error, apply func(t *txn, tas
 // Start moves a queued task to running; a running task is returned
 // unchanged.
 func (l *Ledger) Start(id string) (Task, error) {
-	return l.writeTask(id, nil, func(t *txn, task Task) (bool, error) {
+	return l.StartContext(context.Background(), id)
+}
+
+// StartContext is Start with a context whose cancellation or deadline ends
+// the wait for another connection's write lock (see Concurrency in the
+// package documentation).
+func (l *Ledger) StartContext(ctx context.Context, id string) (Task, error) {
+	return l.writeTask(ctx, id, nil, func(t *txn, task Task) (bool, error) {
 		if task.Status == StatusRunning {
 			return false, nil
 		}
@@ -291,7 +306,14 @@ func (l *Ledger) Start(id string) (Task, error) {
 
 // Heartbeat refreshes a running task's updated_at.
 func (l *Ledger) Heartbeat(id string) (Task, error) {
-	return l.writeTask(id, nil, func(t *txn, task Task) (bool, error) {
+	return l.HeartbeatContext(context.Background(), id)
+}
+
+// HeartbeatContext is Heartbeat with a context whose cancellation or deadline ends
+// the wait for another connection's write lock (see Concurrency in the
+// package documentation).
+func (l *Ledger) HeartbeatContext(ctx context.Context, id string) (Task, error) {
+	return l.writeTask(ctx, id, nil, func(t *txn, task Task) (bool, error) {
 		if task.Status != StatusRunning {
 			return false, stateConflict("task is not running")
 		}
@@ -318,13 +340,20 @@ func (l *Ledger) CloseTask(id string, status Status, code string) (Task, error) 
 // no code; a given code, the empty string included, must be registered
 // for status (else ErrInvalidInput).
 func (l *Ledger) CloseTaskCode(id string, status Status, code *string) (Task, error) {
+	return l.CloseTaskCodeContext(context.Background(), id, status, code)
+}
+
+// CloseTaskCodeContext is CloseTaskCode with a context whose cancellation or deadline ends
+// the wait for another connection's write lock (see Concurrency in the
+// package documentation).
+func (l *Ledger) CloseTaskCodeContext(ctx context.Context, id string, status Status, code *string) (Task, error) {
 	check := func() error {
 		if !isTerminal(status) {
 			return invalidInput("close status must be terminal")
 		}
 		return nil
 	}
-	return l.writeTask(id, check, func(t *txn, task Task) (bool, error) {
+	return l.writeTask(ctx, id, check, func(t *txn, task Task) (bool, error) {
 		if task.Status == status {
 			return false, nil
 		}
@@ -365,13 +394,20 @@ func (l *Ledger) SetDelivery(id string, status DeliveryStatus, code string) (Tas
 // code nil means no code; a given code, the empty string included, must be
 // registered for status (else ErrInvalidInput).
 func (l *Ledger) SetDeliveryCode(id string, status DeliveryStatus, code *string) (Task, error) {
+	return l.SetDeliveryCodeContext(context.Background(), id, status, code)
+}
+
+// SetDeliveryCodeContext is SetDeliveryCode with a context whose cancellation or deadline ends
+// the wait for another connection's write lock (see Concurrency in the
+// package documentation).
+func (l *Ledger) SetDeliveryCodeContext(ctx context.Context, id string, status DeliveryStatus, code *string) (Task, error) {
 	check := func() error {
 		if status != DeliveryDelivered && status != DeliveryFailed && status != DeliveryNotApplicable {
 			return invalidInput("delivery status must be terminal")
 		}
 		return nil
 	}
-	return l.writeTask(id, check, func(t *txn, task Task) (bool, error) {
+	return l.writeTask(ctx, id, check, func(t *txn, task Task) (bool, error) {
 		if task.DeliveryStatus == status {
 			return false, nil
 		}
@@ -417,12 +453,19 @@ func (l *Ledger) usableForReading() error {
 
 // Get returns one task.
 func (l *Ledger) Get(id string) (Task, error) {
+	return l.GetContext(context.Background(), id)
+}
+
+// GetContext is Get with a context whose cancellation or deadline ends
+// the wait for the database (see Concurrency in the package
+// documentation).
+func (l *Ledger) GetContext(ctx context.Context, id string) (Task, error) {
 	cid, err := ParseTaskID(id)
 	if err != nil {
 		return Task{}, err
 	}
 	var out Task
-	err = l.lockedReadTx("read", true, func(t *txn) error {
+	err = l.lockedReadTx(ctx, "read", true, func(t *txn) error {
 		out, err = getTask(t, cid)
 		return err
 	})
@@ -432,12 +475,19 @@ func (l *Ledger) Get(id string) (Task, error) {
 // ChildrenOf returns the direct children of a task, ordered by created_at
 // then id. An unknown id is ErrTaskNotFound.
 func (l *Ledger) ChildrenOf(id string) ([]Task, error) {
+	return l.ChildrenOfContext(context.Background(), id)
+}
+
+// ChildrenOfContext is ChildrenOf with a context whose cancellation or deadline ends
+// the wait for the database (see Concurrency in the package
+// documentation).
+func (l *Ledger) ChildrenOfContext(ctx context.Context, id string) ([]Task, error) {
 	cid, err := ParseTaskID(id)
 	if err != nil {
 		return nil, err
 	}
 	var out []Task
-	err = l.lockedReadTx("read", true, func(t *txn) error {
+	err = l.lockedReadTx(ctx, "read", true, func(t *txn) error {
 		out = out[:0] // a read-only read may be retried
 		if _, err := getTask(t, cid); err != nil {
 			return err

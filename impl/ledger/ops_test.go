@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -372,7 +373,7 @@ func TestReconcileApplyMatchesDryRun(t *testing.T) {
 func TestReadTransactionsAreQueryOnly(t *testing.T) {
 	l, _, _ := openTest(t)
 	for _, gated := range []bool{true, false} {
-		err := l.lockedReadTx("test", gated, func(tx *txn) error {
+		err := l.lockedReadTx(context.Background(), "test", gated, func(tx *txn) error {
 			_, err := tx.ExecContext(tx.ctx, `INSERT INTO schema_meta (key, value) VALUES ('x', 'y')`)
 			return err
 		})

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"cmp"
+	"context"
 	"database/sql"
 	"database/sql/driver"
 )
@@ -242,6 +243,13 @@ func examine(t *txn, activeGrace, deliveryGrace float64) (examination, error) {
 // decisions under query_only in a read transaction and writes nothing; it
 // works on a read-only ledger.
 func (l *Ledger) Reconcile(activeGrace, deliveryGrace float64, dryRun bool) (ReconcileReport, error) {
+	return l.ReconcileContext(context.Background(), activeGrace, deliveryGrace, dryRun)
+}
+
+// ReconcileContext is Reconcile with a context whose cancellation or deadline ends
+// the wait for another connection's write lock (see Concurrency in the
+// package documentation).
+func (l *Ledger) ReconcileContext(ctx context.Context, activeGrace, deliveryGrace float64, dryRun bool) (ReconcileReport, error) {
 	if !validSeconds(activeGrace) || !validSeconds(deliveryGrace) {
 		return ReconcileReport{}, invalidInput("grace must be a finite, non-negative number")
 	}
@@ -260,12 +268,12 @@ func (l *Ledger) Reconcile(activeGrace, deliveryGrace float64, dryRun bool) (Rec
 	}
 	var err error
 	if dryRun {
-		err = l.lockedReadTx("dry run", true, run)
+		err = l.lockedReadTx(ctx, "dry run", true, run)
 	} else {
 		if l.readOnly {
 			return ReconcileReport{}, errReadOnly
 		}
-		err = l.lockedWrite(run)
+		err = l.lockedWrite(ctx, run)
 	}
 	if err != nil {
 		return ReconcileReport{}, err

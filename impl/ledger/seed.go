@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"context"
 	"fmt"
 )
 
@@ -24,7 +25,7 @@ func SeedBenchmark(path string, n int, now float64) error {
 	defer l.Close()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.write(func(t *txn) error {
+	return l.write(context.Background(), func(t *txn) error {
 		base := now - 100000
 		// Tasks are created 0.05 s apart, closer above 200,000 tasks so
 		// that every creation stays within the first 10,000 s.

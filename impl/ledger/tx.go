@@ -60,12 +60,18 @@ func (l *Ledger) begin(ctx context.Context, beginSQL string) (*txn, error) {
 	if l.closed {
 		return nil, errClosed
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, &cancelledError{err}
+	}
 	if _, err := l.conn.ExecContext(ctx, beginSQL); err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, &cancelledError{cerr}
+		}
 		return nil, classifySQLite("begin", err)
 	}
 	if l.guard != nil {
 		if err := l.guard.check(); err != nil {
-			l.conn.ExecContext(ctx, "ROLLBACK")
+			l.conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
 			return nil, err
 		}
 	}
@@ -73,13 +79,19 @@ func (l *Ledger) begin(ctx context.Context, beginSQL string) (*txn, error) {
 }
 
 // finish commits when err is nil and rolls back otherwise.
+// The caller's cancellation ends waits and statements, never the COMMIT
+// or ROLLBACK that leaves the connection clean for the next operation.
 func (l *Ledger) finish(ctx context.Context, err error, op string) error {
+	end := context.WithoutCancel(ctx)
 	if err != nil {
-		l.conn.ExecContext(ctx, "ROLLBACK")
+		l.conn.ExecContext(end, "ROLLBACK")
+		if cerr := ctx.Err(); cerr != nil {
+			return &cancelledError{cerr}
+		}
 		return classifySQLite(op, err)
 	}
-	if _, cerr := l.conn.ExecContext(ctx, "COMMIT"); cerr != nil {
-		l.conn.ExecContext(ctx, "ROLLBACK")
+	if _, cerr := l.conn.ExecContext(end, "COMMIT"); cerr != nil {
+		l.conn.ExecContext(end, "ROLLBACK")
 		return classifySQLite(op, cerr)
 	}
 	return nil
@@ -87,11 +99,10 @@ func (l *Ledger) finish(ctx context.Context, err error, op string) error {
 
 // write runs fn in one BEGIN IMMEDIATE transaction; the caller holds l.mu
 // (or is Open, before the ledger is shared).
-func (l *Ledger) write(fn func(*txn) error) error {
+func (l *Ledger) write(ctx context.Context, fn func(*txn) error) error {
 	if l.readOnly {
 		return errReadOnly
 	}
-	ctx := context.Background()
 	t, err := l.begin(ctx, "BEGIN IMMEDIATE")
 	if err != nil {
 		return err
@@ -104,11 +115,14 @@ func (l *Ledger) write(fn func(*txn) error) error {
 // guarantee of doctor and of the dry run; a read-only ledger has
 // query_only on for good). With gated, a schema that reads cannot trust
 // is refused first. op names the transaction in an internal error.
-func (l *Ledger) lockedReadTx(op string, gated bool, fn func(*txn) error) error {
+func (l *Ledger) lockedReadTx(ctx context.Context, op string, gated bool, fn func(*txn) error) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
 		return errClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return &cancelledError{err}
 	}
 	if l.readOnly {
 		return l.readOnlyTx(op, gated, fn)
@@ -118,11 +132,10 @@ func (l *Ledger) lockedReadTx(op string, gated bool, fn func(*txn) error) error 
 			return err
 		}
 	}
-	ctx := context.Background()
 	if _, err := l.conn.ExecContext(ctx, "PRAGMA query_only = 1"); err != nil {
 		return classifySQLite("set query_only", err)
 	}
-	defer l.conn.ExecContext(ctx, "PRAGMA query_only = 0")
+	defer l.conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA query_only = 0")
 	t, err := l.begin(ctx, "BEGIN")
 	if err != nil {
 		return err
