@@ -134,7 +134,7 @@ func seedWAL(f *testing.F) (db, wal []byte) {
 		f.Fatal(err)
 	}
 	for _, id := range walTasks {
-		if _, err := w.Create(ledger.CreateParams{TaskID: id, DeliveryRequired: true}); err != nil {
+		if _, err := w.Create(ledger.CreateParams{TaskID: id}); err != nil {
 			f.Fatal(err)
 		}
 	}

@@ -68,7 +68,7 @@ func crashStates(t *testing.T) (map[string]crashFiles, []string) {
 	p := filepath.Join(privateDir(t), "ledger.sqlite")
 	var ids []string
 	create := func(w *Ledger, parent string) string {
-		task, err := w.Create(CreateParams{ParentID: parent, DeliveryRequired: len(ids)%2 == 0})
+		task, err := w.Create(CreateParams{ParentID: parent, Internal: len(ids)%2 != 0})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -71,7 +71,7 @@ func TestReadOnlyOverOldCeiling(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	last, err := w.Create(CreateParams{TaskID: "ffffffff-0000-4000-8000-000000000000", DeliveryRequired: true})
+	last, err := w.Create(CreateParams{TaskID: "ffffffff-0000-4000-8000-000000000000"})
 	w.Close()
 	if err != nil {
 		t.Fatal(err)

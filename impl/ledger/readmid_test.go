@@ -53,7 +53,7 @@ func livePair(t *testing.T) (string, *Ledger, *sql.DB) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.Close() })
-	if _, err := w.Create(CreateParams{DeliveryRequired: true}); err != nil {
+	if _, err := w.Create(CreateParams{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Lstat(p + "-wal"); err != nil {
@@ -80,7 +80,7 @@ func TestReadOnlyWriterCommitsAndCheckpointsDuringRead(t *testing.T) {
 		if n != 1 {
 			return
 		}
-		if _, err := w.Create(CreateParams{DeliveryRequired: true}); err != nil {
+		if _, err := w.Create(CreateParams{}); err != nil {
 			t.Fatal(err)
 		}
 		var busy, logged int
@@ -118,7 +118,7 @@ func TestReadOnlyCheckpointDuringReadDetected(t *testing.T) {
 		if n != 1 {
 			return
 		}
-		if _, err := w.Create(CreateParams{DeliveryRequired: true}); err != nil {
+		if _, err := w.Create(CreateParams{}); err != nil {
 			t.Fatal(err)
 		}
 		var busy, logged int
@@ -160,7 +160,7 @@ func TestReadOnlyWriterSessionDuringDryRun(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, err := w.Create(CreateParams{DeliveryRequired: true}); err != nil {
+				if _, err := w.Create(CreateParams{}); err != nil {
 					t.Fatal(err)
 				}
 				if err := w.Close(); err != nil {
@@ -273,7 +273,7 @@ func TestReadOnlyShmDescriptorsBounded(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := w.Create(CreateParams{DeliveryRequired: true}); err != nil {
+		if _, err := w.Create(CreateParams{}); err != nil {
 			t.Fatal(err)
 		}
 		if rep, err := r.Doctor(); err != nil || rep.TaskCount != i+2 {
@@ -302,12 +302,12 @@ func TestReadOnlyRetriedChildren(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	parent, err := w.Create(CreateParams{DeliveryRequired: true})
+	parent, err := w.Create(CreateParams{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 2; i++ {
-		if _, err := w.Create(CreateParams{ParentID: parent.ID, DeliveryRequired: true}); err != nil {
+		if _, err := w.Create(CreateParams{ParentID: parent.ID}); err != nil {
 			t.Fatal(err)
 		}
 	}

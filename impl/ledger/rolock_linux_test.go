@@ -78,7 +78,7 @@ func TestReadOnlyBusyLeavesNoLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	if _, err := w.Create(CreateParams{DeliveryRequired: true}); err != nil {
+	if _, err := w.Create(CreateParams{}); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.OpenFile(p+"-shm", os.O_RDWR, 0)
