@@ -182,7 +182,7 @@ func FuzzDamagedLedger(f *testing.F) {
 			t.Fatalf("writable open accepted a schema that is neither v2 nor v1 (doctor %+v)\n%s", doc, show)
 		}
 		fresh := "7a5c0100-0000-4000-8000-000000000100"
-		_, cerr := w.Create(ledger.CreateParams{TaskID: fresh, ParentID: fixtureIDs[0], DeliveryRequired: true})
+		_, cerr := w.Create(ledger.CreateParams{TaskID: fresh, ParentID: fixtureIDs[0]})
 		w.Start(fresh)
 		w.CloseTask(fresh, "succeeded", "completed")
 		w.SetDelivery(fresh, "delivered", "")

@@ -38,7 +38,7 @@ func classOf(err error) string {
 
 func toModel(t ledger.Task) model.Task {
 	return model.Task{
-		ID: t.ID, ParentID: t.ParentID, Status: t.Status, DeliveryStatus: t.DeliveryStatus,
+		ID: t.ID, ParentID: t.ParentID, Status: string(t.Status), DeliveryStatus: string(t.DeliveryStatus),
 		DeliveryRequired: t.DeliveryRequired, PayloadHash: t.PayloadHash, TimeoutSeconds: t.TimeoutSeconds,
 		CreatedAt: t.CreatedAt, StartedAt: t.StartedAt, UpdatedAt: t.UpdatedAt, EndedAt: t.EndedAt,
 		DeadlineAt: t.DeadlineAt, DeliveryUpdatedAt: t.DeliveryUpdatedAt, TerminalCode: t.TerminalCode,
@@ -145,11 +145,20 @@ func nflt(v sql.NullFloat64) *float64 {
 	return &v.Float64
 }
 
+// textKeys turns the ledger's typed state keys into the checker's plain ones.
+func textKeys[K ~string](m map[K]int) map[string]int {
+	out := make(map[string]int, len(m))
+	for k, v := range m {
+		out[string(k)] = v
+	}
+	return out
+}
+
 // doctorCounts is the doctor's report in the checker's shape.
 func doctorCounts(d ledger.DoctorReport) model.Counts {
 	return model.Counts{
 		TaskCount: d.TaskCount, EventCount: d.EventCount,
-		TaskStatusCounts: d.TaskStatusCounts, DeliveryStatusCounts: d.DeliveryStatusCounts,
+		TaskStatusCounts: textKeys(d.TaskStatusCounts), DeliveryStatusCounts: textKeys(d.DeliveryStatusCounts),
 		OrphanCount: d.OrphanCount, ParentCycleCount: d.ParentCycleCount, ForeignKeyErrorCount: d.ForeignKeyErrorCount,
 		StateInconsistencyCount: d.StateInconsistencyCount, TimestampInconsistencyCount: d.TimestampInconsistencyCount,
 		EventInconsistencyCount: d.EventInconsistencyCount,

@@ -149,8 +149,8 @@ func FuzzLedgerSequence(f *testing.F) {
 					v := fuzzbytes.Pick(in, seqTimeouts)
 					p.TimeoutSeconds, mp.TimeoutSeconds = &v, &v
 				}
-				p.DeliveryRequired = in.Intn(4) > 0
-				mp.DeliveryRequired = p.DeliveryRequired
+				p.Internal = in.Intn(4) == 0
+				mp.DeliveryRequired = !p.Internal
 				log = append(log, fmt.Sprintf("@%v create %+v timeout=%v", now, p, deref(p.TimeoutSeconds)))
 				before := generated
 				got, gerr := l.Create(p)
@@ -178,14 +178,14 @@ func FuzzLedgerSequence(f *testing.F) {
 				arg, id := target()
 				status, code := fuzzbytes.Pick(in, seqTaskStates), fuzzbytes.Pick(in, seqCodes)
 				log = append(log, fmt.Sprintf("@%v close %s %s %q", now, arg, status, code))
-				got, gerr := l.CloseTask(arg, status, code)
+				got, gerr := l.CloseTask(arg, ledger.Status(status), code)
 				want, werr := m.Close(id, status, code, now)
 				compare("close", got, gerr, want, werr)
 			case 5:
 				arg, id := target()
 				status, code := fuzzbytes.Pick(in, seqDeliveryStates), fuzzbytes.Pick(in, seqCodes)
 				log = append(log, fmt.Sprintf("@%v delivery %s %s %q", now, arg, status, code))
-				got, gerr := l.SetDelivery(arg, status, code)
+				got, gerr := l.SetDelivery(arg, ledger.DeliveryStatus(status), code)
 				want, werr := m.SetDelivery(id, status, code, now)
 				compare("delivery", got, gerr, want, werr)
 			case 6:

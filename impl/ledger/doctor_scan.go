@@ -9,11 +9,11 @@ import (
 
 // The doctor reads each table once, in storage order, and keeps per task
 // only what its checks still need later, one byte, so its memory stays
-// flat as the ledger grows (contract §8.7):
+// flat as the ledger grows (spec/task-state-guard.md §8.7):
 //
 //  1. The events stream by in sequence order. SQLite finds each event's
 //     task (its "owner") through the primary-key index, reads the owner's
-//     row, and says which position of the owner's chain (contract §8.4)
+//     row, and says which position of the owner's chain (spec/task-state-guard.md §8.4)
 //     the event is, value for value, or that it is none. Go checks that
 //     each owner's events arrive at positions 0, 1, 2, ... in order,
 //     holding per task the next position and a broken flag in one byte of
@@ -88,7 +88,7 @@ func (c *chainStates) intact(rowid int64, length int) bool {
 	return c.get(rowid) == uint8(length)
 }
 
-// chainLength is the number of events a task row implies (contract §8.4):
+// chainLength is the number of events a task row implies (spec/task-state-guard.md §8.4):
 // created, then started if it started, then the terminal transition,
 // then the delivery transition once the delivery closed.
 func chainLength(d *doctorTask) int {

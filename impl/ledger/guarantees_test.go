@@ -79,7 +79,7 @@ func TestReadOnlyOpenKeepsLooseSidecarModes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	if _, err := w.Create(ledger.CreateParams{DeliveryRequired: true}); err != nil {
+	if _, err := w.Create(ledger.CreateParams{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, suffix := range []string{"-wal", "-shm"} {

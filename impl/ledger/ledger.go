@@ -167,7 +167,7 @@ func (l *Ledger) setBusyAndKeys() error {
 		return internal("verify foreign_keys", errOrMismatch(err))
 	}
 	// A bounded page cache, so a pass over a large ledger reuses a few
-	// MiB of pages instead of growing with the file (contract §10). Set
+	// MiB of pages instead of growing with the file (spec/task-state-guard.md §10). Set
 	// after busy_timeout: the pragma loads the schema, which takes a lock.
 	if _, err := l.conn.ExecContext(context.Background(), fmt.Sprintf("PRAGMA cache_size = %d", cacheSizeKiB)); err != nil {
 		return classifySQLite("set cache_size", err)

@@ -166,7 +166,7 @@ func TestReconcileDamagedRunningDelivery(t *testing.T) {
 }
 
 // TestReconcileEventOrder pins the order of the events an apply appends
-// (contract §7.3a): step-1 timeouts by created_at then id, then step-2
+// (spec/task-state-guard.md §7.3a): step-1 timeouts by created_at then id, then step-2
 // delivery closes by ended_at then id, the tasks step 1 just timed out
 // (ended at now) among them.
 func TestReconcileEventOrder(t *testing.T) {
@@ -175,7 +175,7 @@ func TestReconcileEventOrder(t *testing.T) {
 		return strings.Repeat(string(c), 8) + "-0000-4000-8000-" + strings.Repeat(string(c), 12)
 	}
 	create := func(name byte) {
-		if _, err := l.Create(CreateParams{TaskID: id(name), DeliveryRequired: name != 'b'}); err != nil {
+		if _, err := l.Create(CreateParams{TaskID: id(name), Internal: name == 'b'}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := l.Start(id(name)); err != nil {

@@ -356,7 +356,7 @@ func TestOddPathCharacters(t *testing.T) {
 }
 
 // TestPageCacheBounded: every connection runs with the bounded page cache
-// of contract §10 (SQLite's default would be 2000 KiB, so a missing
+// of spec/task-state-guard.md §10 (SQLite's default would be 2000 KiB, so a missing
 // setting shows), a read-only one at most that.
 func TestPageCacheBounded(t *testing.T) {
 	p := filepath.Join(privateDir(t), "cache.sqlite")

@@ -130,7 +130,7 @@ func TestReadOnlyDirectoryAnswersError(t *testing.T) {
 }
 
 // TestUnreadableStateFileIsCorrupt: a state file the caller cannot read is
-// CORRUPT (contract §10) for readers and writers alike, and is never
+// CORRUPT (spec/sweep-state.md §13.3) for readers and writers alike, and is never
 // written over.
 func TestUnreadableStateFileIsCorrupt(t *testing.T) {
 	dir, state := faultDir(t)
