@@ -312,7 +312,10 @@ func (v *roView) unchanged(strict bool) error {
 		return internal("stat sidecar", err)
 	}
 	checkpointsHeld := v.shmLocked && v.shmPresent && v.lockedShm == v.shmIdent
-	grewOnly := !strict && checkpointsHeld && wal.size >= v.walInfo.size && v.walInfo.size >= walfile.HeaderSize
+	// A -wal shorter than its header held no frame the view used, so a
+	// writer that starts a log there (0 -> header and frames) changes
+	// nothing the view read either.
+	grewOnly := !strict && checkpointsHeld && wal.size >= v.walInfo.size
 	if !grewOnly && (wal.size != v.walInfo.size || wal.modTime != v.walInfo.modTime || wal.chTime != v.walInfo.chTime) {
 		return errSourceChanged
 	}
