@@ -29,7 +29,7 @@ func (c *templateCache) seeded(b *testing.B, n int) string {
 		return p
 	}
 	p := filepath.Join(c.dir, fmt.Sprintf("seed-%d.sqlite", n))
-	if err := SeedBenchmark(p, n, benchNow); err != nil {
+	if err := seedBenchmark(p, n, benchNow); err != nil {
 		b.Fatal(err)
 	}
 	c.paths[n] = p
@@ -177,7 +177,7 @@ func BenchmarkMixedOps(b *testing.B) {
 
 func TestSeedBenchmarkHealthy(t *testing.T) {
 	p := filepath.Join(privateDir(t), "seed.sqlite")
-	if err := SeedBenchmark(p, 200, benchNow); err != nil {
+	if err := seedBenchmark(p, 200, benchNow); err != nil {
 		t.Fatal(err)
 	}
 	l, err := Open(p, Options{Clock: fixedClock(benchNow)})

@@ -3,9 +3,11 @@ package ledger
 import (
 	"context"
 	"fmt"
+
+	"github.com/stateguard/stateguard/internal/benchseed"
 )
 
-// SeedBenchmark creates a ledger at path holding the benchmark workload,
+// seedBenchmark creates a ledger at path holding the benchmark workload,
 // for benchmarks and tests only: n tasks, of which 30% are queued, 30% are
 // running and stale (half of them, every other running task, with a 900 s
 // timeout whose deadline has passed), and 40% are terminal with a pending
@@ -17,7 +19,7 @@ import (
 // write at those times (the doctor finds the file healthy), but they are
 // inserted in one write transaction, because seeding 100,000 tasks one
 // operation at a time would take minutes.
-func SeedBenchmark(path string, n int, now float64) error {
+func seedBenchmark(path string, n int, now float64) error {
 	l, err := Open(path, Options{Clock: func() float64 { return now }})
 	if err != nil {
 		return err
@@ -86,3 +88,7 @@ func SeedBenchmark(path string, n int, now float64) error {
 		return nil
 	})
 }
+
+// The benchmarks and tools reach the seeding through internal/benchseed,
+// so it stays out of the public API.
+func init() { benchseed.Seed = seedBenchmark }

@@ -7,7 +7,7 @@
 //
 //	go run ./tools/ledgerab -a ./tsg-old -b ./tsg-new -size 20000 -rounds 31
 //
-// The ledger is seeded with ledger.SeedBenchmark in a child run of this
+// The ledger is seeded with internal/benchseed in a child run of this
 // program; the CLI runs with its test clock pinned to the seeding instant.
 package main
 
@@ -23,13 +23,14 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/stateguard/stateguard/impl/ledger"
+	_ "github.com/stateguard/stateguard/impl/ledger" // installs benchseed.Seed
 	"github.com/stateguard/stateguard/impl/ledger/cli"
+	"github.com/stateguard/stateguard/internal/benchseed"
 )
 
 const seedNow = 1700000000.0
 
-// probeID is a task SeedBenchmark writes (the seventh: terminal, internal).
+// probeID is a task the benchmark seeding writes (the seventh: terminal, internal).
 const probeID = "00000007-0000-4000-8000-000000000007"
 
 type command struct {
@@ -55,7 +56,7 @@ func main() {
 	seed := flag.String("seed", "", "internal: seed the ledger at this path with -size tasks and exit")
 	flag.Parse()
 	if *seed != "" {
-		if err := ledger.SeedBenchmark(*seed, *size, seedNow); err != nil {
+		if err := benchseed.Run(*seed, *size, seedNow); err != nil {
 			fmt.Fprintln(os.Stderr, "ledgerab:", err)
 			os.Exit(1)
 		}

@@ -10,7 +10,7 @@
 //	go run ./tools/ledgerbench -large                   # adds 2,000,000 tasks (seeding takes minutes)
 //	go run ./tools/ledgerbench -sizes 20000 -runs 9 -bin ./task-state-guard
 //
-// The workload comes from ledger.SeedBenchmark (30% queued, 30% running and
+// The workload comes from internal/benchseed (30% queued, 30% running and
 // stale, 40% terminal with a pending delivery, half of those internal). The
 // CLI runs with its test clock pinned to the seeding instant, so every run
 // makes the same decisions. Wall time is measured here, outside any
@@ -48,6 +48,7 @@ import (
 
 	"github.com/stateguard/stateguard/impl/ledger"
 	"github.com/stateguard/stateguard/impl/ledger/cli"
+	"github.com/stateguard/stateguard/internal/benchseed"
 	"github.com/stateguard/stateguard/tools/internal/childstat"
 )
 
@@ -55,7 +56,7 @@ import (
 // clock (2023-11-14T22:13:20Z).
 const seedNow = 1700000000.0
 
-// seededID is the id SeedBenchmark gives task i; task i is queued when
+// seededID is the id the benchmark seeding gives task i; task i is queued when
 // i % 10 < 3.
 func seededID(i int) string { return fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i) }
 
@@ -116,7 +117,7 @@ func main() {
 	case *seed != "":
 		var n int
 		if n, err = strconv.Atoi(*sizesFlag); err == nil {
-			err = ledger.SeedBenchmark(*seed, n, seedNow)
+			err = benchseed.Run(*seed, n, seedNow)
 		}
 	case *floorName != "":
 		err = runFloor(*floorName, *db, *synchronous)
@@ -138,7 +139,7 @@ func main() {
 
 // runLibrary opens db writable through the Go API and runs the doctor or
 // the dry run once (or, for "shape", checks that the dry run on a seeded
-// ledger of n tasks has the work SeedBenchmark promises).
+// ledger of n tasks has the work the benchmark seeding promises).
 func runLibrary(name, db string, n int) error {
 	l, err := ledger.Open(db, ledger.Options{Clock: func() float64 { return seedNow }})
 	if err != nil {

@@ -1,0 +1,20 @@
+// Package benchseed writes the benchmark workload into a fresh ledger, for
+// this repository's benchmarks and tools only: it is not part of the
+// ledger's public API. impl/ledger installs Seed when it is linked in,
+// because seeding fast needs the ledger's own write transaction.
+package benchseed
+
+import "errors"
+
+// Seed creates a ledger at path holding n benchmark tasks stamped around
+// now (see impl/ledger's seedBenchmark for the mix). It is nil until
+// impl/ledger is imported.
+var Seed func(path string, n int, now float64) error
+
+// Run calls Seed, or fails when no ledger registered it.
+func Run(path string, n int, now float64) error {
+	if Seed == nil {
+		return errors.New("benchseed: impl/ledger is not linked in")
+	}
+	return Seed(path, n, now)
+}
