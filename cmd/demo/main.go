@@ -24,8 +24,8 @@ import (
 	"strings"
 
 	"github.com/stateguard/stateguard/impl/ledger"
-	"github.com/stateguard/stateguard/impl/ledger/cli"
-	sweepcli "github.com/stateguard/stateguard/impl/sweepstate/cli"
+	"github.com/stateguard/stateguard/internal/ledgercli"
+	"github.com/stateguard/stateguard/internal/sweepcli"
 )
 
 // Demo clock: everything is seeded at seedTime (2001-01-01T00:00:00Z); the
@@ -91,7 +91,7 @@ func ledgerWalk(out io.Writer, dir string) error {
 	for _, s := range steps {
 		argv := append([]string{"--db", db}, s.args...)
 		var stdout, stderr bytes.Buffer
-		status := cli.Main(argv, &stdout, &stderr)
+		status := ledgercli.Main(argv, &stdout, &stderr)
 		shown := "task-state-guard --db <temporary-demo>/tasks.sqlite " + strings.Join(s.args, " ")
 		fmt.Fprintf(out, "[%s] command: %s\n", s.label, shown)
 		fmt.Fprintf(out, "[%s] output: %s", s.label, stdout.String())
@@ -199,15 +199,15 @@ func seedLedger(db string) error {
 // function that restores the previous environment.
 func pinCLIClock(now float64) func() {
 	saved := map[string]*string{}
-	for _, k := range []string{cli.TestClockEnv, cli.TestNowEnv} {
+	for _, k := range []string{ledgercli.TestClockEnv, ledgercli.TestNowEnv} {
 		if v, ok := os.LookupEnv(k); ok {
 			saved[k] = &v
 		} else {
 			saved[k] = nil
 		}
 	}
-	os.Setenv(cli.TestClockEnv, "1")
-	os.Setenv(cli.TestNowEnv, strconv.FormatFloat(now, 'f', -1, 64))
+	os.Setenv(ledgercli.TestClockEnv, "1")
+	os.Setenv(ledgercli.TestNowEnv, strconv.FormatFloat(now, 'f', -1, 64))
 	return func() {
 		for k, v := range saved {
 			if v == nil {

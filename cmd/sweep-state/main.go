@@ -1,12 +1,12 @@
 // Command sweep-state is the sweep state engine's command line; see package
-// github.com/stateguard/stateguard/impl/sweepstate/cli.
+// github.com/stateguard/stateguard/impl/sweepstate/sweepcli.
 package main
 
 import (
 	"os"
 	"runtime/debug"
 
-	"github.com/stateguard/stateguard/impl/sweepstate/cli"
+	"github.com/stateguard/stateguard/internal/sweepcli"
 )
 
 // gcPercent is the GC target of a sweep-state process. One call builds a
@@ -19,5 +19,5 @@ const gcPercent = 400
 
 func main() {
 	debug.SetGCPercent(gcPercent)
-	os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(sweepcli.Main(os.Args[1:], os.Stdout, os.Stderr))
 }

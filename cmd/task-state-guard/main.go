@@ -1,13 +1,13 @@
 // Command task-state-guard is the CLI of the SQLite task and delivery
-// ledger; see impl/ledger/cli for its behaviour.
+// ledger; see internal/ledgercli for its behaviour.
 package main
 
 import (
 	"os"
 
-	"github.com/stateguard/stateguard/impl/ledger/cli"
+	"github.com/stateguard/stateguard/internal/ledgercli"
 )
 
 func main() {
-	os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(ledgercli.Main(os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stateguard/stateguard/impl/ledger/cli"
+	"github.com/stateguard/stateguard/internal/ledgercli"
 )
 
 // Ids present in the seeded ledger, so fuzzed commands reach the ledger's
@@ -48,7 +48,7 @@ func seedLedger(f *testing.F) []byte {
 		{"create", "--task-id", internalID, "--internal", "--payload-sha256", strings.Repeat("ab", 32)},
 	} {
 		var out bytes.Buffer
-		if status := cli.Main(append([]string{"--db", db}, argv...), &out, &out); status != 0 {
+		if status := ledgercli.Main(append([]string{"--db", db}, argv...), &out, &out); status != 0 {
 			f.Fatalf("seeding %v: exit %d: %s", argv, status, out.String())
 		}
 	}
@@ -76,8 +76,8 @@ func splitArgs(input string) []string {
 }
 
 func FuzzArgv(f *testing.F) {
-	f.Setenv(cli.TestClockEnv, "1")
-	f.Setenv(cli.TestNowEnv, "978308200")
+	f.Setenv(ledgercli.TestClockEnv, "1")
+	f.Setenv(ledgercli.TestNowEnv, "978308200")
 	seed := seedLedger(f)
 
 	for _, s := range []string{
@@ -123,7 +123,7 @@ func FuzzArgv(f *testing.F) {
 		}
 		argv := append([]string{"--db", db}, splitArgs(input)...)
 		var stdout, stderr bytes.Buffer
-		status := cli.Main(argv, &stdout, &stderr)
+		status := ledgercli.Main(argv, &stdout, &stderr)
 		out := stdout.String()
 		if stderr.Len() != 0 {
 			t.Fatalf("argv %q: stderr not empty", argv)

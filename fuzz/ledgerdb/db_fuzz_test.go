@@ -16,7 +16,7 @@ import (
 	"testing"
 
 	"github.com/stateguard/stateguard/impl/ledger"
-	"github.com/stateguard/stateguard/tools/testfixtures"
+	"github.com/stateguard/stateguard/internal/testfixtures"
 )
 
 // FuzzReadOnlyLedger patches bytes of the reference's healthy small-v2

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/stateguard/stateguard/impl/ledger"
-	"github.com/stateguard/stateguard/tools/testfixtures"
+	"github.com/stateguard/stateguard/internal/testfixtures"
 )
 
 // walTasks are the tasks the seed -wal commits over small-v2.

@@ -10,7 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/stateguard/stateguard/impl/sweepstate/cli"
+	"github.com/stateguard/stateguard/internal/sweepcli"
 	"github.com/stateguard/stateguard/internal/version"
 )
 
@@ -63,7 +63,7 @@ func FuzzArgv(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	cli.Clock = func() time.Time { return time.Date(2026, 7, 2, 12, 30, 0, 0, time.UTC) }
+	sweepcli.Clock = func() time.Time { return time.Date(2026, 7, 2, 12, 30, 0, 0, time.UTC) }
 	f.Fuzz(func(t *testing.T, argv string) {
 		var args []string
 		if argv != "" {
@@ -76,7 +76,7 @@ func FuzzArgv(f *testing.F) {
 		t.Chdir(dir)
 		writeFixtures(t, dir)
 		var stdout, stderr bytes.Buffer
-		rc := cli.Main(args, &stdout, &stderr)
+		rc := sweepcli.Main(args, &stdout, &stderr)
 		if strings.Contains(stderr.String(), "error: internal error") {
 			t.Fatalf("argv %q: a panic was recovered: %q", args, stderr.String())
 		}
@@ -134,7 +134,7 @@ func checkDiscarded(t *testing.T, args []string, stdout, stderr string) {
 		writeFixtures(t, dir)
 		var out, errOut bytes.Buffer
 		t.Chdir(dir)
-		rc := cli.Main(alt, &out, &errOut)
+		rc := sweepcli.Main(alt, &out, &errOut)
 		if rc != 0 || out.String() != stdout || errOut.String() != stderr {
 			t.Fatalf("argv %q: an argument that is not valid UTF-8 was used: with it replaced (%q) exit %d %q %q, want 0 %q %q",
 				args, alt, rc, out.String(), errOut.String(), stdout, stderr)

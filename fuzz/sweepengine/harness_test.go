@@ -10,9 +10,9 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/stateguard/stateguard/impl/pyjson"
-	"github.com/stateguard/stateguard/impl/sweepstate/cli"
-	"github.com/stateguard/stateguard/impl/yamlsubset"
+	"github.com/stateguard/stateguard/internal/pyjson"
+	"github.com/stateguard/stateguard/internal/sweepcli"
+	"github.com/stateguard/stateguard/internal/yamlsubset"
 	"github.com/stateguard/stateguard/model/sweep"
 	"github.com/stateguard/stateguard/model/value"
 )
@@ -20,7 +20,7 @@ import (
 // runCLI runs the command line in-process.
 func runCLI(argv []string) (int, string, string) {
 	var stdout, stderr bytes.Buffer
-	rc := cli.Main(argv, &stdout, &stderr)
+	rc := sweepcli.Main(argv, &stdout, &stderr)
 	return rc, stdout.String(), stderr.String()
 }
 

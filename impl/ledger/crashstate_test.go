@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stateguard/stateguard/impl/ledger/walfile"
+	"github.com/stateguard/stateguard/internal/walfile"
 )
 
 // crashFiles is a ledger as a crash can leave it: the database and the

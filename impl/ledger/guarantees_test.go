@@ -14,8 +14,8 @@ import (
 	"testing"
 
 	"github.com/stateguard/stateguard/impl/ledger"
+	"github.com/stateguard/stateguard/internal/testfixtures"
 	model "github.com/stateguard/stateguard/model/ledger"
-	"github.com/stateguard/stateguard/tools/testfixtures"
 )
 
 // onWindows acknowledges the external ACL there (spec 11.3).

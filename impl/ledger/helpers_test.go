@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stateguard/stateguard/tools/testfixtures"
+	"github.com/stateguard/stateguard/internal/testfixtures"
 )
 
 // fixtureDir holds the reference ledger's recorded files.

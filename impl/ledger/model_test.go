@@ -9,7 +9,7 @@ package ledger_test
 // A failure prints the op log (one line per step) and rapid's replay hint.
 
 import (
-	"github.com/stateguard/stateguard/tools/testfixtures"
+	"github.com/stateguard/stateguard/internal/testfixtures"
 
 	"database/sql"
 	"encoding/json"

@@ -8,7 +8,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/stateguard/stateguard/impl/ledger/walfile"
+	"github.com/stateguard/stateguard/internal/walfile"
 )
 
 // roView is what a read-only ledger reads (spec 12.3): the database file

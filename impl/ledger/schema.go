@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/stateguard/stateguard/impl/pyjson"
+	"github.com/stateguard/stateguard/internal/pyjson"
 )
 
 // SchemaFingerprint is the fingerprint of schema v2 (spec/task-state-guard.md §9.2).

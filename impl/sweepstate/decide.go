@@ -5,9 +5,9 @@ import (
 	"math/big"
 	"slices"
 
-	"github.com/stateguard/stateguard/impl/pyjson"
-	"github.com/stateguard/stateguard/impl/sweepstate/isotime"
-	"github.com/stateguard/stateguard/impl/yamlsubset"
+	"github.com/stateguard/stateguard/internal/isotime"
+	"github.com/stateguard/stateguard/internal/pyjson"
+	"github.com/stateguard/stateguard/internal/yamlsubset"
 	"github.com/stateguard/stateguard/model/value"
 )
 

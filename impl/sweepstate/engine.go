@@ -10,9 +10,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/stateguard/stateguard/impl/sweepstate/durable"
-	"github.com/stateguard/stateguard/impl/sweepstate/isotime"
-	"github.com/stateguard/stateguard/impl/yamlsubset"
+	"github.com/stateguard/stateguard/internal/durable"
+	"github.com/stateguard/stateguard/internal/isotime"
+	"github.com/stateguard/stateguard/internal/yamlsubset"
 	"github.com/stateguard/stateguard/model/value"
 )
 

@@ -14,9 +14,9 @@ import (
 
 	"pgregory.net/rapid"
 
-	"github.com/stateguard/stateguard/impl/pyjson"
-	"github.com/stateguard/stateguard/impl/sweepstate/cli"
-	"github.com/stateguard/stateguard/impl/yamlsubset"
+	"github.com/stateguard/stateguard/internal/pyjson"
+	"github.com/stateguard/stateguard/internal/sweepcli"
+	"github.com/stateguard/stateguard/internal/yamlsubset"
 	"github.com/stateguard/stateguard/model/sweep"
 	"github.com/stateguard/stateguard/model/value"
 )
@@ -155,7 +155,7 @@ func (m *machine) run(t *rapid.T, cmd sweep.Command, args ...string) {
 	argv := append([]string{args[0], "--state", m.state}, args[1:]...)
 	m.log = append(m.log, quoteArgv(m.relative(argv)))
 	var stdout, stderr bytes.Buffer
-	code := cli.Main(argv, &stdout, &stderr)
+	code := sweepcli.Main(argv, &stdout, &stderr)
 	res, next := sweep.Apply(m.model, cmd)
 	want := res.Word + "\n"
 	if res.Payload != nil {
@@ -721,7 +721,7 @@ func TestHandEditTexts(t *testing.T) {
 			t.Fatal(err)
 		}
 		var stdout, stderr bytes.Buffer
-		if rc := cli.Main([]string{"read", "--state", state}, &stdout, &stderr); rc != 0 || stdout.String() != e.read {
+		if rc := sweepcli.Main([]string{"read", "--state", state}, &stdout, &stderr); rc != 0 || stdout.String() != e.read {
 			t.Errorf("hand edit %d: engine reads (exit %d)\n%q\nwant\n%q", i, rc, stdout.String(), e.read)
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/stateguard/stateguard/impl/pyjson"
+	"github.com/stateguard/stateguard/internal/pyjson"
 	"github.com/stateguard/stateguard/model/value"
 )
 

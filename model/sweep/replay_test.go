@@ -12,11 +12,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stateguard/stateguard/impl/pyjson"
-	"github.com/stateguard/stateguard/impl/yamlsubset"
+	"github.com/stateguard/stateguard/internal/pyjson"
+	"github.com/stateguard/stateguard/internal/testfixtures"
+	"github.com/stateguard/stateguard/internal/yamlsubset"
 	"github.com/stateguard/stateguard/model/sweep"
 	"github.com/stateguard/stateguard/model/value"
-	"github.com/stateguard/stateguard/tools/testfixtures"
 )
 
 // fixtureFile is one recorded sweep scenario (fixtures/README.md).

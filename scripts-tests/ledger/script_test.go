@@ -18,7 +18,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	_ "modernc.org/sqlite"
 
-	"github.com/stateguard/stateguard/impl/ledger/cli"
+	"github.com/stateguard/stateguard/internal/ledgercli"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of failing cmp commands")
@@ -29,8 +29,8 @@ const scriptNow = "978307200"
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		// cli.Main returns the status; only this wrapper exits.
-		"task-state-guard": func() { os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr)) },
+		// ledgercli.Main returns the status; only this wrapper exits.
+		"task-state-guard": func() { os.Exit(ledgercli.Main(os.Args[1:], os.Stdout, os.Stderr)) },
 	})
 }
 
@@ -41,8 +41,8 @@ func TestScripts(t *testing.T) {
 		RequireUniqueNames:  true,
 		UpdateScripts:       *update,
 		Setup: func(env *testscript.Env) error {
-			env.Setenv(cli.TestClockEnv, "1")
-			env.Setenv(cli.TestNowEnv, scriptNow)
+			env.Setenv(ledgercli.TestClockEnv, "1")
+			env.Setenv(ledgercli.TestNowEnv, scriptNow)
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -110,7 +110,7 @@ func exits(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("exit status %d, want %d", got, want)
 	}
-	if ts.Getenv(cli.ExplainEnv) == "1" {
+	if ts.Getenv(ledgercli.ExplainEnv) == "1" {
 		return
 	}
 	if stderr := ts.ReadFile("stderr"); stderr != "" {

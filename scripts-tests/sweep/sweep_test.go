@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
-	"github.com/stateguard/stateguard/impl/sweepstate/cli"
+	"github.com/stateguard/stateguard/internal/sweepcli"
 )
 
 var update = flag.Bool("update", false, "rewrite the second argument of failing cmp commands")
@@ -21,7 +21,7 @@ func fixedClock() {
 	if v := os.Getenv("SWEEP_TEST_NOW"); v != "" {
 		t, err := time.Parse(time.RFC3339Nano, v)
 		if err == nil {
-			cli.Clock = func() time.Time { return t }
+			sweepcli.Clock = func() time.Time { return t }
 		}
 	}
 }
@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 	os.Exit(testscript.RunMain(m, map[string]func() int{
 		"sweep-state": func() int {
 			fixedClock()
-			return cli.Main(os.Args[1:], os.Stdout, os.Stderr)
+			return sweepcli.Main(os.Args[1:], os.Stdout, os.Stderr)
 		},
 	}))
 }

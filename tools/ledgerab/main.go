@@ -24,8 +24,8 @@ import (
 	"time"
 
 	_ "github.com/stateguard/stateguard/impl/ledger" // installs benchseed.Seed
-	"github.com/stateguard/stateguard/impl/ledger/cli"
 	"github.com/stateguard/stateguard/internal/benchseed"
+	"github.com/stateguard/stateguard/internal/ledgercli"
 )
 
 const seedNow = 1700000000.0
@@ -144,7 +144,7 @@ func once(bin, work, seeded string, c command) (sample, error) {
 		}
 	}
 	cmd := exec.Command(bin, append([]string{"--db", db}, c.args...)...)
-	cmd.Env = append(os.Environ(), cli.TestClockEnv+"=1", cli.TestNowEnv+"="+strconv.FormatFloat(seedNow, 'f', -1, 64))
+	cmd.Env = append(os.Environ(), ledgercli.TestClockEnv+"=1", ledgercli.TestNowEnv+"="+strconv.FormatFloat(seedNow, 'f', -1, 64))
 	var stdout bytes.Buffer
 	cmd.Stdout = &stdout
 	start := time.Now()

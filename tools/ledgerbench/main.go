@@ -47,8 +47,8 @@ import (
 	"time"
 
 	"github.com/stateguard/stateguard/impl/ledger"
-	"github.com/stateguard/stateguard/impl/ledger/cli"
 	"github.com/stateguard/stateguard/internal/benchseed"
+	"github.com/stateguard/stateguard/internal/ledgercli"
 	"github.com/stateguard/stateguard/tools/internal/childstat"
 )
 
@@ -393,7 +393,7 @@ func freshCopy(work, seeded string) (string, error) {
 
 func cliCommand(bin, db string, args []string) *exec.Cmd {
 	cmd := exec.Command(bin, append([]string{"--db", db}, args...)...)
-	cmd.Env = append(os.Environ(), cli.TestClockEnv+"=1", cli.TestNowEnv+"="+strconv.FormatFloat(seedNow, 'f', -1, 64))
+	cmd.Env = append(os.Environ(), ledgercli.TestClockEnv+"=1", ledgercli.TestNowEnv+"="+strconv.FormatFloat(seedNow, 'f', -1, 64))
 	return cmd
 }
 

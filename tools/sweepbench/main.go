@@ -30,7 +30,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stateguard/stateguard/impl/yamlsubset"
+	"github.com/stateguard/stateguard/internal/yamlsubset"
 	"github.com/stateguard/stateguard/model/value"
 	"github.com/stateguard/stateguard/tools/internal/childstat"
 )

@@ -1,0 +1,338 @@
+// Package cli is the task-state-guard command line: argv in, one compact
+// JSON line out (spec/task-state-guard.md §13).
+//
+// Main never exits the process. Every run except --help and --version
+// prints exactly one line of JSON with sorted keys; a failure prints only its
+// class ({"error":"InvalidInput","ok":false}), never the rejected value, a
+// path or an error message. Nothing is written to stderr unless the
+// environment holds TASK_STATE_GUARD_EXPLAIN=1: then a failure also writes
+// one line "task-state-guard: CLASS: REASON" to stderr, where REASON is one
+// of a fixed set of phrases (ledger.Reason and this package's own), never a
+// value, id or path.
+//
+// Test clock: when the environment holds TASK_STATE_GUARD_TEST_CLOCK=1, the
+// ledger's clock is pinned to TASK_STATE_GUARD_TEST_NOW (Unix seconds, a
+// plain decimal number; missing or malformed is InvalidInput). Without
+// TASK_STATE_GUARD_TEST_CLOCK=1 the variable TASK_STATE_GUARD_TEST_NOW is
+// ignored and the wall clock is used. Script tests, the fixture replay and
+// the demo rely on it; anyone who can set the environment of the process
+// can also move the clock, which the threat model accepts (same user).
+package ledgercli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+
+	"github.com/stateguard/stateguard/impl/ledger"
+)
+
+// Environment variables of the test clock (see the package comment).
+const (
+	TestClockEnv = "TASK_STATE_GUARD_TEST_CLOCK"
+	TestNowEnv   = "TASK_STATE_GUARD_TEST_NOW"
+)
+
+// ExplainEnv switches on the one-line reason on stderr for a failure.
+const ExplainEnv = "TASK_STATE_GUARD_EXPLAIN"
+
+// Exit statuses.
+const (
+	exitOK        = 0
+	exitUnhealthy = 1
+	exitClassed   = 2
+	exitInternal  = 3
+)
+
+// errInternal stands for anything that is not one of the ledger's classes.
+var errInternal = errors.New("InternalError")
+
+// explainedError gives a class (or errUsage) a fixed, value-free reason.
+type explainedError struct {
+	class  error
+	reason string
+}
+
+func (e *explainedError) Error() string { return e.class.Error() + ": " + e.reason }
+func (e *explainedError) Unwrap() error { return e.class }
+
+func explained(class error, reason string) error { return &explainedError{class, reason} }
+
+// The CLI's own refusals outside argument parsing.
+var (
+	errPanic          = explained(errInternal, "unexpected internal error") // a defect
+	errBadTestClock   = explained(ledger.ErrInvalidInput, "test clock time is not a plain finite decimal number")
+	errBadPayloadHash = explained(ledger.ErrInvalidInput, "payload hash must be 64 lowercase hex characters")
+	errBadSeconds     = explained(ledger.ErrInvalidInput, "a seconds value is not a finite, non-negative number")
+	errNoLedger       = explained(ledger.ErrTaskNotFound, "database does not exist, so it holds no task")
+)
+
+// reason returns the fixed reason of err for the explanation line.
+func reason(err error) string {
+	var ee *explainedError
+	if errors.As(err, &ee) {
+		return ee.reason
+	}
+	if r := ledger.Reason(err); r != "" {
+		return r
+	}
+	return "no further detail"
+}
+
+// Main runs the CLI with args (without the program name) and returns the
+// exit status: 0 success or healthy doctor, 1 unhealthy doctor, 2
+// InvalidInput/TaskNotFound/StateConflict, 3 InternalError.
+func Main(args []string, stdout, stderr io.Writer) int {
+	return runExplained(args, stdout, stderr, os.Getenv)
+}
+
+// run is Main with the environment injected and stderr discarded, so tests
+// need not mutate the process environment.
+func run(args []string, stdout io.Writer, getenv func(string) string) int {
+	return runExplained(args, stdout, io.Discard, getenv)
+}
+
+func runExplained(args []string, stdout, stderr io.Writer, getenv func(string) string) (status int) {
+	writeError := func(stdout io.Writer, err error) int {
+		class, status := classify(err)
+		_, _ = fmt.Fprintf(stdout, "{\"error\":%q,\"ok\":false}\n", class)
+		if getenv(ExplainEnv) == "1" {
+			_, _ = fmt.Fprintf(stderr, "task-state-guard: %s: %s\n", class, reason(err))
+		}
+		return status
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			// An unexpected panic is an internal error; its text may hold
+			// input, so it is dropped.
+			status = writeError(stdout, errPanic)
+		}
+	}()
+	inv, out, err := parseCommandLine(args)
+	if err != nil {
+		return writeError(stdout, err)
+	}
+	if out != "" {
+		// --help or --version: plain text, exit 0.
+		_, _ = io.WriteString(stdout, out)
+		return exitOK
+	}
+	clock, err := clockFromEnv(getenv)
+	if err != nil {
+		return writeError(stdout, err)
+	}
+	result, status, err := execute(inv, clock)
+	if err != nil {
+		return writeError(stdout, err)
+	}
+	if _, err := stdout.Write(encodeLine(result)); err != nil {
+		return exitInternal
+	}
+	return status
+}
+
+// clockFromEnv returns the pinned test clock, or nil (the ledger's wall
+// clock) when the test clock is not switched on.
+func clockFromEnv(getenv func(string) string) (ledger.Clock, error) {
+	if getenv(TestClockEnv) != "1" {
+		return nil, nil
+	}
+	text := trimASCIISpace(getenv(TestNowEnv))
+	if !isPlainDecimal(text) {
+		return nil, errBadTestClock
+	}
+	now, err := strconv.ParseFloat(text, 64)
+	if err != nil || math.IsInf(now, 0) || math.IsNaN(now) {
+		return nil, errBadTestClock
+	}
+	return func() float64 { return now }, nil
+}
+
+// classify maps an error to its public class; the one place that does.
+func classify(err error) (string, int) {
+	switch {
+	case errors.Is(err, errUsage), errors.Is(err, ledger.ErrInvalidInput):
+		return "InvalidInput", exitClassed
+	case errors.Is(err, ledger.ErrTaskNotFound):
+		return "TaskNotFound", exitClassed
+	case errors.Is(err, ledger.ErrStateConflict):
+		return "StateConflict", exitClassed
+	default:
+		return "InternalError", exitInternal
+	}
+}
+
+// execute opens the ledger the way the command needs, runs it and returns
+// the JSON value to print with its exit status.
+func execute(inv *invocation, clock ledger.Clock) (result any, status int, err error) {
+	opts := ledger.Options{
+		ReadOnly:         inv.readOnly(),
+		MustExist:        inv.mustExist(),
+		AllowExternalACL: inv.allowExternalACL,
+		Clock:            clock,
+	}
+	if inv.needsExistingTask() {
+		// No ledger holds no task: answer so without creating one (L1).
+		missing, err := ledger.DatabaseMissing(inv.db, opts)
+		if err != nil {
+			return nil, 0, err
+		}
+		if missing {
+			return nil, 0, errNoLedger
+		}
+	}
+	l, err := ledger.Open(inv.db, opts)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer func() {
+		if cerr := l.Close(); cerr != nil && err == nil {
+			result, status, err = nil, 0, cerr
+		}
+	}()
+
+	taskResult := func(t ledger.Task, err error) (any, int, error) {
+		if err != nil {
+			return nil, 0, err
+		}
+		return object{"ok": true, "task": taskObject(t)}, exitOK, nil
+	}
+	switch inv.command {
+	case "init":
+		return object{"ok": true, "storage": storageObject(l.StorageInfo())}, exitOK, nil
+	case "create":
+		return taskResult(l.Create(ledger.CreateParams{
+			TaskID:         inv.taskID,
+			ParentID:       inv.parentID,
+			PayloadHash:    inv.payloadHash,
+			TimeoutSeconds: inv.timeout,
+			Internal:       inv.internal,
+		}))
+	case "start":
+		return taskResult(l.Start(inv.taskID))
+	case "heartbeat":
+		return taskResult(l.Heartbeat(inv.taskID))
+	case "close":
+		return taskResult(l.CloseTaskCode(inv.taskID, ledger.Status(inv.status), inv.code))
+	case "delivery":
+		return taskResult(l.SetDeliveryCode(inv.taskID, ledger.DeliveryStatus(inv.status), inv.code))
+	case "get":
+		return taskResult(l.Get(inv.taskID))
+	case "children":
+		children, err := l.ChildrenOf(inv.taskID)
+		if err != nil {
+			return nil, 0, err
+		}
+		list := make([]object, 0, len(children))
+		for _, t := range children {
+			list = append(list, taskObject(t))
+		}
+		return object{"ok": true, "tasks": list}, exitOK, nil
+	case "reconcile":
+		rep, err := l.Reconcile(inv.activeGrace, inv.deliveryGrace, inv.dryRun)
+		if err != nil {
+			return nil, 0, err
+		}
+		return object{"ok": true, "reconcile": reconcileObject(rep)}, exitOK, nil
+	case "doctor":
+		rep, err := l.Doctor()
+		if err != nil {
+			return nil, 0, err
+		}
+		if rep.Healthy {
+			return doctorObject(rep), exitOK, nil
+		}
+		return doctorObject(rep), exitUnhealthy, nil
+	}
+	return nil, 0, errPanic
+}
+
+// taskObject is the task's public JSON shape; the payload fingerprint
+// itself is never shown, only whether one is stored.
+func taskObject(t ledger.Task) object {
+	return object{
+		"id":                  t.ID,
+		"parent_id":           t.ParentID,
+		"status":              string(t.Status),
+		"delivery_status":     string(t.DeliveryStatus),
+		"delivery_required":   t.DeliveryRequired,
+		"has_payload_hash":    t.PayloadHash != nil,
+		"timeout_seconds":     t.TimeoutSeconds,
+		"created_at":          t.CreatedAt,
+		"started_at":          t.StartedAt,
+		"updated_at":          t.UpdatedAt,
+		"ended_at":            t.EndedAt,
+		"deadline_at":         t.DeadlineAt,
+		"delivery_updated_at": t.DeliveryUpdatedAt,
+		"terminal_code":       t.TerminalCode,
+		"delivery_code":       t.DeliveryCode,
+		"version":             t.Version,
+	}
+}
+
+func storageObject(s ledger.StorageInfo) object {
+	return object{
+		"busy_timeout_ms":  s.BusyTimeoutMS,
+		"foreign_keys":     s.ForeignKeys,
+		"journal_mode":     s.JournalMode,
+		"permission_model": s.PermissionModel,
+	}
+}
+
+func reconcileObject(r ledger.ReconcileReport) object {
+	return object{
+		"active_examined":           r.ActiveExamined,
+		"tasks_timed_out":           r.TasksTimedOut,
+		"fresh_active_retained":     r.FreshActiveRetained,
+		"pending_delivery_examined": r.PendingDeliveryExamined,
+		"deliveries_failed":         r.DeliveriesFailed,
+		"deliveries_not_applicable": r.DeliveriesNotApplicable,
+		"pending_delivery_retained": r.PendingDeliveryRetained,
+		"dry_run":                   r.DryRun,
+		"applied":                   r.Applied,
+	}
+}
+
+// The doctor always prints every state, zeros included, whatever the map
+// holds: the key set is part of the output contract.
+var (
+	taskStates = []ledger.Status{
+		ledger.StatusQueued, ledger.StatusRunning, ledger.StatusSucceeded,
+		ledger.StatusFailed, ledger.StatusTimedOut, ledger.StatusCancelled,
+	}
+	deliveryStates = []ledger.DeliveryStatus{
+		ledger.DeliveryPending, ledger.DeliveryDelivered,
+		ledger.DeliveryFailed, ledger.DeliveryNotApplicable,
+	}
+)
+
+func doctorObject(r ledger.DoctorReport) object {
+	taskCounts := object{}
+	for _, s := range taskStates {
+		taskCounts[string(s)] = r.TaskStatusCounts[s]
+	}
+	deliveryCounts := object{}
+	for _, s := range deliveryStates {
+		deliveryCounts[string(s)] = r.DeliveryStatusCounts[s]
+	}
+	return object{
+		"healthy":                       r.Healthy,
+		"quick_check":                   r.QuickCheck,
+		"schema_version":                r.SchemaVersion,
+		"schema_ok":                     r.SchemaOK,
+		"task_count":                    r.TaskCount,
+		"event_count":                   r.EventCount,
+		"task_status_counts":            taskCounts,
+		"delivery_status_counts":        deliveryCounts,
+		"orphan_count":                  r.OrphanCount,
+		"parent_cycle_count":            r.ParentCycleCount,
+		"foreign_key_error_count":       r.ForeignKeyErrorCount,
+		"state_inconsistency_count":     r.StateInconsistencyCount,
+		"timestamp_inconsistency_count": r.TimestampInconsistencyCount,
+		"event_inconsistency_count":     r.EventInconsistencyCount,
+		"doctor_error_count":            r.DoctorErrorCount,
+	}
+}

@@ -1,0 +1,273 @@
+package ledgercli
+
+import (
+	"fmt"
+
+	"github.com/stateguard/stateguard/impl/ledger"
+)
+
+// invocation is a fully validated command line. Building it touches no
+// file (divergence L1): a command line refused here leaves the disk as it
+// was.
+type invocation struct {
+	db               string
+	allowExternalACL bool
+	command          string
+
+	taskID      string // canonical; also the positional of start etc.
+	parentID    string // canonical or ""
+	payloadHash string
+	timeout     *float64
+	internal    bool
+
+	status string
+	// code is nil when --code is absent. A given value, even an empty
+	// one, is checked by the ledger (see buildInvocation): an empty code
+	// is a malformed code, not a missing one.
+	code *string
+
+	activeGrace   float64
+	deliveryGrace float64
+	dryRun        bool
+}
+
+// readOnly reports whether the command must open the ledger read-only:
+// doctor (L2/L5: never creates, migrates or re-permissions), the dry run,
+// and the two read commands, which have no reason to create a file.
+func (inv *invocation) readOnly() bool {
+	switch inv.command {
+	case "doctor", "get", "children":
+		return true
+	case "reconcile":
+		return inv.dryRun
+	}
+	return false
+}
+
+// mustExist reports whether the command refuses a missing database instead
+// of creating it: only init and create start a ledger (divergence L7 for
+// reconcile; the read-only commands never create anything anyway).
+func (inv *invocation) mustExist() bool {
+	return inv.command != "init" && inv.command != "create"
+}
+
+// needsExistingTask reports whether the command can only succeed on a
+// task that is already stored: the writes that address a task, and a
+// create under a parent. On a missing database file these answer
+// TaskNotFound and create nothing (divergence L1).
+func (inv *invocation) needsExistingTask() bool {
+	switch inv.command {
+	case "start", "heartbeat", "close", "delivery":
+		return true
+	case "create":
+		return inv.parentID != ""
+	}
+	return false
+}
+
+var helpOption = option{names: []string{"-h", "--help"}, key: "help"}
+
+var topParser = parserSpec{
+	options: []option{
+		helpOption,
+		{names: []string{"--version"}, key: "version"},
+		{names: []string{"--db"}, key: "db", takesValue: true, required: true},
+		{names: []string{"--allow-external-acl"}, key: "allow-external-acl"},
+	},
+	subcommands: []string{"init", "create", "start", "heartbeat", "close", "delivery", "reconcile", "doctor", "get", "children"},
+}
+
+func taskIDParser() parserSpec {
+	return parserSpec{options: []option{helpOption}, positionals: []string{"task_id"}}
+}
+
+func transitionParser(choices []string) parserSpec {
+	return parserSpec{
+		options: []option{
+			helpOption,
+			{names: []string{"--status"}, key: "status", takesValue: true, choices: choices, required: true},
+			{names: []string{"--code"}, key: "code", takesValue: true},
+		},
+		positionals: []string{"task_id"},
+	}
+}
+
+var subParsers = map[string]parserSpec{
+	"init": {options: []option{helpOption}},
+	"create": {options: []option{
+		helpOption,
+		{names: []string{"--task-id"}, key: "task-id", takesValue: true},
+		{names: []string{"--parent-id"}, key: "parent-id", takesValue: true},
+		{names: []string{"--payload-sha256"}, key: "payload-sha256", takesValue: true},
+		{names: []string{"--timeout-seconds"}, key: "timeout-seconds", takesValue: true, typeCheck: looksLikePythonFloat},
+		{names: []string{"--internal"}, key: "internal"},
+	}},
+	"start":     taskIDParser(),
+	"heartbeat": taskIDParser(),
+	"get":       taskIDParser(),
+	"children":  taskIDParser(),
+	"close": transitionParser([]string{
+		string(ledger.StatusSucceeded), string(ledger.StatusFailed),
+		string(ledger.StatusTimedOut), string(ledger.StatusCancelled),
+	}),
+	"delivery": transitionParser([]string{
+		string(ledger.DeliveryDelivered), string(ledger.DeliveryFailed), string(ledger.DeliveryNotApplicable),
+	}),
+	"reconcile": {options: []option{
+		helpOption,
+		{names: []string{"--active-grace-seconds"}, key: "active-grace-seconds", takesValue: true, typeCheck: looksLikePythonFloat},
+		{names: []string{"--delivery-grace-seconds"}, key: "delivery-grace-seconds", takesValue: true, typeCheck: looksLikePythonFloat},
+		{names: []string{"--dry-run"}, key: "dry-run"},
+	}},
+	"doctor": {options: []option{helpOption}},
+}
+
+func subcommandHelp(name string) string {
+	switch name {
+	case "create":
+		return createHelp
+	case "close":
+		return closeHelp
+	case "delivery":
+		return deliveryHelp
+	case "reconcile":
+		return reconcileHelp
+	case "init", "doctor":
+		return fmt.Sprintf(noArgHelpTemplate, name)
+	default:
+		return fmt.Sprintf(taskIDHelpTemplate, name)
+	}
+}
+
+// parseCommandLine returns either a validated invocation, or the text of
+// --help/--version, or an error (always InvalidInput).
+func parseCommandLine(args []string) (*invocation, string, error) {
+	top, err := topParser.parse(args)
+	if err != nil {
+		return nil, "", err
+	}
+	if top.help {
+		return nil, topHelp, nil
+	}
+	if top.version {
+		return nil, versionText(), nil
+	}
+	spec := subParsers[top.subcommand]
+	sub, err := spec.parse(top.rest)
+	if err != nil {
+		return nil, "", err
+	}
+	if sub.help {
+		// argparse runs the subcommand (and its help) before it checks the
+		// top level's required --db.
+		return nil, subcommandHelp(top.subcommand), nil
+	}
+	if err := spec.checkComplete(sub); err != nil {
+		return nil, "", err
+	}
+	if err := topParser.checkComplete(top); err != nil {
+		return nil, "", err
+	}
+	inv, err := buildInvocation(top, sub)
+	return inv, "", err
+}
+
+// looksLikePythonFloat approximates float()'s grammar (ASCII only), with
+// the special words; range and sign are judged later.
+func looksLikePythonFloat(s string) bool {
+	t := trimASCIISpace(s)
+	if isPlainDecimal(t) {
+		return true
+	}
+	if len(t) > 0 && (t[0] == '+' || t[0] == '-') {
+		t = t[1:]
+	}
+	switch lower(t) {
+	case "nan", "inf", "infinity":
+		return true
+	}
+	return false
+}
+
+func lower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// buildInvocation validates every value before any file is touched. The
+// reason code is the exception: it is handed to the ledger unchecked
+// because the reference returns an identical terminal repeat before it
+// looks at the code (contract, "order of checks").
+func buildInvocation(top, sub *parseResult) (*invocation, error) {
+	inv := &invocation{
+		db:               top.values["db"],
+		allowExternalACL: top.flags["allow-external-acl"],
+		command:          top.subcommand,
+		status:           sub.values["status"],
+		internal:         sub.flags["internal"],
+		dryRun:           sub.flags["dry-run"],
+		activeGrace:      600,
+		deliveryGrace:    600,
+	}
+	// The path's text is judged here, with the other values, by the
+	// ledger's own rule; the disk is looked at only later.
+	if err := ledger.CheckPathText(inv.db); err != nil {
+		return nil, err
+	}
+	if text, ok := sub.values["code"]; ok {
+		inv.code = &text
+	}
+	canonicalID := ledger.ParseTaskID
+	var err error
+	if text, ok := sub.values["task_id"]; ok {
+		if inv.taskID, err = canonicalID(text); err != nil {
+			return nil, err
+		}
+	}
+	if text, ok := sub.values["task-id"]; ok {
+		if inv.taskID, err = canonicalID(text); err != nil {
+			return nil, err
+		}
+	}
+	if text, ok := sub.values["parent-id"]; ok {
+		if inv.parentID, err = canonicalID(text); err != nil {
+			return nil, err
+		}
+	}
+	if text, ok := sub.values["payload-sha256"]; ok {
+		if !ledger.ValidPayloadHash(text) {
+			return nil, errBadPayloadHash
+		}
+		inv.payloadHash = text
+	}
+	seconds := func(key string, dst *float64) error {
+		text, ok := sub.values[key]
+		if !ok {
+			return nil
+		}
+		v, ok := parseSeconds(text)
+		if !ok {
+			return errBadSeconds
+		}
+		*dst = v
+		return nil
+	}
+	if _, ok := sub.values["timeout-seconds"]; ok {
+		inv.timeout = new(float64)
+		if err := seconds("timeout-seconds", inv.timeout); err != nil {
+			return nil, err
+		}
+	}
+	if err := seconds("active-grace-seconds", &inv.activeGrace); err != nil {
+		return nil, err
+	}
+	if err := seconds("delivery-grace-seconds", &inv.deliveryGrace); err != nil {
+		return nil, err
+	}
+	return inv, nil
+}

@@ -1,0 +1,205 @@
+package ledgercli_test
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	model "github.com/stateguard/stateguard/model/ledger"
+)
+
+// linearHistoriesEnv raises the number of histories checked;
+// linearSeedEnv replays the plans of a run (the interleaving is the
+// scheduler's).
+const (
+	linearHistoriesEnv = "STATEGUARD_LINEAR_HISTORIES"
+	linearSeedEnv      = "STATEGUARD_LINEAR_SEED"
+)
+
+// ledgerState is a model ledger with a key (tasks and events as JSON) for
+// equality and hashing.
+type ledgerState struct {
+	m   *model.Model
+	key string
+}
+
+func newLedgerState(m *model.Model) ledgerState {
+	var tasks []string
+	for _, t := range m.Tasks() {
+		tasks = append(tasks, canonicalJSON(taskMap(t)))
+	}
+	return ledgerState{m: m, key: fmt.Sprintf("%v %d", tasks, len(m.Events()))}
+}
+
+// ledgerSpec is model/ledger as porcupine's sequential specification. The
+// key counts events rather than listing them: every event belongs to one
+// task transition, which the task's version already counts.
+var ledgerSpec = porcupine.Model{
+	Init: func() any { return newLedgerState(&model.Model{}) },
+	Step: func(state, input, output any) (bool, any) {
+		next := state.(ledgerState).m.Clone()
+		got := input.(ledgerOp).apply(next)
+		return got == output.(string), newLedgerState(next)
+	},
+	Equal: func(a, b any) bool { return a.(ledgerState).key == b.(ledgerState).key },
+	Hash: func(s any) uint64 {
+		h := fnv.New64a()
+		h.Write([]byte(s.(ledgerState).key))
+		return h.Sum64()
+	},
+	DescribeOperation: func(input, output any) string {
+		return fmt.Sprintf("%s -> %s", input.(ledgerOp), output)
+	},
+	DescribeState: func(s any) string { return s.(ledgerState).key },
+}
+
+// TestLinearizableLedger races CLI processes on one ledger (create, start,
+// heartbeat, close, delivery, reconcile with short graces, dry runs, get)
+// over three shared task ids, records each call's interval and answer, and
+// asks porcupine for an order in which model/ledger gives every answer.
+// Each call runs with its own pinned clock, so the model knows its "now";
+// concurrent calls with crossed clocks meet "clock moved backwards"
+// conflicts, which the model must explain too.
+// STATEGUARD_LINEAR_HISTORIES=N checks N histories (default 3).
+func TestLinearizableLedger(t *testing.T) {
+	histories := 3
+	if s := os.Getenv(linearHistoriesEnv); s != "" {
+		histories, _ = strconv.Atoi(s)
+	}
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv(linearSeedEnv); s != "" {
+		seed, _ = strconv.ParseUint(s, 10, 64)
+	}
+	t.Logf("seed %d (replay the plans with %s=%d)", seed, linearSeedEnv, seed)
+	rng := rand.New(rand.NewPCG(seed, 2))
+	bin := ledgerBinary(t)
+	calls := 0
+	for h := 0; h < histories; h++ {
+		// An initialised ledger: the model has no "no file" state (the
+		// read-only commands refuse a missing file, L2).
+		db := filepath.Join(t.TempDir(), "ledger.sqlite")
+		if out, rc := runLedger(bin, "--db", db, "init"); rc != 0 {
+			t.Fatalf("init: %s", out)
+		}
+		var plans [][]ledgerOp
+		for c := 0; c < 4; c++ {
+			plans = append(plans, ledgerLinearPlan(rng, h, c, 8))
+		}
+		history := recordLedgerHistory(t, bin, db, plans)
+		calls += len(history)
+		checkLedgerLinearizable(t, history)
+	}
+	t.Logf("%d histories, %d calls: linearizable", histories, calls)
+}
+
+// ledgerLinearPlan draws n calls for client c of history h.
+func ledgerLinearPlan(rng *rand.Rand, h, c, n int) []ledgerOp {
+	ids := []string{poolID(3 * h), poolID(3*h + 1), poolID(3*h + 2)}
+	var ops []ledgerOp
+	for i := 0; i < n; i++ {
+		o := ledgerOp{ID: ids[rng.IntN(len(ids))], Now: 1_700_000_000 + float64(i) + 0.25*float64(c)}
+		switch r := rng.IntN(16); {
+		case r < 4:
+			o.Kind = "create"
+			o.Timeout = float64(rng.IntN(2) * 2) // 0 (none) or 2 s: a second create may differ
+			o.Internal = rng.IntN(5) == 0
+		case r < 7:
+			o.Kind = "start"
+		case r < 8:
+			o.Kind = "heartbeat"
+		case r < 10:
+			o.Kind = "close"
+			o.Status = []string{"succeeded", "failed", "cancelled"}[rng.IntN(3)]
+		case r < 12:
+			o.Kind = "delivery"
+			o.Status = []string{"delivered", "failed", "not_applicable"}[rng.IntN(3)]
+		case r < 14:
+			o.Kind, o.ID = "reconcile", ""
+			o.ActiveGrace, o.DeliveryGrace = 1.5, 1.5
+			o.DryRun = rng.IntN(3) == 0
+		default:
+			o.Kind = "get"
+		}
+		ops = append(ops, o)
+	}
+	return ops
+}
+
+// recordLedgerHistory runs each plan in its own goroutine, one process per
+// call, and records the calls with monotonic call and return times.
+func recordLedgerHistory(t *testing.T, bin, db string, plans [][]ledgerOp) []porcupine.Operation {
+	t.Helper()
+	start := time.Now()
+	var mu sync.Mutex
+	var history []porcupine.Operation
+	var wg sync.WaitGroup
+	for c, plan := range plans {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, o := range plan {
+				cmd := exec.Command(bin, o.args(db)...)
+				cmd.Env = append(os.Environ(), o.env()...)
+				call := time.Since(start).Nanoseconds()
+				out, err := cmd.Output()
+				ret := time.Since(start).Nanoseconds()
+				rc := 0
+				var exit *exec.ExitError
+				if errors.As(err, &exit) {
+					rc = exit.ExitCode()
+				} else if err != nil {
+					t.Errorf("%s: %v", o, err)
+				}
+				mu.Lock()
+				history = append(history, porcupine.Operation{ClientId: c, Input: o, Call: call, Output: cliAnswer(string(out), rc), Return: ret})
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return history
+}
+
+// checkLedgerLinearizable fails with the history, in call order, when no
+// sequential order explains it.
+func checkLedgerLinearizable(t *testing.T, history []porcupine.Operation) {
+	t.Helper()
+	res, info := porcupine.CheckOperationsVerbose(ledgerSpec, history, time.Minute)
+	switch res {
+	case porcupine.Ok:
+		return
+	case porcupine.Unknown:
+		t.Fatal("porcupine gave up within a minute")
+	}
+	sort.Slice(history, func(i, j int) bool { return history[i].Call < history[j].Call })
+	var b strings.Builder
+	b.WriteString("not linearizable: no order of the calls, each taking effect between its call and return, explains the answers.\nhistory (client, call..return in µs, call -> answer):\n")
+	for _, op := range history {
+		fmt.Fprintf(&b, "  c%d %8d..%-8d %s\n", op.ClientId, op.Call/1000, op.Return/1000, ledgerSpec.DescribeOperation(op.Input, op.Output))
+	}
+	var longest []porcupine.Operation
+	for _, part := range info.PartialLinearizationsOperations() {
+		for _, lin := range part {
+			if len(lin) > len(longest) {
+				longest = lin
+			}
+		}
+	}
+	b.WriteString("longest order the model accepts:\n")
+	for _, op := range longest {
+		fmt.Fprintf(&b, "  c%d %s\n", op.ClientId, ledgerSpec.DescribeOperation(op.Input, op.Output))
+	}
+	t.Fatal(b.String())
+}
