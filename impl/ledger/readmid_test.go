@@ -332,3 +332,55 @@ func TestReadOnlyRetriedChildren(t *testing.T) {
 		t.Fatalf("%d children after %d attempts: %v", len(kids), attempts, err)
 	}
 }
+
+// TestReadOnlyWriterStartsLogDuringRead: the view is made while a writer's
+// -wal is still empty (the writer has opened the ledger but not yet
+// committed), and during the read the writer commits, writing the log's
+// header and first frames. With checkpoints held off, nothing the view read
+// can have changed: the one read stands and reports the ledger as it was.
+// Counting the new header as a change made a dry run beside short-lived
+// writers fail now and then (TestDryRunBesideWriters, L4).
+func TestReadOnlyWriterStartsLogDuringRead(t *testing.T) {
+	withReadLocks(t, true)
+	p := newLedgerFile(t, privateDir(t))
+	keeper, err := sql.Open("sqlite", fileURI(p, "mode=rw&_pragma=busy_timeout(0)"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer keeper.Close()
+	keeper.SetMaxOpenConns(1)
+	var n int
+	if err := keeper.QueryRow("SELECT count(*) FROM tasks").Scan(&n); err != nil || n != 1 {
+		t.Fatal(n, err)
+	}
+	w, err := Open(p, Options{Clock: fixedClock(1000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if st, err := os.Lstat(p + "-wal"); err != nil || st.Size() != 0 {
+		t.Fatalf("want an empty -wal before the read: %v %v", st, err)
+	}
+	r, err := Open(p, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	reads := onRead(t, func(n int, _ string) {
+		if n == 1 {
+			if _, err := w.Create(CreateParams{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	rep, err := r.Doctor()
+	if err != nil || !rep.Healthy || rep.TaskCount != 1 {
+		t.Fatalf("%s %v", reportJSON(rep), err)
+	}
+	if *reads != 1 {
+		t.Fatalf("%d read transactions: the new log counted as a change under the read", *reads)
+	}
+	if rep, err = r.Doctor(); err != nil || rep.TaskCount != 2 {
+		t.Fatalf("%s %v", reportJSON(rep), err)
+	}
+}
