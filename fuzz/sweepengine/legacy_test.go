@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -56,7 +57,10 @@ func FuzzLegacyImport(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if bytes.Contains(after, []byte("\ufeff")) {
+		// Two known limits of the "any YAML parser" promise (spec 15.1.3):
+		// a raw U+FEFF, and a key longer than YAML's 1024-character limit
+		// on implicit keys (the engine writes keys as the reference does).
+		if bytes.Contains(after, []byte("\ufeff")) || hasLongKey(after) {
 			return
 		}
 		var doc map[string]any
@@ -64,4 +68,34 @@ func FuzzLegacyImport(f *testing.F) {
 			t.Fatalf("legacy %q map %q: sigs.k8s.io/yaml cannot read the state file (%v):\n%s", legacy, sourceMap, err, after)
 		}
 	})
+}
+
+// hasLongKey reports whether a line of a state file holds a mapping key
+// (quoted or bare) longer than the 1024 characters YAML allows for an
+// implicit key; sigs.k8s.io/yaml then cannot find the key's colon.
+func hasLongKey(doc []byte) bool {
+	for _, line := range strings.Split(string(doc), "\n") {
+		line = strings.TrimLeft(line, " ")
+		end := strings.IndexByte(line, ':')
+		if strings.HasPrefix(line, `"`) {
+			end = -1
+			for i := 1; i < len(line); i++ {
+				if line[i] == '\\' {
+					i++
+					continue
+				}
+				if line[i] == '"' {
+					end = i + 1
+					break
+				}
+			}
+			if end < 0 || end >= len(line) || line[end] != ':' {
+				continue
+			}
+		}
+		if end > 0 && utf8.RuneCountInString(line[:end]) > 1024 {
+			return true
+		}
+	}
+	return false
 }
