@@ -2,7 +2,6 @@ package ledgerops
 
 import (
 	"database/sql"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,32 +19,6 @@ import (
 // onWindows acknowledges the external ACL there (spec 11.3); elsewhere the
 // flag is false and POSIX modes are checked.
 const onWindows = runtime.GOOS == "windows"
-
-// classOf names an error's contract class (model and ledger use the same
-// words).
-func classOf(err error) string {
-	switch {
-	case err == nil:
-		return "ok"
-	case errors.Is(err, ledger.ErrInvalidInput), errors.Is(err, model.ErrInvalidInput):
-		return "InvalidInput"
-	case errors.Is(err, ledger.ErrTaskNotFound), errors.Is(err, model.ErrTaskNotFound):
-		return "TaskNotFound"
-	case errors.Is(err, ledger.ErrStateConflict), errors.Is(err, model.ErrStateConflict):
-		return "StateConflict"
-	}
-	return "other(" + err.Error() + ")"
-}
-
-func toModel(t ledger.Task) model.Task {
-	return model.Task{
-		ID: t.ID, ParentID: t.ParentID, Status: string(t.Status), DeliveryStatus: string(t.DeliveryStatus),
-		DeliveryRequired: t.DeliveryRequired, PayloadHash: t.PayloadHash, TimeoutSeconds: t.TimeoutSeconds,
-		CreatedAt: t.CreatedAt, StartedAt: t.StartedAt, UpdatedAt: t.UpdatedAt, EndedAt: t.EndedAt,
-		DeadlineAt: t.DeadlineAt, DeliveryUpdatedAt: t.DeliveryUpdatedAt, TerminalCode: t.TerminalCode,
-		DeliveryCode: t.DeliveryCode, Version: t.Version,
-	}
-}
 
 // privateDB makes a 0700 directory holding a 0600 copy of data (nil: no
 // file) and returns the database path.
@@ -90,8 +63,13 @@ func readRowsAt(path string) ([]model.Task, []model.Event, error) {
 	return readRows(db)
 }
 
-// readRows reads the stored rows as the model's values.
-var readRows = ledgerrows.Read
+// readRows, toModel and classOf bring the ledger's stored rows, returned rows and errors
+// into the model's terms.
+var (
+	readRows = ledgerrows.Read
+	toModel  = ledgerrows.FromLedger
+	classOf  = ledgerrows.Class
+)
 
 // textKeys turns the ledger's typed state keys into the checker's plain ones.
 func textKeys[K ~string](m map[K]int) map[string]int {

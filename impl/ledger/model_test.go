@@ -65,32 +65,6 @@ var anyCodes = []string{"", "completed", "worker_completed", "worker_failed", "d
 
 var hashes = []string{"", "", strings.Repeat("ab", 32), strings.Repeat("0f", 32), "not-a-hash", strings.Repeat("AB", 32)}
 
-// classOf names the error class (model and ledger use the same words).
-func classOf(err error) string {
-	switch {
-	case err == nil:
-		return "ok"
-	case errors.Is(err, ledger.ErrInvalidInput), errors.Is(err, model.ErrInvalidInput):
-		return "InvalidInput"
-	case errors.Is(err, ledger.ErrTaskNotFound), errors.Is(err, model.ErrTaskNotFound):
-		return "TaskNotFound"
-	case errors.Is(err, ledger.ErrStateConflict), errors.Is(err, model.ErrStateConflict):
-		return "StateConflict"
-	}
-	return "other(" + err.Error() + ")"
-}
-
-// toModel copies a ledger row into the model's row type.
-func toModel(t ledger.Task) model.Task {
-	return model.Task{
-		ID: t.ID, ParentID: t.ParentID, Status: string(t.Status), DeliveryStatus: string(t.DeliveryStatus),
-		DeliveryRequired: t.DeliveryRequired, PayloadHash: t.PayloadHash, TimeoutSeconds: t.TimeoutSeconds,
-		CreatedAt: t.CreatedAt, StartedAt: t.StartedAt, UpdatedAt: t.UpdatedAt, EndedAt: t.EndedAt,
-		DeadlineAt: t.DeadlineAt, DeliveryUpdatedAt: t.DeliveryUpdatedAt, TerminalCode: t.TerminalCode,
-		DeliveryCode: t.DeliveryCode, Version: t.Version,
-	}
-}
-
 // show prints a row with pointers dereferenced.
 func show(t model.Task) string {
 	f := func(p *float64) string {
@@ -110,8 +84,13 @@ func show(t model.Task) string {
 		t.CreatedAt, f(t.StartedAt), t.UpdatedAt, f(t.EndedAt), f(t.DeadlineAt), t.DeliveryUpdatedAt, s(t.TerminalCode), s(t.DeliveryCode), t.Version)
 }
 
-// readRows reads the stored rows as the model's values.
-var readRows = ledgerrows.Read
+// readRows, toModel and classOf bring the ledger's stored rows, returned rows and errors
+// into the model's terms.
+var (
+	readRows = ledgerrows.Read
+	toModel  = ledgerrows.FromLedger
+	classOf  = ledgerrows.Class
+)
 
 // machine is the rapid state machine: the real ledger, the model, and the
 // clock both read.

@@ -1,12 +1,14 @@
-// Package ledgerrows reads a ledger file's rows, exactly as stored, into
-// the executable model's plain types, so tests and fuzz targets can compare
+// Package ledgerrows reads a ledger file's rows, exactly as stored, and the
+// ledger's answers into the executable model's plain types, so tests and fuzz targets can compare
 // the real ledger with model/ledger. It holds no rule of either: it only
 // copies columns into fields.
 package ledgerrows
 
 import (
 	"database/sql"
+	"errors"
 
+	"github.com/stateguard/stateguard/impl/ledger"
 	model "github.com/stateguard/stateguard/model/ledger"
 )
 
@@ -65,4 +67,31 @@ func nflt(v sql.NullFloat64) *float64 {
 		return nil
 	}
 	return &v.Float64
+}
+
+// FromLedger copies a row the ledger returned into the model's row type.
+func FromLedger(t ledger.Task) model.Task {
+	return model.Task{
+		ID: t.ID, ParentID: t.ParentID, Status: string(t.Status), DeliveryStatus: string(t.DeliveryStatus),
+		DeliveryRequired: t.DeliveryRequired, PayloadHash: t.PayloadHash, TimeoutSeconds: t.TimeoutSeconds,
+		CreatedAt: t.CreatedAt, StartedAt: t.StartedAt, UpdatedAt: t.UpdatedAt, EndedAt: t.EndedAt,
+		DeadlineAt: t.DeadlineAt, DeliveryUpdatedAt: t.DeliveryUpdatedAt, TerminalCode: t.TerminalCode,
+		DeliveryCode: t.DeliveryCode, Version: t.Version,
+	}
+}
+
+// Class names an error's contract class; the ledger and the model use the
+// same three words, so answers from both compare as text.
+func Class(err error) string {
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.Is(err, ledger.ErrInvalidInput), errors.Is(err, model.ErrInvalidInput):
+		return "InvalidInput"
+	case errors.Is(err, ledger.ErrTaskNotFound), errors.Is(err, model.ErrTaskNotFound):
+		return "TaskNotFound"
+	case errors.Is(err, ledger.ErrStateConflict), errors.Is(err, model.ErrStateConflict):
+		return "StateConflict"
+	}
+	return "other(" + err.Error() + ")"
 }
