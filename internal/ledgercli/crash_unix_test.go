@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,33 +18,6 @@ import (
 	model "github.com/stateguard/stateguard/model/ledger"
 	"github.com/stateguard/stateguard/tools/planrun/journal"
 )
-
-// Environment knobs shared with the sweep engine's crash loop.
-const (
-	crashKillsEnv = "STATEGUARD_CRASH_KILLS" // kills per engine (default 50)
-	crashSeedEnv  = "STATEGUARD_CRASH_SEED"  // replay the plans of a run
-)
-
-func crashConfig(t *testing.T) (int, *rand.Rand) {
-	kills := 50
-	if s := os.Getenv(crashKillsEnv); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			t.Fatalf("%s=%q: want a positive number", crashKillsEnv, s)
-		}
-		kills = n
-	}
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv(crashSeedEnv); s != "" {
-		n, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("%s=%q: want a number", crashSeedEnv, s)
-		}
-		seed = n
-	}
-	t.Logf("crash loop: %d kills, seed %d (replay the plans with %s=%d)", kills, seed, crashSeedEnv, seed)
-	return kills, rand.New(rand.NewPCG(seed, 0x1ed9e7))
-}
 
 // TestCrashLoopLedger kills processes writing one ledger at random
 // moments. Every call that returned must have answered what the model
@@ -56,7 +28,7 @@ func crashConfig(t *testing.T) (int, *rand.Rand) {
 // transaction is applied whole or not at all; a call that printed ok is
 // never lost). STATEGUARD_CRASH_KILLS=N runs N kills.
 func TestCrashLoopLedger(t *testing.T) {
-	kills, rng := crashConfig(t)
+	kills, rng := journal.Config(t, 0x1ed9e7)
 	dir := t.TempDir()
 	bin := ledgerBinary(t)
 	planrun, err := journal.BuildPlanrun(dir)

@@ -14,42 +14,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stateguard/stateguard/tools/planrun/journal"
 )
-
-// Environment knobs shared by the crash loops of both engines.
-const (
-	crashKillsEnv = "STATEGUARD_CRASH_KILLS" // kills per engine (default 50)
-	crashSeedEnv  = "STATEGUARD_CRASH_SEED"  // replay a run
-)
-
-// crashConfig reads the knobs; the seed is printed so a failure replays
-// (the kill moments themselves depend on timing, the plans do not).
-func crashConfig(t *testing.T) (kills int, rng *rand.Rand) {
-	kills = 50
-	if s := os.Getenv(crashKillsEnv); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			t.Fatalf("%s=%q: want a positive number", crashKillsEnv, s)
-		}
-		kills = n
-	}
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv(crashSeedEnv); s != "" {
-		n, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("%s=%q: want a number", crashSeedEnv, s)
-		}
-		seed = n
-	}
-	t.Logf("crash loop: %d kills, seed %d (replay the plans with %s=%d)", kills, seed, crashSeedEnv, seed)
-	return kills, rand.New(rand.NewPCG(seed, 0x5eed))
-}
 
 // TestCrashLoopSweep kills writers of one state file at random moments.
 // After every kill, before any writer runs, the file must be byte for byte
@@ -59,7 +29,7 @@ func crashConfig(t *testing.T) (kills int, rng *rand.Rand) {
 // the kill left (a temporary file, a lock file): none answers CORRUPT or
 // ERROR. STATEGUARD_CRASH_KILLS=N runs N kills.
 func TestCrashLoopSweep(t *testing.T) {
-	kills, rng := crashConfig(t)
+	kills, rng := journal.Config(t, 0x5eed)
 	dir := t.TempDir()
 	planrun, err := journal.BuildPlanrun(dir)
 	if err != nil {
