@@ -8,24 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
-	"strconv"
-	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/anishathalye/porcupine"
 
+	"github.com/stateguard/stateguard/internal/lincheck"
 	model "github.com/stateguard/stateguard/model/ledger"
-)
-
-// linearHistoriesEnv raises the number of histories checked;
-// linearSeedEnv replays the plans of a run (the interleaving is the
-// scheduler's).
-const (
-	linearHistoriesEnv = "STATEGUARD_LINEAR_HISTORIES"
-	linearSeedEnv      = "STATEGUARD_LINEAR_SEED"
 )
 
 // ledgerState is a model ledger with a key (tasks and events as JSON) for
@@ -74,16 +62,7 @@ var ledgerSpec = porcupine.Model{
 // conflicts, which the model must explain too.
 // STATEGUARD_LINEAR_HISTORIES=N checks N histories (default 3).
 func TestLinearizableLedger(t *testing.T) {
-	histories := 3
-	if s := os.Getenv(linearHistoriesEnv); s != "" {
-		histories, _ = strconv.Atoi(s)
-	}
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv(linearSeedEnv); s != "" {
-		seed, _ = strconv.ParseUint(s, 10, 64)
-	}
-	t.Logf("seed %d (replay the plans with %s=%d)", seed, linearSeedEnv, seed)
-	rng := rand.New(rand.NewPCG(seed, 2))
+	histories, rng := lincheck.Config(t, 2)
 	bin := ledgerBinary(t)
 	calls := 0
 	for h := 0; h < histories; h++ {
@@ -97,9 +76,21 @@ func TestLinearizableLedger(t *testing.T) {
 		for c := 0; c < 4; c++ {
 			plans = append(plans, ledgerLinearPlan(rng, h, c, 8))
 		}
-		history := recordLedgerHistory(t, bin, db, plans)
+		history := lincheck.Record(plans, func(o ledgerOp) string {
+			cmd := exec.Command(bin, o.args(db)...)
+			cmd.Env = append(os.Environ(), o.env()...)
+			out, err := cmd.Output()
+			rc := 0
+			var exit *exec.ExitError
+			if errors.As(err, &exit) {
+				rc = exit.ExitCode()
+			} else if err != nil {
+				t.Errorf("%s: %v", o, err)
+			}
+			return cliAnswer(string(out), rc)
+		})
 		calls += len(history)
-		checkLedgerLinearizable(t, history)
+		lincheck.Check(t, ledgerSpec, history)
 	}
 	t.Logf("%d histories, %d calls: linearizable", histories, calls)
 }
@@ -135,71 +126,4 @@ func ledgerLinearPlan(rng *rand.Rand, h, c, n int) []ledgerOp {
 		ops = append(ops, o)
 	}
 	return ops
-}
-
-// recordLedgerHistory runs each plan in its own goroutine, one process per
-// call, and records the calls with monotonic call and return times.
-func recordLedgerHistory(t *testing.T, bin, db string, plans [][]ledgerOp) []porcupine.Operation {
-	t.Helper()
-	start := time.Now()
-	var mu sync.Mutex
-	var history []porcupine.Operation
-	var wg sync.WaitGroup
-	for c, plan := range plans {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for _, o := range plan {
-				cmd := exec.Command(bin, o.args(db)...)
-				cmd.Env = append(os.Environ(), o.env()...)
-				call := time.Since(start).Nanoseconds()
-				out, err := cmd.Output()
-				ret := time.Since(start).Nanoseconds()
-				rc := 0
-				var exit *exec.ExitError
-				if errors.As(err, &exit) {
-					rc = exit.ExitCode()
-				} else if err != nil {
-					t.Errorf("%s: %v", o, err)
-				}
-				mu.Lock()
-				history = append(history, porcupine.Operation{ClientId: c, Input: o, Call: call, Output: cliAnswer(string(out), rc), Return: ret})
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	return history
-}
-
-// checkLedgerLinearizable fails with the history, in call order, when no
-// sequential order explains it.
-func checkLedgerLinearizable(t *testing.T, history []porcupine.Operation) {
-	t.Helper()
-	res, info := porcupine.CheckOperationsVerbose(ledgerSpec, history, time.Minute)
-	switch res {
-	case porcupine.Ok:
-		return
-	case porcupine.Unknown:
-		t.Fatal("porcupine gave up within a minute")
-	}
-	sort.Slice(history, func(i, j int) bool { return history[i].Call < history[j].Call })
-	var b strings.Builder
-	b.WriteString("not linearizable: no order of the calls, each taking effect between its call and return, explains the answers.\nhistory (client, call..return in µs, call -> answer):\n")
-	for _, op := range history {
-		fmt.Fprintf(&b, "  c%d %8d..%-8d %s\n", op.ClientId, op.Call/1000, op.Return/1000, ledgerSpec.DescribeOperation(op.Input, op.Output))
-	}
-	var longest []porcupine.Operation
-	for _, part := range info.PartialLinearizationsOperations() {
-		for _, lin := range part {
-			if len(lin) > len(longest) {
-				longest = lin
-			}
-		}
-	}
-	b.WriteString("longest order the model accepts:\n")
-	for _, op := range longest {
-		fmt.Fprintf(&b, "  c%d %s\n", op.ClientId, ledgerSpec.DescribeOperation(op.Input, op.Output))
-	}
-	t.Fatal(b.String())
 }

@@ -5,28 +5,16 @@ import (
 	"hash/fnv"
 	"math/big"
 	"math/rand/v2"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/anishathalye/porcupine"
 
+	"github.com/stateguard/stateguard/internal/lincheck"
 	"github.com/stateguard/stateguard/internal/pyjson"
 	"github.com/stateguard/stateguard/model/sweep"
-)
-
-// linearHistoriesEnv raises the number of histories checked;
-// linearSeedEnv replays the plans of a run (the interleaving is the
-// scheduler's).
-const (
-	linearHistoriesEnv = "STATEGUARD_LINEAR_HISTORIES"
-	linearSeedEnv      = "STATEGUARD_LINEAR_SEED"
 )
 
 // sweepCall is one CLI call as the history records it: the command line
@@ -90,16 +78,7 @@ func sweepAnswer(res sweep.Result) string {
 // LEASE-LOST depend on the order. STATEGUARD_LINEAR_HISTORIES=N checks N
 // histories (default 3).
 func TestLinearizableSweep(t *testing.T) {
-	histories := 3
-	if s := os.Getenv(linearHistoriesEnv); s != "" {
-		histories, _ = strconv.Atoi(s)
-	}
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv(linearSeedEnv); s != "" {
-		seed, _ = strconv.ParseUint(s, 10, 64)
-	}
-	t.Logf("seed %d (replay the plans with %s=%d)", seed, linearSeedEnv, seed)
-	rng := rand.New(rand.NewPCG(seed, 1))
+	histories, rng := lincheck.Config(t, 1)
 	ops := 0
 	for h := 0; h < histories; h++ {
 		state := filepath.Join(t.TempDir(), "state.yml")
@@ -107,11 +86,16 @@ func TestLinearizableSweep(t *testing.T) {
 		for c := 0; c < 4; c++ {
 			plans = append(plans, sweepLinearPlan(rng, c, 10))
 		}
-		history := recordHistory(t, plans, func(args []string) []string {
-			return append([]string{args[0], "--state", state}, args[1:]...)
+		history := lincheck.Record(plans, func(sc sweepCall) string {
+			args := append([]string{sc.args[0], "--state", state}, sc.args[1:]...)
+			out, err := exec.Command(binPath, args...).Output()
+			if err != nil {
+				t.Errorf("%q: %v", sc.args, err)
+			}
+			return string(out)
 		})
 		ops += len(history)
-		checkLinearizable(t, sweepSpec, history)
+		lincheck.Check(t, sweepSpec, history)
 	}
 	t.Logf("%d histories, %d calls: linearizable", histories, ops)
 }
@@ -159,66 +143,4 @@ func sweepLinearPlan(rng *rand.Rand, c, n int) []sweepCall {
 		calls = append(calls, sc)
 	}
 	return calls
-}
-
-// recordHistory runs each plan in its own goroutine, one process per call,
-// and records the calls with monotonic call and return times.
-func recordHistory(t *testing.T, plans [][]sweepCall, argv func([]string) []string) []porcupine.Operation {
-	t.Helper()
-	start := time.Now()
-	var mu sync.Mutex
-	var history []porcupine.Operation
-	var wg sync.WaitGroup
-	for c, plan := range plans {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for _, sc := range plan {
-				cmd := exec.Command(binPath, argv(sc.args)...)
-				call := time.Since(start).Nanoseconds()
-				out, err := cmd.Output()
-				ret := time.Since(start).Nanoseconds()
-				if err != nil {
-					t.Errorf("%q: %v", sc.args, err)
-				}
-				mu.Lock()
-				history = append(history, porcupine.Operation{ClientId: c, Input: sc, Call: call, Output: string(out), Return: ret})
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	return history
-}
-
-// checkLinearizable fails with the history, in call order, when no
-// sequential order explains it.
-func checkLinearizable(t *testing.T, m porcupine.Model, history []porcupine.Operation) {
-	t.Helper()
-	res, info := porcupine.CheckOperationsVerbose(m, history, time.Minute)
-	switch res {
-	case porcupine.Ok:
-		return
-	case porcupine.Unknown:
-		t.Fatal("porcupine gave up within a minute")
-	}
-	sort.Slice(history, func(i, j int) bool { return history[i].Call < history[j].Call })
-	var b strings.Builder
-	b.WriteString("not linearizable: no order of the calls, each taking effect between its call and return, explains the answers.\nhistory (client, call..return in µs, call -> answer):\n")
-	for _, op := range history {
-		fmt.Fprintf(&b, "  c%d %8d..%-8d %s\n", op.ClientId, op.Call/1000, op.Return/1000, m.DescribeOperation(op.Input, op.Output))
-	}
-	longest := []porcupine.Operation(nil)
-	for _, part := range info.PartialLinearizationsOperations() {
-		for _, lin := range part {
-			if len(lin) > len(longest) {
-				longest = lin
-			}
-		}
-	}
-	b.WriteString("longest order the model accepts:\n")
-	for _, op := range longest {
-		fmt.Fprintf(&b, "  c%d %s\n", op.ClientId, m.DescribeOperation(op.Input, op.Output))
-	}
-	t.Fatal(b.String())
 }
