@@ -1,7 +1,8 @@
-// Package benchseed writes the benchmark workload into a fresh ledger, for
-// this repository's benchmarks and tools only: it is not part of the
-// ledger's public API. impl/ledger installs Seed when it is linked in,
-// because seeding fast needs the ledger's own write transaction.
+// Package benchseed makes the benchmarks' workloads, for this repository's
+// benchmarks and tools only: a ledger of n tasks (Seed) and a sweep state
+// file of n items (SweepState). Neither is part of a public API.
+// impl/ledger installs Seed when it is linked in, because seeding fast
+// needs the ledger's own write transaction.
 package benchseed
 
 import "errors"

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stateguard/stateguard/internal/benchseed"
+	"github.com/stateguard/stateguard/internal/childstat"
 	"github.com/stateguard/stateguard/internal/sweepcli"
-	"github.com/stateguard/stateguard/internal/yamlsubset"
-	"github.com/stateguard/stateguard/model/value"
 )
 
 // benchState writes a state file of n items, about 450 bytes of text each,
@@ -40,32 +40,7 @@ func writeBenchState(spec string) error {
 	if err != nil {
 		return err
 	}
-	doc := value.NewMap()
-	doc.Set("schema_version", value.Int(1))
-	lease := value.NewMap()
-	lease.Set("writer", "w1")
-	lease.Set("timestamp", "2026-07-02T12:00:00Z")
-	lease.Set("ttl_minutes", value.Int(60))
-	doc.Set("lease", lease)
-	sources := value.NewMap()
-	src := value.NewMap()
-	src.Set("cursor", "1719900000.000100")
-	sources.Set("slack:C42", src)
-	doc.Set("sources", sources)
-	items := value.NewMap()
-	for i := 0; i < n; i++ {
-		it := value.NewMap()
-		it.Set("source", "slack:C42")
-		it.Set("status", "analyzed")
-		it.Set("title", fmt.Sprintf("Item %d: login page fails after password reset", i))
-		it.Set("url", fmt.Sprintf("https://chat.example.com/archives/C42/p%d", 1719900000000100+i))
-		it.Set("body", strings.Repeat("Steps: open the app, reset the password, log in again. ", 4))
-		it.Set("id", fmt.Sprintf("1719900000.%06d", i))
-		it.Set("labels", []value.Value{"auth", "regression"})
-		items.Set(fmt.Sprintf("slack:C42:1719900000.%06d", i), it)
-	}
-	doc.Set("items", items)
-	return os.WriteFile(p, yamlsubset.Emit(doc), 0o600)
+	return os.WriteFile(p, benchseed.SweepState(n), 0o600)
 }
 
 // BenchmarkCLI measures one sweep-state process, start to exit, and reports
@@ -95,7 +70,7 @@ func BenchmarkCLI(b *testing.B) {
 					if err != nil || !strings.HasPrefix(string(out.head), "OK\n") {
 						b.Fatalf("%v: %q %v", args[0], out.head, err)
 					}
-					if kib := peakRSSKiB(cmd.ProcessState); kib > peakKiB {
+					if kib := childstat.PeakRSSKiB(cmd.ProcessState); kib > peakKiB {
 						peakKiB = kib
 					}
 				}

@@ -48,8 +48,8 @@ import (
 
 	"github.com/stateguard/stateguard/impl/ledger"
 	"github.com/stateguard/stateguard/internal/benchseed"
+	"github.com/stateguard/stateguard/internal/childstat"
 	"github.com/stateguard/stateguard/internal/ledgercli"
-	"github.com/stateguard/stateguard/tools/internal/childstat"
 )
 
 // seedNow is the instant the ledger is seeded for and the CLI's pinned
@@ -199,14 +199,7 @@ func run(sizesFlag string, runs int, bin, synchronous string, out io.Writer) err
 		return err
 	}
 	defer os.RemoveAll(work)
-	if bin == "" {
-		bin = filepath.Join(work, "task-state-guard")
-		build := exec.Command("go", "build", "-o", bin, "./cmd/task-state-guard")
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			return fmt.Errorf("building the CLI: %w", err)
-		}
-	} else if bin, err = filepath.Abs(bin); err != nil {
+	if bin, err = childstat.CLI(work, "./cmd/task-state-guard", bin); err != nil {
 		return err
 	}
 	self, err := os.Executable()

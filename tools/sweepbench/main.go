@@ -30,9 +30,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stateguard/stateguard/internal/yamlsubset"
-	"github.com/stateguard/stateguard/model/value"
-	"github.com/stateguard/stateguard/tools/internal/childstat"
+	"github.com/stateguard/stateguard/internal/benchseed"
+	"github.com/stateguard/stateguard/internal/childstat"
 )
 
 func main() {
@@ -48,7 +47,7 @@ func main() {
 	case *gen != "":
 		var n int
 		if n, err = strconv.Atoi(*itemsFlag); err == nil {
-			err = writeState(*gen, n)
+			err = os.WriteFile(*gen, benchseed.SweepState(n), 0o600)
 		}
 	case *floor != "":
 		err = runFloor(*floor, *state)
@@ -59,37 +58,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "sweepbench:", err)
 		os.Exit(1)
 	}
-}
-
-// writeState writes a state file of n items, about 450 bytes of text
-// each, held by lease writer "w1" until 13:00 on the benchmark's day.
-func writeState(p string, n int) error {
-	doc := value.NewMap()
-	doc.Set("schema_version", value.Int(1))
-	lease := value.NewMap()
-	lease.Set("writer", "w1")
-	lease.Set("timestamp", "2026-07-02T12:00:00Z")
-	lease.Set("ttl_minutes", value.Int(60))
-	doc.Set("lease", lease)
-	sources := value.NewMap()
-	src := value.NewMap()
-	src.Set("cursor", "1719900000.000100")
-	sources.Set("slack:C42", src)
-	doc.Set("sources", sources)
-	items := value.NewMap()
-	for i := 0; i < n; i++ {
-		it := value.NewMap()
-		it.Set("source", "slack:C42")
-		it.Set("status", "analyzed")
-		it.Set("title", fmt.Sprintf("Item %d: login page fails after password reset", i))
-		it.Set("url", fmt.Sprintf("https://chat.example.com/archives/C42/p%d", 1719900000000100+i))
-		it.Set("body", strings.Repeat("Steps: open the app, reset the password, log in again. ", 4))
-		it.Set("id", fmt.Sprintf("1719900000.%06d", i))
-		it.Set("labels", []value.Value{"auth", "regression"})
-		items.Set(fmt.Sprintf("slack:C42:1719900000.%06d", i), it)
-	}
-	doc.Set("items", items)
-	return os.WriteFile(p, yamlsubset.Emit(doc), 0o600)
 }
 
 // runFloor is the floor of one command on the state file p: read streams
@@ -154,14 +122,7 @@ func run(itemsFlag string, runs int, bin string) error {
 		return err
 	}
 	defer os.RemoveAll(work)
-	if bin == "" {
-		bin = filepath.Join(work, "sweep-state")
-		build := exec.Command("go", "build", "-o", bin, "./cmd/sweep-state")
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			return fmt.Errorf("building the CLI: %w", err)
-		}
-	} else if bin, err = filepath.Abs(bin); err != nil {
+	if bin, err = childstat.CLI(work, "./cmd/sweep-state", bin); err != nil {
 		return err
 	}
 	self, err := os.Executable()

@@ -1,10 +1,13 @@
 // Package childstat measures child processes for the benchmark tools:
 // wall time, CPU time (user + system) and peak resident set size, and the
-// medians of a series.
+// medians of a series; CLI finds or builds the binary they run.
 package childstat
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"sort"
 	"time"
 )
@@ -41,4 +44,19 @@ func Summarize(samples []Sample) Summary {
 	sort.Slice(rss, func(i, j int) bool { return rss[i] < rss[j] })
 	out.Wall, out.CPU, out.RSSKiB = walls[len(walls)/2], cpus[len(cpus)/2], rss[len(rss)/2]
 	return out
+}
+
+// CLI is the binary to measure: bin made absolute when given, otherwise
+// the command package pkg (such as "./cmd/sweep-state") built into dir.
+func CLI(dir, pkg, bin string) (string, error) {
+	if bin != "" {
+		return filepath.Abs(bin)
+	}
+	bin = filepath.Join(dir, filepath.Base(pkg))
+	build := exec.Command("go", "build", "-o", bin, pkg)
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return "", fmt.Errorf("building the CLI: %w", err)
+	}
+	return bin, nil
 }

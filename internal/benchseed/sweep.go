@@ -1,0 +1,41 @@
+package benchseed
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/stateguard/stateguard/internal/yamlsubset"
+	"github.com/stateguard/stateguard/model/value"
+)
+
+// SweepState is the sweep benchmarks' state file: n items of about 450
+// bytes of text each, one source, held by lease writer "w1" from 12:00 to
+// 13:00 on 2026-07-02.
+func SweepState(n int) []byte {
+	doc := value.NewMap()
+	doc.Set("schema_version", value.Int(1))
+	lease := value.NewMap()
+	lease.Set("writer", "w1")
+	lease.Set("timestamp", "2026-07-02T12:00:00Z")
+	lease.Set("ttl_minutes", value.Int(60))
+	doc.Set("lease", lease)
+	sources := value.NewMap()
+	src := value.NewMap()
+	src.Set("cursor", "1719900000.000100")
+	sources.Set("slack:C42", src)
+	doc.Set("sources", sources)
+	items := value.NewMap()
+	for i := 0; i < n; i++ {
+		it := value.NewMap()
+		it.Set("source", "slack:C42")
+		it.Set("status", "analyzed")
+		it.Set("title", fmt.Sprintf("Item %d: login page fails after password reset", i))
+		it.Set("url", fmt.Sprintf("https://chat.example.com/archives/C42/p%d", 1719900000000100+i))
+		it.Set("body", strings.Repeat("Steps: open the app, reset the password, log in again. ", 4))
+		it.Set("id", fmt.Sprintf("1719900000.%06d", i))
+		it.Set("labels", []value.Value{"auth", "regression"})
+		items.Set(fmt.Sprintf("slack:C42:1719900000.%06d", i), it)
+	}
+	doc.Set("items", items)
+	return yamlsubset.Emit(doc)
+}
