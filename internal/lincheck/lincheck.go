@@ -6,15 +6,15 @@ package lincheck
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/anishathalye/porcupine"
+
+	"github.com/stateguard/stateguard/internal/envknob"
 )
 
 // Environment knobs: HistoriesEnv raises the number of histories checked,
@@ -25,28 +25,10 @@ const (
 )
 
 // Config reads the knobs: the number of histories (default 3) and a
-// generator for the plans, seeded from the clock unless SeedEnv is set.
-// stream keeps the engines' plans apart for one seed.
+// generator for the plans. stream keeps the engines' plans apart.
 func Config(t testing.TB, stream uint64) (histories int, rng *rand.Rand) {
 	t.Helper()
-	histories = 3
-	if s := os.Getenv(HistoriesEnv); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			t.Fatalf("%s=%q: want a positive number", HistoriesEnv, s)
-		}
-		histories = n
-	}
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv(SeedEnv); s != "" {
-		n, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("%s=%q: want a number", SeedEnv, s)
-		}
-		seed = n
-	}
-	t.Logf("seed %d (replay the plans with %s=%d)", seed, SeedEnv, seed)
-	return histories, rand.New(rand.NewPCG(seed, stream))
+	return envknob.Count(t, HistoriesEnv, 3), envknob.Rand(t, SeedEnv, stream)
 }
 
 // Record runs each plan on its own goroutine (one client), one call after
