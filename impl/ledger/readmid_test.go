@@ -62,6 +62,27 @@ func livePair(t *testing.T) (string, *Ledger, *sql.DB) {
 	return p, w, keeper
 }
 
+// commitAndCheckpointInFirstRead makes the writer w commit a task, and
+// keeper ask for a passive checkpoint, in the middle of the first read of
+// a read-only ledger. It returns the count of reads and the number of
+// frames the checkpoint copied into the database.
+func commitAndCheckpointInFirstRead(t *testing.T, w *Ledger, keeper *sql.DB) (reads, backfilled *int) {
+	backfilled = new(int)
+	reads = onRead(t, func(n int, _ string) {
+		if n != 1 {
+			return
+		}
+		if _, err := w.Create(CreateParams{}); err != nil {
+			t.Fatal(err)
+		}
+		var busy, logged int
+		if err := keeper.QueryRow("PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &logged, backfilled); err != nil {
+			t.Fatal(err)
+		}
+	})
+	return reads, backfilled
+}
+
 // TestReadOnlyWriterCommitsAndCheckpointsDuringRead: while a doctor reads,
 // a writer commits a task and asks for a checkpoint. With the read locks
 // the checkpoint cannot copy pages into the database: the doctor's one
@@ -75,25 +96,13 @@ func TestReadOnlyWriterCommitsAndCheckpointsDuringRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	var backfilled int
-	reads := onRead(t, func(n int, _ string) {
-		if n != 1 {
-			return
-		}
-		if _, err := w.Create(CreateParams{}); err != nil {
-			t.Fatal(err)
-		}
-		var busy, logged int
-		if err := keeper.QueryRow("PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &logged, &backfilled); err != nil {
-			t.Fatal(err)
-		}
-	})
+	reads, backfilled := commitAndCheckpointInFirstRead(t, w, keeper)
 	rep, err := r.Doctor()
 	if err != nil || !rep.Healthy || rep.TaskCount != 2 {
 		t.Fatalf("%s %v", reportJSON(rep), err)
 	}
-	if *reads != 1 || backfilled != 0 {
-		t.Fatalf("%d reads, %d frames copied into the database under the read", *reads, backfilled)
+	if *reads != 1 || *backfilled != 0 {
+		t.Fatalf("%d reads, %d frames copied into the database under the read", *reads, *backfilled)
 	}
 	if rep, err = r.Doctor(); err != nil || rep.TaskCount != 3 {
 		t.Fatalf("%s %v", reportJSON(rep), err)
@@ -113,25 +122,13 @@ func TestReadOnlyCheckpointDuringReadDetected(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	var backfilled int
-	reads := onRead(t, func(n int, _ string) {
-		if n != 1 {
-			return
-		}
-		if _, err := w.Create(CreateParams{}); err != nil {
-			t.Fatal(err)
-		}
-		var busy, logged int
-		if err := keeper.QueryRow("PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &logged, &backfilled); err != nil {
-			t.Fatal(err)
-		}
-	})
+	reads, backfilled := commitAndCheckpointInFirstRead(t, w, keeper)
 	rep, err := r.Reconcile(600, 600, true)
 	if err != nil || rep.ActiveExamined != 3 {
 		t.Fatalf("%s %v", reconcileJSON(rep), err)
 	}
-	if *reads != 3 || backfilled == 0 {
-		t.Fatalf("%d reads, %d frames copied", *reads, backfilled)
+	if *reads != 3 || *backfilled == 0 {
+		t.Fatalf("%d reads, %d frames copied", *reads, *backfilled)
 	}
 }
 
