@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"io"
 	"testing"
 )
 
@@ -127,4 +128,41 @@ func TestInvalidFramesEndTheLog(t *testing.T) {
 	if _, err := Read(bytes.NewReader(other.buf.Bytes()), int64(other.buf.Len())); !errors.Is(err, ErrVersion) {
 		t.Fatalf("version: %v", err)
 	}
+}
+
+// TestHeaderOnlyShortAndLargestPages: a log that is only its header (as a
+// checkpoint that restarted the log leaves it) names its page size and
+// holds no frame; a log shorter than a header holds nothing but keeps the
+// bytes it has as its header (the read-only view compares headers to see
+// a log change), whether the reader ends with io.EOF or not; pages of
+// 65536 bytes, the largest SQLite makes, are read.
+func TestHeaderOnlyShortAndLargestPages(t *testing.T) {
+	w := newLog(false, 4096, formatVersion)
+	if l := read(t, w.buf.Bytes()); l.PageSize != 4096 || l.Frames != 0 || l.End != 0 || !bytes.Equal(l.Header[:], w.buf.Bytes()) {
+		t.Fatalf("header only: %+v", l)
+	}
+	short := w.buf.Bytes()[:10]
+	for name, r := range map[string]io.ReaderAt{"plain": bytes.NewReader(short), "EOF at the end": eofAtEnd(short)} {
+		l, err := Read(r, int64(len(short)))
+		if err != nil || l.PageSize != 0 || !bytes.Equal(l.Header[:10], short) || l.Header[10] != 0 {
+			t.Fatalf("short log, %s reader: %+v %v", name, l, err)
+		}
+	}
+	big := newLog(true, 65536, formatVersion)
+	big.frame(1, 1, 'z')
+	if l := read(t, big.buf.Bytes()); l.PageSize != 65536 || l.Frames != 1 || l.Pages[1] != HeaderSize+FrameHeaderSize {
+		t.Fatalf("64 KiB pages: %+v", l)
+	}
+}
+
+// eofAtEnd is a reader that answers io.EOF with the last bytes, as
+// io.ReaderAt allows.
+type eofAtEnd []byte
+
+func (b eofAtEnd) ReadAt(p []byte, off int64) (int, error) {
+	n, err := bytes.NewReader(b).ReadAt(p, off)
+	if err == nil && off+int64(n) == int64(len(b)) {
+		err = io.EOF
+	}
+	return n, err
 }
