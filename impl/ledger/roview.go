@@ -231,6 +231,9 @@ func (v *roView) load() error {
 		return errSourceChanged
 	}
 	v.walPresent = true
+	if viewLoading != nil {
+		viewLoading(g.path)
+	}
 	if v.log, err = walfile.Read(f, v.walInfo.size); err != nil {
 		if errors.Is(err, walfile.ErrVersion) {
 			return errNotLedgerFile
@@ -249,6 +252,10 @@ func (v *roView) load() error {
 	}
 	return nil
 }
+
+// viewLoading, when set by a test, runs while a view is made, between the
+// -wal's stat and the reading of its frames.
+var viewLoading func(path string)
 
 // checkHeaderWAL requires the presented page 1, which may come from the
 // -wal, to say WAL mode as well.
