@@ -238,7 +238,7 @@ func (v *roView) load() error {
 		if errors.Is(err, walfile.ErrVersion) {
 			return errNotLedgerFile
 		}
-		return internal("read sidecar", err)
+		return v.walReadFailed(err)
 	}
 	if v.log.DBPages == 0 {
 		return nil
@@ -251,6 +251,16 @@ func (v *roView) load() error {
 		return err
 	}
 	return nil
+}
+
+// walReadFailed classes a failed read of the -wal while a view is made: a
+// writer may truncate a checkpointed -wal at any moment (no read lock holds
+// that off), and a -wal shorter than its stat said is a change to retry.
+func (v *roView) walReadFailed(err error) error {
+	if st, serr := fstat(v.wal); serr == nil && st.size < v.walInfo.size {
+		return errSourceChanged
+	}
+	return internal("read sidecar", err)
 }
 
 // viewLoading, when set by a test, runs while a view is made, between the
@@ -266,7 +276,7 @@ func (v *roView) checkHeaderWAL() error {
 	}
 	var b [2]byte
 	if _, err := v.wal.ReadAt(b[:], off+18); err != nil {
-		return internal("read sidecar", err)
+		return v.walReadFailed(err)
 	}
 	if b[0] != 2 || b[1] != 2 {
 		return invalidInput("database is not in WAL mode")
@@ -329,7 +339,7 @@ func (v *roView) unchanged(strict bool) error {
 	if v.walInfo.size >= walfile.HeaderSize {
 		var hdr [walfile.HeaderSize]byte
 		if _, err := v.wal.ReadAt(hdr[:], 0); err != nil {
-			return internal("read sidecar", err)
+			return v.walReadFailed(err)
 		}
 		if hdr != v.log.Header {
 			return errSourceChanged
