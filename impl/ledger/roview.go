@@ -231,11 +231,14 @@ func (v *roView) load() error {
 		return errSourceChanged
 	}
 	v.walPresent = true
+	if viewLoading != nil {
+		viewLoading(g.path)
+	}
 	if v.log, err = walfile.Read(f, v.walInfo.size); err != nil {
 		if errors.Is(err, walfile.ErrVersion) {
 			return errNotLedgerFile
 		}
-		return internal("read sidecar", err)
+		return v.walReadFailed(err)
 	}
 	if v.log.DBPages == 0 {
 		return nil
@@ -250,6 +253,20 @@ func (v *roView) load() error {
 	return nil
 }
 
+// walReadFailed classes a failed read of the -wal while a view is made: a
+// writer may truncate a checkpointed -wal at any moment (no read lock holds
+// that off), and a -wal shorter than its stat said is a change to retry.
+func (v *roView) walReadFailed(err error) error {
+	if st, serr := fstat(v.wal); serr == nil && st.size < v.walInfo.size {
+		return errSourceChanged
+	}
+	return internal("read sidecar", err)
+}
+
+// viewLoading, when set by a test, runs while a view is made, between the
+// -wal's stat and the reading of its frames.
+var viewLoading func(path string)
+
 // checkHeaderWAL requires the presented page 1, which may come from the
 // -wal, to say WAL mode as well.
 func (v *roView) checkHeaderWAL() error {
@@ -259,7 +276,7 @@ func (v *roView) checkHeaderWAL() error {
 	}
 	var b [2]byte
 	if _, err := v.wal.ReadAt(b[:], off+18); err != nil {
-		return internal("read sidecar", err)
+		return v.walReadFailed(err)
 	}
 	if b[0] != 2 || b[1] != 2 {
 		return invalidInput("database is not in WAL mode")
@@ -322,7 +339,7 @@ func (v *roView) unchanged(strict bool) error {
 	if v.walInfo.size >= walfile.HeaderSize {
 		var hdr [walfile.HeaderSize]byte
 		if _, err := v.wal.ReadAt(hdr[:], 0); err != nil {
-			return internal("read sidecar", err)
+			return v.walReadFailed(err)
 		}
 		if hdr != v.log.Header {
 			return errSourceChanged
