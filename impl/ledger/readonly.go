@@ -137,11 +137,14 @@ func (l *Ledger) settle(v *roView, err error) error {
 
 // connectView registers v as a read-only VFS and connects to it.
 func (l *Ledger) connectView(v *roView) error {
+	// The ledger owns the view from here, so that dropView closes it on
+	// every failure below.
+	l.view = v
 	name, fsys, err := vfs.New(roFS{v})
 	if err != nil {
 		return internal("register read-only view", err)
 	}
-	l.view, l.viewFS = v, fsys
+	l.viewFS = fsys
 	if err := l.connect("file:" + roFileName + "?vfs=" + name + "&mode=ro"); err != nil {
 		return err
 	}

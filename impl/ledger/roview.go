@@ -194,7 +194,11 @@ func (v *roView) load() error {
 	v.physSize = v.db.size
 
 	var hdr [100]byte
-	if n, _ := g.held.f.ReadAt(hdr[:], 0); n < len(hdr) || string(hdr[:16]) != "SQLite format 3\x00" {
+	n, err := g.held.f.ReadAt(hdr[:], 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return internal("read database header", err)
+	}
+	if n < len(hdr) || string(hdr[:16]) != "SQLite format 3\x00" {
 		return errNotLedgerFile
 	}
 	if hdr[18] != 2 || hdr[19] != 2 {
