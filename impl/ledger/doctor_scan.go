@@ -120,7 +120,7 @@ func textSQL(col string) string {
 // is, comparing every value as the chain check does (-1: none). An event
 // is readable when its task_id, kind and to_value are TEXT, its
 // from_value and code NULL or non-empty TEXT (NULL standing for the
-// empty text the row's missing code gives) and its time a finite number;
+// empty text the row's missing code gives) and its time a number;
 // no two positions accept the same event. A time compares equal to the
 // row's only when the row's is a number too.
 //
@@ -134,7 +134,10 @@ var eventPositionSQL = func() string {
 	status, delivery := textSQL("o.status"), textSQL("o.delivery_status")
 	started := `(o.started_at IS NOT NULL)`
 	terminal := status + ` IN ('succeeded','failed','timed_out','cancelled')`
-	readable := `e.task_id >= '' AND e.task_id < X'' AND e.occurred_at > -9e999 AND e.occurred_at < 9e999`
+	// Any number, infinities included: an infinite time equal to the
+	// row's matches it (the row's own time check counts it), as in
+	// model/ledger's Checker. TEXT sorts above every number, NULL fails.
+	readable := `e.task_id >= '' AND e.task_id < X'' AND e.occurred_at >= -9e999 AND e.occurred_at <= 9e999`
 	// Each branch tests the event's own values first, so the row's
 	// values are only decoded for the branch the event can be.
 	return `CASE WHEN o.rowid IS NOT NULL AND ` + readable + ` THEN (CASE
