@@ -213,3 +213,39 @@ func TestDoctorMatchesCheckerOnCraftedRows(t *testing.T) {
 		doctorVsChecker(t, writeRows(t, diffDir(t, root), tasks, events))
 	})
 }
+
+// TestDoctorMatchesCheckerOnFixedRows pins the shapes the generated test
+// found: each row is damaged (a state or time finding), and the event
+// chain must still be judged value for value as the Checker judges it.
+func TestDoctorMatchesCheckerOnFixedRows(t *testing.T) {
+	str := func(s string) *string { return &s }
+	flt := func(f float64) *float64 { return &f }
+	closed := func(edit func(*model.Task)) model.Task {
+		k := model.Task{ID: diffID(1), Status: "succeeded", DeliveryStatus: "delivered", DeliveryRequired: true,
+			CreatedAt: 1, UpdatedAt: 2, EndedAt: flt(2), DeliveryUpdatedAt: 3, Version: 2,
+			TerminalCode: str("completed"), DeliveryCode: str("transport_acknowledged")}
+		edit(&k)
+		return k
+	}
+	cases := map[string]struct {
+		task   model.Task
+		events func([]model.Event) []model.Event
+	}{
+		"created at +Inf, event at +Inf":   {closed(func(k *model.Task) { k.CreatedAt = math.Inf(1) }), nil},
+		"empty delivery code, event alike": {closed(func(k *model.Task) { k.DeliveryCode = str("") }), nil},
+		"empty terminal code, event alike": {closed(func(k *model.Task) { k.TerminalCode = str("") }), nil},
+		"empty terminal code, event without": {closed(func(k *model.Task) { k.TerminalCode = str("") }),
+			func(es []model.Event) []model.Event { es[1].Code = nil; return es }},
+		"empty delivery code, event without": {closed(func(k *model.Task) { k.DeliveryCode = str("") }),
+			func(es []model.Event) []model.Event { es[2].Code = nil; return es }},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			events := model.ExpectedEvents(c.task)
+			if c.events != nil {
+				events = c.events(events)
+			}
+			doctorVsChecker(t, writeRows(t, diffDir(t, t.TempDir()), []model.Task{c.task}, events))
+		})
+	}
+}
