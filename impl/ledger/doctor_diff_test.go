@@ -22,6 +22,12 @@ import (
 
 // writeRows puts tasks and events into a fresh v2 ledger file, as given.
 func writeRows(t fataler, dir string, tasks []model.Task, events []model.Event) string {
+	return writeRowsAt(t, dir, tasks, nil, events)
+}
+
+// writeRowsAt is writeRows with each task at the given rowid (nil: the
+// next one).
+func writeRowsAt(t fataler, dir string, tasks []model.Task, rowids []int64, events []model.Event) string {
 	t.Helper()
 	p := filepath.Join(dir, "l.sqlite")
 	l, err := ledger.Open(p, ledger.Options{})
@@ -52,14 +58,18 @@ func writeRows(t fataler, dir string, tasks []model.Task, events []model.Event) 
 		}
 		return *p
 	}
-	for _, k := range tasks {
+	for i, k := range tasks {
+		var rowid any
+		if rowids != nil {
+			rowid = rowids[i]
+		}
 		req := 0
 		if k.DeliveryRequired {
 			req = 1
 		}
-		if _, err := db.Exec(`INSERT INTO tasks (id, parent_id, status, delivery_status, delivery_required, payload_hash,
+		if _, err := db.Exec(`INSERT INTO tasks (rowid, id, parent_id, status, delivery_status, delivery_required, payload_hash,
 			timeout_seconds, created_at, started_at, updated_at, ended_at, deadline_at, delivery_updated_at, terminal_code, delivery_code, version)
-			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, k.ID, ptr(k.ParentID), k.Status, k.DeliveryStatus, req, ptr(k.PayloadHash),
+			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, rowid, k.ID, ptr(k.ParentID), k.Status, k.DeliveryStatus, req, ptr(k.PayloadHash),
 			fptr(k.TimeoutSeconds), k.CreatedAt, fptr(k.StartedAt), k.UpdatedAt, fptr(k.EndedAt), fptr(k.DeadlineAt),
 			k.DeliveryUpdatedAt, ptr(k.TerminalCode), ptr(k.DeliveryCode), k.Version); err != nil {
 			t.Fatal(err)
@@ -182,7 +192,7 @@ func genTask(t *rapid.T, i, pool int) model.Task {
 func TestDoctorMatchesCheckerOnCraftedRows(t *testing.T) {
 	root := t.TempDir()
 	rapid.Check(t, func(t *rapid.T) {
-		n := rapid.IntRange(0, 6).Draw(t, "tasks")
+		n := rapid.IntRange(0, 9).Draw(t, "tasks")
 		var tasks []model.Task
 		for i := 0; i < n; i++ {
 			tasks = append(tasks, genTask(t, i, n))
@@ -206,11 +216,22 @@ func TestDoctorMatchesCheckerOnCraftedRows(t *testing.T) {
 				events = append(events, e)
 			}
 		}
+		if len(events) > 0 && rapid.IntRange(0, 4).Draw(t, "dup") == 0 {
+			events = append(events, events[rapid.IntRange(0, len(events)-1).Draw(t, "dupOf")])
+		}
 		if len(events) > 1 && rapid.Bool().Draw(t, "swap") {
 			i := rapid.IntRange(0, len(events)-2).Draw(t, "at")
 			events[i], events[i+1] = events[i+1], events[i]
 		}
-		doctorVsChecker(t, writeRows(t, diffDir(t, root), tasks, events))
+		// Rowids: dense from 1, or far apart (and below zero), which the
+		// doctor's chain table keeps in a map instead of an array.
+		var rowids []int64
+		if gap := rapid.SampledFrom([]int64{0, 2, 1000, -7919}).Draw(t, "gap"); gap != 0 {
+			for i := range tasks {
+				rowids = append(rowids, int64(i+1)*gap+int64(rapid.IntRange(0, 1).Draw(t, "jitter")))
+			}
+		}
+		doctorVsChecker(t, writeRowsAt(t, diffDir(t, root), tasks, rowids, events))
 	})
 }
 
