@@ -168,11 +168,11 @@ func genTask(t *rapid.T, i, pool int) model.Task {
 		p := diffID(rapid.IntRange(0, pool).Draw(t, "parent")) // pool itself names no task
 		k.ParentID = &p
 	}
-	k.Status = rapid.SampledFrom([]string{"queued", "running", "succeeded", "failed", "timed_out", "cancelled"}).Draw(t, "status")
-	k.DeliveryStatus = rapid.SampledFrom([]string{"pending", "delivered", "failed", "not_applicable"}).Draw(t, "delivery")
+	k.Status = rapid.SampledFrom([]string{"queued", "running", "succeeded", "failed", "timed_out", "cancelled", "bogus"}).Draw(t, "status")
+	k.DeliveryStatus = rapid.SampledFrom([]string{"pending", "delivered", "failed", "not_applicable", "bogus"}).Draw(t, "delivery")
 	k.DeliveryRequired = rapid.Bool().Draw(t, "required")
 	if rapid.Bool().Draw(t, "timeout?") {
-		v := rapid.SampledFrom([]float64{0, 5}).Draw(t, "timeout")
+		v := rapid.SampledFrom([]float64{0, 5, 5, -1, math.Inf(1)}).Draw(t, "timeout")
 		k.TimeoutSeconds = &v
 	}
 	k.CreatedAt = genTime(t, "created")
@@ -248,10 +248,11 @@ func TestDoctorMatchesCheckerOnFixedRows(t *testing.T) {
 		edit(&k)
 		return k
 	}
-	cases := map[string]struct {
+	type fixedCase struct {
 		task   model.Task
 		events func([]model.Event) []model.Event
-	}{
+	}
+	cases := map[string]fixedCase{
 		"created at +Inf, event at +Inf":   {closed(func(k *model.Task) { k.CreatedAt = math.Inf(1) }), nil},
 		"empty delivery code, event alike": {closed(func(k *model.Task) { k.DeliveryCode = str("") }), nil},
 		"empty terminal code, event alike": {closed(func(k *model.Task) { k.TerminalCode = str("") }), nil},
@@ -260,6 +261,8 @@ func TestDoctorMatchesCheckerOnFixedRows(t *testing.T) {
 		"empty delivery code, event without": {closed(func(k *model.Task) { k.DeliveryCode = str("") }),
 			func(es []model.Event) []model.Event { es[2].Code = nil; return es }},
 	}
+	cases["queued with an infinite timeout"] = fixedCase{model.Task{ID: diffID(1), Status: "queued", DeliveryStatus: "pending", DeliveryRequired: true,
+		TimeoutSeconds: flt(math.Inf(1)), CreatedAt: 1, UpdatedAt: 1, DeliveryUpdatedAt: 1}, nil}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
 			events := model.ExpectedEvents(c.task)
