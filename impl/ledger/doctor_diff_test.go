@@ -263,6 +263,8 @@ func TestDoctorMatchesCheckerOnFixedRows(t *testing.T) {
 	}
 	cases["queued with an infinite timeout"] = fixedCase{model.Task{ID: diffID(1), Status: "queued", DeliveryStatus: "pending", DeliveryRequired: true,
 		TimeoutSeconds: flt(math.Inf(1)), CreatedAt: 1, UpdatedAt: 1, DeliveryUpdatedAt: 1}, nil}
+	cases["running with an unknown delivery state"] = fixedCase{model.Task{ID: diffID(1), Status: "running", DeliveryStatus: "bogus",
+		CreatedAt: 1, StartedAt: flt(1), UpdatedAt: 1, DeliveryUpdatedAt: 1, Version: 2}, nil}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
 			events := model.ExpectedEvents(c.task)
