@@ -301,7 +301,9 @@ func taskTimesOK(d *doctorTask) bool {
 	if delivery == string(DeliveryPending) && dup != created {
 		return false
 	}
-	if delivery != string(DeliveryPending) && (ended == nil || dup < *ended) {
+	// Only a known closed state has the closed-delivery times; an unknown
+	// one is a value finding (taskStateOK), as in the Checker.
+	if isDeliveryState(delivery) && delivery != string(DeliveryPending) && (ended == nil || dup < *ended) {
 		return false
 	}
 	return true
