@@ -166,6 +166,21 @@ func optTime(v any) (*float64, bool) {
 	return &f, true
 }
 
+// optNumber returns (nil, true) for NULL, the value for any number,
+// infinities included, and ok false for anything else.
+func optNumber(v any) (*float64, bool) {
+	switch f := v.(type) {
+	case nil:
+		return nil, true
+	case float64:
+		return &f, true
+	case int64:
+		x := float64(f)
+		return &x, true
+	}
+	return nil, false
+}
+
 func taskStateOK(d *doctorTask) bool {
 	id, ok := asText(d.id)
 	if !ok || !isCanonicalID(id) {
@@ -250,7 +265,10 @@ func taskTimesOK(d *doctorTask) bool {
 	started, ok4 := optTime(d.started)
 	ended, ok5 := optTime(d.ended)
 	deadline, ok6 := optTime(d.deadline)
-	timeout, ok7 := optTime(d.timeout)
+	// timeout_seconds is a duration, not a time: a non-finite one is a
+	// value finding (taskStateOK), and here only the deadline's sum uses
+	// it, as model/ledger's Checker does.
+	timeout, ok7 := optNumber(d.timeout)
 	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7) {
 		return false
 	}
@@ -283,7 +301,9 @@ func taskTimesOK(d *doctorTask) bool {
 	if delivery == string(DeliveryPending) && dup != created {
 		return false
 	}
-	if delivery != string(DeliveryPending) && (ended == nil || dup < *ended) {
+	// Only a known closed state has the closed-delivery times; an unknown
+	// one is a value finding (taskStateOK), as in the Checker.
+	if isDeliveryState(delivery) && delivery != string(DeliveryPending) && (ended == nil || dup < *ended) {
 		return false
 	}
 	return true

@@ -116,25 +116,35 @@ func textSQL(col string) string {
 	return `(CASE WHEN ` + col + ` >= X'' THEN CAST(` + col + ` AS TEXT) WHEN ` + col + ` >= '' THEN ` + col + ` ELSE '' END)`
 }
 
+// codeSQL is a row's code as an event's code must equal it (with IS):
+// NULL for NULL, a TEXT or BLOB value's text, and NULL for a number,
+// which no valid row holds. An empty text is not NULL: the row and the
+// event must hold the same value, as model/ledger's Checker compares.
+func codeSQL(col string) string {
+	return `(CASE WHEN ` + col + ` >= X'' THEN CAST(` + col + ` AS TEXT) WHEN ` + col + ` >= '' THEN ` + col + ` END)`
+}
+
 // eventPositionSQL is the position in its owner o's chain that event e
 // is, comparing every value as the chain check does (-1: none). An event
 // is readable when its task_id, kind and to_value are TEXT, its
-// from_value and code NULL or non-empty TEXT (NULL standing for the
-// empty text the row's missing code gives) and its time a finite number;
-// no two positions accept the same event. A time compares equal to the
-// row's only when the row's is a number too.
+// from_value NULL or TEXT, its code NULL or TEXT equal to the row's
+// (codeSQL) and its time a number; no two positions accept the same
+// event. A time compares equal to the row's only when the row's is a
+// number too.
 //
-// Only the task_id, the time and the code's emptiness are tested up
-// front: each branch compares the kind, from_value, to_value and code
-// with TEXT (a literal, or a value textSQL made TEXT), which a stored
-// value of another type never equals, so a branch that matches has
-// already shown them TEXT, and non-empty but for the code it compares
-// through ifnull.
+// Only the task_id and the time are tested up front: each branch
+// compares the kind, from_value, to_value and code with TEXT (a literal,
+// or a value textSQL or codeSQL made TEXT) or NULL, which a stored value
+// of another type never equals, so a branch that matches has already
+// shown them TEXT.
 var eventPositionSQL = func() string {
 	status, delivery := textSQL("o.status"), textSQL("o.delivery_status")
 	started := `(o.started_at IS NOT NULL)`
 	terminal := status + ` IN ('succeeded','failed','timed_out','cancelled')`
-	readable := `e.task_id >= '' AND e.task_id < X'' AND e.occurred_at > -9e999 AND e.occurred_at < 9e999`
+	// Any number, infinities included: an infinite time equal to the
+	// row's matches it (the row's own time check counts it), as in
+	// model/ledger's Checker. TEXT sorts above every number, NULL fails.
+	readable := `e.task_id >= '' AND e.task_id < X'' AND e.occurred_at >= -9e999 AND e.occurred_at <= 9e999`
 	// Each branch tests the event's own values first, so the row's
 	// values are only decoded for the branch the event can be.
 	return `CASE WHEN o.rowid IS NOT NULL AND ` + readable + ` THEN (CASE
@@ -146,10 +156,10 @@ var eventPositionSQL = func() string {
 	WHEN e.event_kind = '` + eventTaskTransition + `'
 		AND e.from_value = (CASE WHEN ` + started + ` THEN '` + string(StatusRunning) + `' ELSE '` + string(StatusQueued) + `' END)
 		AND e.occurred_at = o.ended_at AND e.to_value = ` + status + ` AND ` + terminal + `
-		AND e.code IS NOT '' AND ifnull(e.code, '') = ` + textSQL("o.terminal_code") + ` THEN 1 + ` + started + `
+		AND e.code IS ` + codeSQL("o.terminal_code") + ` THEN 1 + ` + started + `
 	WHEN e.event_kind = '` + eventDeliveryTransition + `' AND e.from_value = '` + string(DeliveryPending) + `'
 		AND e.occurred_at = o.delivery_updated_at AND e.to_value = ` + delivery + ` AND ` + delivery + ` <> '` + string(DeliveryPending) + `'
-		AND e.code IS NOT '' AND ifnull(e.code, '') = ` + textSQL("o.delivery_code") + ` THEN 1 + ` + started + ` + (` + terminal + `)
+		AND e.code IS ` + codeSQL("o.delivery_code") + ` THEN 1 + ` + started + ` + (` + terminal + `)
 	ELSE -1 END) ELSE -1 END`
 }()
 
