@@ -378,3 +378,22 @@ func TestPageCacheBounded(t *testing.T) {
 		t.Fatalf("read-only cache_size %d %v, want a bound of at most %d KiB", got, err, -cacheSizeKiB)
 	}
 }
+
+// TestNonStickyWritableAncestorAboveMissingDirs: when the directories below
+// a world-writable, non-sticky directory are still missing, that directory
+// is an ancestor of the database's directory all the same, and another
+// user could rename the directories the open is about to create.
+func TestNonStickyWritableAncestorAboveMissingDirs(t *testing.T) {
+	base := privateDir(t)
+	open := filepath.Join(base, "open")
+	os.Mkdir(open, 0o700)
+	os.Chmod(open, 0o777)
+	l, err := Open(filepath.Join(open, "new", "ledger.sqlite"), Options{})
+	if l != nil {
+		l.Close()
+	}
+	wantClass(t, err, ErrInvalidInput)
+	if _, err := os.Lstat(filepath.Join(open, "new")); err == nil {
+		t.Fatal("refused open created a directory")
+	}
+}
