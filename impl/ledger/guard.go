@@ -34,7 +34,7 @@ func openGuard(path string, opts Options) (*guard, error) {
 	if len(missing) > 0 && (opts.ReadOnly || opts.MustExist || !canCreateDirs) {
 		return nil, invalidInput("database directory does not exist")
 	}
-	if err := checkAncestors(dir); err != nil {
+	if err := checkAncestors(dir, len(missing) == 0); err != nil {
 		return nil, err
 	}
 	for _, name := range missing {
