@@ -39,6 +39,9 @@ func openGuard(path string, opts Options) (*guard, error) {
 	}
 	for _, name := range missing {
 		dir = filepath.Join(dir, name)
+		if beforeMakeDir != nil {
+			beforeMakeDir(dir)
+		}
 		if err := makePrivateDir(dir); err != nil {
 			return nil, err
 		}
@@ -97,6 +100,10 @@ func openGuard(path string, opts Options) (*guard, error) {
 	}
 	return g, nil
 }
+
+// beforeMakeDir, when set by a test, runs before each missing directory is
+// created, so that a test can create it first as another user would.
+var beforeMakeDir func(dir string)
 
 // checkDBShape refuses a database path that is a link, not a regular file,
 // or a file with more than one name.

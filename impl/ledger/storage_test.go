@@ -397,3 +397,31 @@ func TestNonStickyWritableAncestorAboveMissingDirs(t *testing.T) {
 		t.Fatal("refused open created a directory")
 	}
 }
+
+// TestMissingDirCreatedMeanwhileByAnother: a missing directory that another
+// user creates, world-writable and not sticky, between the checks and the
+// open's mkdir is an ancestor of the database's directory like any other
+// and is refused.
+func TestMissingDirCreatedMeanwhileByAnother(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to create a directory owned by another user")
+	}
+	base := privateDir(t)
+	shared := filepath.Join(base, "shared")
+	os.Mkdir(shared, 0o700)
+	os.Chmod(shared, 0o777|os.ModeSticky)
+	planted := filepath.Join(shared, "new")
+	beforeMakeDir = func(dir string) {
+		if dir == planted {
+			os.Mkdir(planted, 0o700)
+			os.Chmod(planted, 0o777)
+			os.Chown(planted, 65534, 65534)
+		}
+	}
+	t.Cleanup(func() { beforeMakeDir = nil })
+	l, err := Open(filepath.Join(planted, "sub", "ledger.sqlite"), Options{})
+	if l != nil {
+		l.Close()
+	}
+	wantClass(t, err, ErrInvalidInput)
+}
