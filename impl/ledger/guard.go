@@ -37,12 +37,18 @@ func openGuard(path string, opts Options) (*guard, error) {
 	if err := checkAncestors(dir, len(missing) == 0); err != nil {
 		return nil, err
 	}
-	for _, name := range missing {
+	for i, name := range missing {
 		dir = filepath.Join(dir, name)
 		if beforeMakeDir != nil {
 			beforeMakeDir(dir)
 		}
 		if err := makePrivateDir(dir); err != nil {
+			return nil, err
+		}
+		// The directory may have been made meanwhile by someone else, who
+		// could then swap what is below it: check it as an ancestor (or as
+		// the final directory) before creating anything inside it.
+		if err := checkAncestors(dir, i == len(missing)-1); err != nil {
 			return nil, err
 		}
 	}
