@@ -425,3 +425,39 @@ func TestMissingDirCreatedMeanwhileByAnother(t *testing.T) {
 	}
 	wantClass(t, err, ErrInvalidInput)
 }
+
+// TestDotDotAfterSymlinkedParent: ".." after a symlinked directory names the
+// parent of the link's target, as the kernel, realpath and the reference's
+// canonicalisation read it, not the directory holding the link.
+func TestDotDotAfterSymlinkedParent(t *testing.T) {
+	base := privateDir(t)
+	deep := filepath.Join(base, "real", "deep")
+	if err := os.MkdirAll(deep, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(deep, filepath.Join(base, "link")); err != nil {
+		t.Fatal(err)
+	}
+	p := base + "/link/../ledger.sqlite"
+	l, err := Open(p, Options{Clock: fixedClock(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	if _, err := os.Lstat(filepath.Join(base, "real", "ledger.sqlite")); err != nil {
+		t.Errorf("no ledger where the path leads: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(base, "ledger.sqlite")); err == nil {
+		t.Error("ledger made beside the link, where the path does not lead")
+	}
+	// A missing directory followed by ".." is read lexically, as realpath
+	// does for names that do not exist.
+	l, err = Open(base+"/real/new/../other.sqlite", Options{Clock: fixedClock(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	if _, err := os.Lstat(filepath.Join(base, "real", "other.sqlite")); err != nil {
+		t.Errorf("missing/.. not read lexically: %v", err)
+	}
+}
