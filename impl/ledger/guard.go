@@ -34,12 +34,21 @@ func openGuard(path string, opts Options) (*guard, error) {
 	if len(missing) > 0 && (opts.ReadOnly || opts.MustExist || !canCreateDirs) {
 		return nil, invalidInput("database directory does not exist")
 	}
-	if err := checkAncestors(dir); err != nil {
+	if err := checkAncestors(dir, len(missing) == 0); err != nil {
 		return nil, err
 	}
-	for _, name := range missing {
+	for i, name := range missing {
 		dir = filepath.Join(dir, name)
+		if beforeMakeDir != nil {
+			beforeMakeDir(dir)
+		}
 		if err := makePrivateDir(dir); err != nil {
+			return nil, err
+		}
+		// The directory may have been made meanwhile by someone else, who
+		// could then swap what is below it: check it as an ancestor (or as
+		// the final directory) before creating anything inside it.
+		if err := checkAncestors(dir, i == len(missing)-1); err != nil {
 			return nil, err
 		}
 	}
@@ -97,6 +106,10 @@ func openGuard(path string, opts Options) (*guard, error) {
 	}
 	return g, nil
 }
+
+// beforeMakeDir, when set by a test, runs before each missing directory is
+// created, so that a test can create it first as another user would.
+var beforeMakeDir func(dir string)
 
 // checkDBShape refuses a database path that is a link, not a regular file,
 // or a file with more than one name.

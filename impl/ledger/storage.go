@@ -60,30 +60,67 @@ func checkPathText(path string) (string, error) {
 // existing ancestor is resolved through symlinks and the missing remainder
 // is appended. It returns the resolved parent and the names still missing
 // below it, outermost first.
+//
+// The path is not cleaned first: filepath.Clean drops "link/.." lexically,
+// while the kernel, realpath and the reference read ".." after a symlink as
+// the parent of its target; EvalSymlinks reads it that way too. Names below
+// the deepest existing directory do not exist, so there ".." is lexical.
 func resolveParent(path string) (dir string, missing []string, err error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return "", nil, internal("resolve path", err)
+	abs := path
+	if !filepath.IsAbs(abs) {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", nil, internal("resolve path", err)
+		}
+		abs = wd + string(os.PathSeparator) + path
 	}
-	dir = filepath.Dir(abs)
+	dir, _ = splitLast(abs)
+	var pending []string // names that do not exist, innermost first
 	for {
 		resolved, rerr := filepath.EvalSymlinks(dir)
 		if rerr == nil {
-			for i, j := 0, len(missing)-1; i < j; i, j = i+1, j-1 {
-				missing[i], missing[j] = missing[j], missing[i]
+			for i := len(pending) - 1; i >= 0; i-- {
+				switch name := pending[i]; name {
+				case "", ".":
+				case "..":
+					if len(missing) > 0 {
+						missing = missing[:len(missing)-1]
+					} else {
+						resolved = filepath.Dir(resolved)
+					}
+				default:
+					missing = append(missing, name)
+				}
 			}
 			return resolved, missing, nil
 		}
 		if !errors.Is(rerr, fs.ErrNotExist) {
 			return "", nil, invalidInput("database directory cannot be resolved")
 		}
-		up := filepath.Dir(dir)
+		up, name := splitLast(dir)
 		if up == dir {
 			return "", nil, invalidInput("database directory cannot be resolved")
 		}
-		missing = append(missing, filepath.Base(dir))
+		pending = append(pending, name)
 		dir = up
 	}
+}
+
+// splitLast splits p at its last separator without cleaning either side;
+// the root (and a volume's root) keeps its separator.
+func splitLast(p string) (parent, name string) {
+	i := len(p) - 1
+	for i >= 0 && !os.IsPathSeparator(p[i]) {
+		i--
+	}
+	if i < 0 {
+		return p, ""
+	}
+	parent = p[:i]
+	if len(parent) <= len(filepath.VolumeName(p)) {
+		parent = p[:i+1]
+	}
+	return parent, p[i+1:]
 }
 
 // heldFile is one open descriptor of a database file, shared by every

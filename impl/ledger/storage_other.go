@@ -21,6 +21,6 @@ func lstat(string) (fileInfo, error)         { return fileInfo{}, errUnsupported
 func fstat(*os.File) (fileInfo, error)       { return fileInfo{}, errUnsupported }
 func openNoFollow(string) (*os.File, error)  { return nil, errUnsupported }
 func createPrivate(string) (*os.File, error) { return nil, errUnsupported }
-func checkAncestors(string) error            { return errUnsupported }
+func checkAncestors(string, bool) error      { return errUnsupported }
 func makePrivateDir(string) error            { return errUnsupported }
 func checkFinalDir(string) error             { return errUnsupported }

@@ -378,3 +378,86 @@ func TestPageCacheBounded(t *testing.T) {
 		t.Fatalf("read-only cache_size %d %v, want a bound of at most %d KiB", got, err, -cacheSizeKiB)
 	}
 }
+
+// TestNonStickyWritableAncestorAboveMissingDirs: when the directories below
+// a world-writable, non-sticky directory are still missing, that directory
+// is an ancestor of the database's directory all the same, and another
+// user could rename the directories the open is about to create.
+func TestNonStickyWritableAncestorAboveMissingDirs(t *testing.T) {
+	base := privateDir(t)
+	open := filepath.Join(base, "open")
+	os.Mkdir(open, 0o700)
+	os.Chmod(open, 0o777)
+	l, err := Open(filepath.Join(open, "new", "ledger.sqlite"), Options{})
+	if l != nil {
+		l.Close()
+	}
+	wantClass(t, err, ErrInvalidInput)
+	if _, err := os.Lstat(filepath.Join(open, "new")); err == nil {
+		t.Fatal("refused open created a directory")
+	}
+}
+
+// TestMissingDirCreatedMeanwhileByAnother: a missing directory that another
+// user creates, world-writable and not sticky, between the checks and the
+// open's mkdir is an ancestor of the database's directory like any other
+// and is refused.
+func TestMissingDirCreatedMeanwhileByAnother(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to create a directory owned by another user")
+	}
+	base := privateDir(t)
+	shared := filepath.Join(base, "shared")
+	os.Mkdir(shared, 0o700)
+	os.Chmod(shared, 0o777|os.ModeSticky)
+	planted := filepath.Join(shared, "new")
+	beforeMakeDir = func(dir string) {
+		if dir == planted {
+			os.Mkdir(planted, 0o700)
+			os.Chmod(planted, 0o777)
+			os.Chown(planted, 65534, 65534)
+		}
+	}
+	t.Cleanup(func() { beforeMakeDir = nil })
+	l, err := Open(filepath.Join(planted, "sub", "ledger.sqlite"), Options{})
+	if l != nil {
+		l.Close()
+	}
+	wantClass(t, err, ErrInvalidInput)
+}
+
+// TestDotDotAfterSymlinkedParent: ".." after a symlinked directory names the
+// parent of the link's target, as the kernel, realpath and the reference's
+// canonicalisation read it, not the directory holding the link.
+func TestDotDotAfterSymlinkedParent(t *testing.T) {
+	base := privateDir(t)
+	deep := filepath.Join(base, "real", "deep")
+	if err := os.MkdirAll(deep, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(deep, filepath.Join(base, "link")); err != nil {
+		t.Fatal(err)
+	}
+	p := base + "/link/../ledger.sqlite"
+	l, err := Open(p, Options{Clock: fixedClock(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	if _, err := os.Lstat(filepath.Join(base, "real", "ledger.sqlite")); err != nil {
+		t.Errorf("no ledger where the path leads: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(base, "ledger.sqlite")); err == nil {
+		t.Error("ledger made beside the link, where the path does not lead")
+	}
+	// A missing directory followed by ".." is read lexically, as realpath
+	// does for names that do not exist.
+	l, err = Open(base+"/real/new/../other.sqlite", Options{Clock: fixedClock(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	if _, err := os.Lstat(filepath.Join(base, "real", "other.sqlite")); err != nil {
+		t.Errorf("missing/.. not read lexically: %v", err)
+	}
+}

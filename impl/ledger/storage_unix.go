@@ -96,8 +96,10 @@ func createPrivate(path string) (*os.File, error) {
 
 // checkAncestors walks the resolved directory from the root down: every
 // component must be a real directory, and every group- or world-writable
-// one must be sticky. The final directory gets its own stricter check.
-func checkAncestors(dir string) error {
+// one must be sticky. The final directory gets its own stricter check;
+// dir is that final directory only when final is true (nothing is missing
+// below it), else it is an ancestor of the directories the open creates.
+func checkAncestors(dir string, final bool) error {
 	var chain []string
 	for p := dir; ; p = filepath.Dir(p) {
 		chain = append(chain, p)
@@ -113,7 +115,7 @@ func checkAncestors(dir string) error {
 		if info.isLink || !info.isDir {
 			return invalidInput("database directory path has a non-directory component")
 		}
-		if i > 0 && info.perm&0o022 != 0 && !info.sticky {
+		if (i > 0 || !final) && info.perm&0o022 != 0 && !info.sticky {
 			return invalidInput("a writable ancestor directory is not sticky")
 		}
 	}

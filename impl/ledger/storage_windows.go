@@ -101,7 +101,7 @@ func createPrivate(path string) (*os.File, error) {
 
 // checkAncestors refuses a resolved parent chain whose final directory is a
 // reparse point or not a directory; modes are the external DACL's business.
-func checkAncestors(dir string) error { return checkFinalDir(dir) }
+func checkAncestors(dir string, _ bool) error { return checkFinalDir(dir) }
 
 // makePrivateDir is never reached on Windows (canCreateDirs is false).
 func makePrivateDir(string) error {
