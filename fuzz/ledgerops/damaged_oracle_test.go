@@ -22,7 +22,7 @@ func TestJudgeDoctorHiddenCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := privateDB(t, base)
-	edits := damage(t, path, fuzzbytes.New([]byte("\x03\x00"))) // delete the first event
+	edits, _ := damage(t, path, fuzzbytes.New([]byte("\x03\x00"))) // delete the first event
 	tasks, events, err := readRowsAt(path)
 	if err != nil {
 		t.Fatal(err)
