@@ -164,5 +164,19 @@ func judgeArgv(argv []string, status int, out, stderr, db string) error {
 	if strings.Contains(out, `"error"`) {
 		return fmt.Errorf("argv %q: success output carries an error key: %s", argv, out)
 	}
+	return ledgerHealthy(argv, db)
+}
+
+// ledgerHealthy runs the doctor on db after a call that succeeded: a
+// command line that corrupts the ledger shows here, not in its own output.
+func ledgerHealthy(argv []string, db string) error {
+	var stdout, stderr bytes.Buffer
+	status := ledgercli.Main([]string{"--db", db, "doctor"}, &stdout, &stderr)
+	var rep struct {
+		Healthy *bool `json:"healthy"`
+	}
+	if status != 0 || stderr.Len() != 0 || json.Unmarshal(stdout.Bytes(), &rep) != nil || rep.Healthy == nil || !*rep.Healthy {
+		return fmt.Errorf("argv %q: the ledger is unhealthy afterwards: doctor exit %d: %s%s", argv, status, stdout.String(), stderr.String())
+	}
 	return nil
 }
