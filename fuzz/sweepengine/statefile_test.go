@@ -102,12 +102,19 @@ func FuzzStateFile(f *testing.F) {
 	})
 }
 
+// handEditedMode is not 0600, the mode every write leaves, so that a call
+// that changes the mode of a file it must keep shows.
+const handEditedMode = 0o640
+
 // handEdited writes file as dir's state file, as a user's editor would
 // leave it, and returns its path.
 func handEdited(t *testing.T, dir string, file []byte) string {
 	t.Helper()
 	state := filepath.Join(dir, "state.yml")
 	mustWrite(t, state, file)
+	if err := os.Chmod(state, handEditedMode); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.Chtimes(state, pastMtime, pastMtime); err != nil {
 		t.Fatal(err)
 	}
@@ -121,8 +128,8 @@ func checkKept(state string, file []byte) error {
 	if err != nil {
 		return fmt.Errorf("state file gone: %v", err)
 	}
-	if runtime.GOOS != "windows" && fi.Mode().Perm() != 0o600 {
-		return fmt.Errorf("mode %v", fi.Mode().Perm())
+	if runtime.GOOS != "windows" && fi.Mode().Perm() != handEditedMode {
+		return fmt.Errorf("mode %v, was %v", fi.Mode().Perm(), os.FileMode(handEditedMode))
 	}
 	got, _ := os.ReadFile(state)
 	if !bytes.Equal(got, file) || !fi.ModTime().Equal(pastMtime) {
