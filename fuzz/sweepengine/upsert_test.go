@@ -192,10 +192,16 @@ func withinLimits(v any) bool {
 }
 
 // judgeAcceptance holds the engine's answer to a --json text against
-// encoding/json's reading of it.
+// encoding/json's reading of it, both ways: an object within the limits is
+// merged, and a merged text is a JSON object. (What Python's json.loads
+// accepts beyond encoding/json, NaN and Infinity, the contract refuses, D5.)
 func judgeAcceptance(text, stdout string) error {
-	if _, isObject := independentObject(text); isObject && !strings.HasPrefix(stdout, "OK\n") {
+	merged := strings.HasPrefix(stdout, "OK\n")
+	if _, isObject := independentObject(text); isObject && !merged {
 		return fmt.Errorf("--json %q: an object within the limits was refused: %q", text, stdout)
+	}
+	if merged && (!json.Valid([]byte(text)) || !strings.HasPrefix(strings.TrimLeft(text, " \t\r\n"), "{")) {
+		return fmt.Errorf("--json %q: not a JSON object, merged: %q", text, stdout)
 	}
 	return nil
 }
