@@ -8,6 +8,7 @@ package ledgercli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,7 +37,7 @@ var errorLines = map[string]int{
 
 // seedLedger builds the ledger every fuzz input starts from and returns
 // its bytes.
-func seedLedger(f *testing.F) []byte {
+func seedLedger(f testing.TB) []byte {
 	dir := filepath.Join(f.TempDir(), "seed")
 	db := filepath.Join(dir, "tasks.sqlite")
 	for _, argv := range [][]string{
@@ -124,36 +125,58 @@ func FuzzArgv(f *testing.F) {
 		argv := append([]string{"--db", db}, splitArgs(input)...)
 		var stdout, stderr bytes.Buffer
 		status := ledgercli.Main(argv, &stdout, &stderr)
-		out := stdout.String()
-		if stderr.Len() != 0 {
-			t.Fatalf("argv %q: stderr not empty", argv)
-		}
-		if status == 0 && (strings.HasPrefix(out, "usage: task-state-guard") || out == "task-state-guard 0.1.0\n") {
-			return // help and version are the only plain-text outputs
-		}
-		if strings.Count(out, "\n") != 1 || !strings.HasSuffix(out, "\n") || !json.Valid([]byte(out)) {
-			t.Fatalf("argv %q: stdout is not one JSON line: %q", argv, out)
-		}
-		if want, isError := errorLines[out]; isError {
-			if status != want {
-				t.Fatalf("argv %q: exit %d for %s", argv, status, out)
-			}
-			if status == 3 {
-				// The scratch ledger is only ever changed through the CLI,
-				// so nothing here may be unexpected.
-				t.Fatalf("argv %q: InternalError on a healthy ledger", argv)
-			}
-			return
-		}
-		switch status {
-		case 0:
-		case 1:
-			t.Fatalf("argv %q: doctor found a ledger written only by the CLI unhealthy: %s", argv, out)
-		default:
-			t.Fatalf("argv %q: exit %d with output %s", argv, status, out)
-		}
-		if strings.Contains(out, `"error"`) {
-			t.Fatalf("argv %q: success output carries an error key: %s", argv, out)
+		if err := judgeArgv(argv, status, stdout.String(), stderr.String(), db); err != nil {
+			t.Fatal(err)
 		}
 	})
+}
+
+// judgeArgv is FuzzArgv's oracle on one call's exit status and output; db
+// is the scratch ledger the call ran against.
+func judgeArgv(argv []string, status int, out, stderr, db string) error {
+	if stderr != "" {
+		return fmt.Errorf("argv %q: stderr not empty", argv)
+	}
+	if status == 0 && (strings.HasPrefix(out, "usage: task-state-guard") || out == "task-state-guard 0.1.0\n") {
+		return nil // help and version are the only plain-text outputs
+	}
+	if strings.Count(out, "\n") != 1 || !strings.HasSuffix(out, "\n") || !json.Valid([]byte(out)) {
+		return fmt.Errorf("argv %q: stdout is not one JSON line: %q", argv, out)
+	}
+	if want, isError := errorLines[out]; isError {
+		if status != want {
+			return fmt.Errorf("argv %q: exit %d for %s", argv, status, out)
+		}
+		if status == 3 {
+			// The scratch ledger is only ever changed through the CLI,
+			// so nothing here may be unexpected.
+			return fmt.Errorf("argv %q: InternalError on a healthy ledger", argv)
+		}
+		return nil
+	}
+	switch status {
+	case 0:
+	case 1:
+		return fmt.Errorf("argv %q: doctor found a ledger written only by the CLI unhealthy: %s", argv, out)
+	default:
+		return fmt.Errorf("argv %q: exit %d with output %s", argv, status, out)
+	}
+	if strings.Contains(out, `"error"`) {
+		return fmt.Errorf("argv %q: success output carries an error key: %s", argv, out)
+	}
+	return ledgerHealthy(argv, db)
+}
+
+// ledgerHealthy runs the doctor on db after a call that succeeded: a
+// command line that corrupts the ledger shows here, not in its own output.
+func ledgerHealthy(argv []string, db string) error {
+	var stdout, stderr bytes.Buffer
+	status := ledgercli.Main([]string{"--db", db, "doctor"}, &stdout, &stderr)
+	var rep struct {
+		Healthy *bool `json:"healthy"`
+	}
+	if status != 0 || stderr.Len() != 0 || json.Unmarshal(stdout.Bytes(), &rep) != nil || rep.Healthy == nil || !*rep.Healthy {
+		return fmt.Errorf("argv %q: the ledger is unhealthy afterwards: doctor exit %d: %s%s", argv, status, stdout.String(), stderr.String())
+	}
+	return nil
 }

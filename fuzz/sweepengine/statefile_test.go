@@ -2,6 +2,7 @@ package sweepengine
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -64,12 +65,8 @@ func FuzzStateFile(f *testing.F) {
 	f.Fuzz(func(t *testing.T, file []byte, op uint8) {
 		o := fileOps[int(op)%len(fileOps)]
 		dir := t.TempDir()
-		state := filepath.Join(dir, "state.yml")
-		mustWrite(t, state, file)
+		state := handEdited(t, dir, file)
 		mustWrite(t, filepath.Join(dir, "legacy.json"), []byte(legacyText))
-		if err := os.Chtimes(state, pastMtime, pastMtime); err != nil {
-			t.Fatal(err)
-		}
 		a := append([]string{o.args[0], "--state", state}, o.args[1:]...)
 		for i := range a {
 			if a[i] == "legacy.json" {
@@ -84,19 +81,11 @@ func FuzzStateFile(f *testing.F) {
 		if (res.Word == sweep.Error) != (stderr != "") {
 			t.Fatalf("%s on %q: %s with stderr %q", o.args[0], file, res.Word, stderr)
 		}
-		fi, err := os.Stat(state)
-		if err != nil {
-			t.Fatalf("%s on %q: state file gone: %v", o.args[0], file, err)
-		}
-		if runtime.GOOS != "windows" && fi.Mode().Perm() != 0o600 {
-			t.Fatalf("%s on %q: mode %v", o.args[0], file, fi.Mode().Perm())
-		}
 		if !res.Wrote {
-			got, _ := os.ReadFile(state)
-			if !bytes.Equal(got, file) || !fi.ModTime().Equal(pastMtime) {
-				t.Fatalf("%s on %q (%s, nothing to write): file now %q, mtime %v", o.args[0], file, res.Word, got, fi.ModTime())
+			if err := checkKept(state, file); err != nil {
+				t.Fatalf("%s on %q (%s, nothing to write): %v", o.args[0], file, res.Word, err)
 			}
-		} else if err := checkFile(state, next, file); err != nil {
+		} else if err := checkWritten(state, next, file); err != nil {
 			t.Fatalf("%s on %q: %v", o.args[0], file, err)
 		}
 		var names []string
@@ -111,4 +100,53 @@ func FuzzStateFile(f *testing.F) {
 			}
 		}
 	})
+}
+
+// handEditedMode is not 0600, the mode every write leaves, so that a call
+// that changes the mode of a file it must keep shows.
+const handEditedMode = 0o640
+
+// handEdited writes file as dir's state file, as a user's editor would
+// leave it, and returns its path.
+func handEdited(t *testing.T, dir string, file []byte) string {
+	t.Helper()
+	state := filepath.Join(dir, "state.yml")
+	mustWrite(t, state, file)
+	if err := os.Chmod(state, handEditedMode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(state, pastMtime, pastMtime); err != nil {
+		t.Fatal(err)
+	}
+	return state
+}
+
+// checkKept: a call that writes nothing leaves the file's bytes, mode and
+// mtime as handEdited made them.
+func checkKept(state string, file []byte) error {
+	fi, err := os.Stat(state)
+	if err != nil {
+		return fmt.Errorf("state file gone: %v", err)
+	}
+	if runtime.GOOS != "windows" && fi.Mode().Perm() != handEditedMode {
+		return fmt.Errorf("mode %v, was %v", fi.Mode().Perm(), os.FileMode(handEditedMode))
+	}
+	got, _ := os.ReadFile(state)
+	if !bytes.Equal(got, file) || !fi.ModTime().Equal(pastMtime) {
+		return fmt.Errorf("file now %q, mtime %v", got, fi.ModTime())
+	}
+	return nil
+}
+
+// checkWritten: a call that writes leaves a 0600 file holding the model's
+// document (spec/sweep-state.md 13.4).
+func checkWritten(state string, next sweep.State, file []byte) error {
+	fi, err := os.Stat(state)
+	if err != nil {
+		return fmt.Errorf("state file gone: %v", err)
+	}
+	if runtime.GOOS != "windows" && fi.Mode().Perm() != 0o600 {
+		return fmt.Errorf("mode %v", fi.Mode().Perm())
+	}
+	return checkFile(state, next, file)
 }
