@@ -264,3 +264,39 @@ func TestCorruptCarriesReason(t *testing.T) {
 		t.Errorf("directory: %s %q, want CORRUPT %q", res.Word, res.Reason, want)
 	}
 }
+
+// TestReadCapBoundaries: a file of exactly MaxFileSize bytes is read
+// whole, state or legacy, and an empty one reads as empty; one byte more
+// is too large. The files are sparse, so the test costs a read of zeros.
+func TestReadCapBoundaries(t *testing.T) {
+	dir := t.TempDir()
+	sparse := func(name string, size int64) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(p, size); err != nil {
+			t.Skipf("no sparse file of %d bytes here: %v", size, err)
+		}
+		return p
+	}
+	for _, c := range []struct {
+		size    int64
+		tooLong bool
+	}{{0, false}, {MaxFileSize, false}, {MaxFileSize + 1, true}} {
+		p := sparse("state", c.size)
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, err := readString(f, c.size)
+		f.Close()
+		if c.tooLong != (err == errTooLarge) || (!c.tooLong && (err != nil || int64(len(text)) != c.size)) {
+			t.Errorf("state file of %d bytes: read %d bytes, %v", c.size, len(text), err)
+		}
+		in := readLegacy(sparse("legacy", c.size))
+		if in.present == c.tooLong || (!c.tooLong && int64(len(in.data)) != c.size) {
+			t.Errorf("legacy file of %d bytes: present %v, %d bytes read", c.size, in.present, len(in.data))
+		}
+	}
+}
