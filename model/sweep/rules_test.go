@@ -192,6 +192,7 @@ func TestPyInt(t *testing.T) {
 		{"1.5", 0, false}, {"abc", 0, false}, {"", 0, false}, {"_1", 0, false}, {"1__0", 0, false}, {"1_", 0, false},
 		{nil, 0, false}, {[]value.Value{}, 0, false}, {value.NewMap(), 0, false},
 		{"\u0663\u0660", 30, true}, {"\U0001D7E1", 9, true}, {"\u00b2", 0, false},
+		{"\x1e8", 0, false}, {"8\x1d", 0, false}, {"\u20058\u2029", 8, true}, // int() leaves U+001C..U+001F alone
 		{strings.Repeat("1", 4300), 0, true}, {strings.Repeat("1", 4301), 0, false},
 	}
 	for _, c := range cases {
