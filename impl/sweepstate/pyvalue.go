@@ -43,6 +43,12 @@ func isPySpace(r rune) bool {
 	return unicode.IsSpace(r) || (r >= 0x1c && r <= 0x1f)
 }
 
+// isIntSpace is what int() skips around a number: str.isspace without the
+// separators U+001C..U+001F. CPython maps non-ASCII whitespace to a space
+// and leaves ASCII as it is for a C parser that knows only the six ASCII
+// spaces; that set is exactly Go's unicode.IsSpace.
+func isIntSpace(r rune) bool { return unicode.IsSpace(r) }
+
 // digitValue returns the value of a Unicode decimal digit (category Nd).
 // Every Nd block is a contiguous run of ten starting at zero.
 func digitValue(r rune) (int, bool) {
@@ -63,7 +69,7 @@ func digitValue(r rune) (int, bool) {
 // optional sign, decimal digits of any script, single underscores between
 // digits.
 func PythonInt(s string) (*big.Int, bool) {
-	s = strings.TrimFunc(s, isPySpace)
+	s = strings.TrimFunc(s, isIntSpace)
 	neg := false
 	if s != "" && (s[0] == '+' || s[0] == '-') {
 		neg = s[0] == '-'

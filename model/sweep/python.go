@@ -65,7 +65,9 @@ func PyInt(v value.Value) (*big.Int, bool) {
 }
 
 func pyIntString(s string) (*big.Int, bool) {
-	s = strings.TrimFunc(s, isPySpace)
+	// int() trims less than str.strip(): U+001C..U+001F stay (CPython
+	// passes ASCII text to a parser that skips ASCII whitespace only).
+	s = strings.TrimFunc(s, unicode.IsSpace)
 	neg := false
 	if s != "" && (s[0] == '+' || s[0] == '-') {
 		neg = s[0] == '-'
@@ -112,11 +114,6 @@ func decimalDigit(r rune) (int, bool) {
 		zero--
 	}
 	return int(r-zero) % 10, true
-}
-
-// isPySpace is Python's str.isspace for one character.
-func isPySpace(r rune) bool {
-	return unicode.IsSpace(r) || (r >= 0x1c && r <= 0x1f)
 }
 
 // PyStr is Python's str(v) (§12, import-legacy ids and source names):
