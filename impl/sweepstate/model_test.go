@@ -661,6 +661,7 @@ var handEdits = []handEdit{
 	{"schema_version: 1\nthis line has no colon\n", sweep.Unreadable, "CORRUPT\n"},
 	{"sources: {}\nitems: {}\n", sweep.Parsed, "CORRUPT\n"}, // no schema_version
 	{"  \n\n", sweep.Blank, "NO-STATE\n"},
+	{"\x1f\u3000\x1c\n", sweep.Blank, "NO-STATE\n"}, // str.strip() removes U+001C..U+001F too
 	{"schema_version: 1\nitems: 5\n", sweep.Parsed, "ERROR\n"},
 	{"schema_version: 2\nlease:\n  writer: \"w2\"\n  timestamp: \"2026-07-02T12:00:00Z\"\n  ttl_minutes: \"30\"\nfuture: {\"k\": [1, 2]}\n", sweep.Parsed,
 		"OK\n" + `{"schema_version": 2, "lease": {"writer": "w2", "timestamp": "2026-07-02T12:00:00Z", "ttl_minutes": "30"}, "future": {"k": [1, 2]}, "sources": {}, "items": {}}` + "\n"},
