@@ -13,7 +13,7 @@ import (
 // walCrashCopy copies fixture into a private directory, commits stmts there
 // while a second connection keeps the writer's close from checkpointing,
 // and returns the database and -wal bytes as a killed writer leaves them.
-func walCrashCopy(t *testing.T, fixture string, stmts ...string) (db, wal []byte) {
+func walCrashCopy(t *testing.T, fixture string, stmts ...string) (db, wal, shm []byte) {
 	t.Helper()
 	p := copyFixture(t, fixture)
 	keeper, err := sql.Open("sqlite", "file:"+p+"?mode=rw")
@@ -44,7 +44,10 @@ func walCrashCopy(t *testing.T, fixture string, stmts ...string) (db, wal []byte
 	if wal, err = os.ReadFile(p + "-wal"); err != nil || len(wal) == 0 {
 		t.Fatalf("no committed frames in the -wal: %v", err)
 	}
-	return db, wal
+	if shm, err = os.ReadFile(p + "-shm"); err != nil {
+		t.Fatal(err)
+	}
+	return db, wal, shm
 }
 
 func dirNames(t *testing.T, dir string) []string {
@@ -73,16 +76,18 @@ func TestV1RefusalWithWALLeavesFilesUnchanged(t *testing.T) {
 		fixture string
 		stmts   []string
 		empty   bool // keep the -wal, but empty (a writer killed before its first commit)
+		shm     bool // leave the killed writer's -shm too
 	}{
-		{"v1-unsafe", "v1-unsafe.sqlite", []string{"PRAGMA user_version = 7"}, false},
+		{"v1-unsafe", "v1-unsafe.sqlite", []string{"PRAGMA user_version = 7"}, false, false},
 		{"v1-safe made unsafe in the -wal", "v1-safe.sqlite", []string{
-			`UPDATE tasks SET terminal_code = 'Worker crashed (OOM)' WHERE id = '7a5c0008-0000-4000-8000-000000000008'`}, false},
-		{"broken-fingerprint", "broken-fingerprint.sqlite", []string{"PRAGMA user_version = 7"}, false},
-		{"v1-unsafe, empty -wal", "v1-unsafe.sqlite", []string{"PRAGMA user_version = 7"}, true},
+			`UPDATE tasks SET terminal_code = 'Worker crashed (OOM)' WHERE id = '7a5c0008-0000-4000-8000-000000000008'`}, false, false},
+		{"broken-fingerprint", "broken-fingerprint.sqlite", []string{"PRAGMA user_version = 7"}, false, false},
+		{"v1-unsafe, empty -wal", "v1-unsafe.sqlite", []string{"PRAGMA user_version = 7"}, true, false},
+		{"v1-unsafe, -wal and -shm", "v1-unsafe.sqlite", []string{"PRAGMA user_version = 7"}, false, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			db, wal := walCrashCopy(t, c.fixture, c.stmts...)
+			db, wal, shm := walCrashCopy(t, c.fixture, c.stmts...)
 			if c.empty {
 				db, _ = os.ReadFile(filepath.Join(fixtureDir, c.fixture))
 				wal = []byte{}
@@ -94,6 +99,11 @@ func TestV1RefusalWithWALLeavesFilesUnchanged(t *testing.T) {
 			}
 			if err := os.WriteFile(p+"-wal", wal, 0o600); err != nil {
 				t.Fatal(err)
+			}
+			if c.shm {
+				if err := os.WriteFile(p+"-shm", shm, 0o600); err != nil {
+					t.Fatal(err)
+				}
 			}
 			before := dirNames(t, dir)
 			l, err := Open(p, Options{Clock: fixedClock(1e9)})
@@ -113,5 +123,30 @@ func TestV1RefusalWithWALLeavesFilesUnchanged(t *testing.T) {
 				t.Errorf("directory %v, want %v", after, before)
 			}
 		})
+	}
+}
+
+// TestV1MigratesWhenItsWALMakesItSafe: the refusal is read through the
+// -wal, so a v1 file whose committed frames replace its legacy text with
+// registry codes migrates on a writable open.
+func TestV1MigratesWhenItsWALMakesItSafe(t *testing.T) {
+	requireFixtures(t)
+	db, wal, _ := walCrashCopy(t, "v1-unsafe.sqlite",
+		`UPDATE tasks SET terminal_code = 'worker_failed' WHERE id = '7a5c0008-0000-4000-8000-000000000008'`,
+		`UPDATE task_events SET code = 'worker_failed' WHERE task_id = '7a5c0008-0000-4000-8000-000000000008' AND code = 'Worker crashed (OOM)'`)
+	p := filepath.Join(privateDir(t), "tasks.sqlite")
+	if err := os.WriteFile(p, db, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p+"-wal", wal, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Open(p, Options{Clock: fixedClock(1e9)})
+	if err != nil {
+		t.Fatalf("writable open: %v", err)
+	}
+	defer l.Close()
+	if v := l.SchemaVersion(); v != 2 {
+		t.Fatalf("schema version %d after open, want 2", v)
 	}
 }
