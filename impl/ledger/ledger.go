@@ -192,6 +192,9 @@ func errOrMismatch(err error) error {
 // openWritable connects read-write, validates the schema before anything
 // is written, then switches to WAL and creates or migrates the schema.
 func (l *Ledger) openWritable(opts Options) error {
+	if err := l.refusalThroughView(); err != nil {
+		return err
+	}
 	if err := l.connect(fileURI(l.guard.path, "mode=rw")); err != nil {
 		return err
 	}
@@ -269,6 +272,49 @@ func (l *Ledger) openWritable(opts Options) error {
 	}
 	l.schema = st
 	return nil
+}
+
+// refusalThroughView decides, when a -wal lies beside the file, whether the
+// writable open must refuse it (a schema neither v1 nor v2, an unsafe v1),
+// reading through a read-only view (12.3) before any writable connection
+// exists: a writable connection would recover the -wal, and its close would
+// checkpoint the log into the refused file and delete the -wal. Only a
+// refusal read from a view the files did not change under is answered;
+// anything else (no -wal, a view that cannot be made, a failed read) leaves
+// the decision to the writable path, with its classes, as before.
+func (l *Ledger) refusalThroughView() error {
+	if present, _, err := sidecarState(l.guard.path + "-wal"); err != nil || !present {
+		return nil
+	}
+	v, err := newROView(l.guard, l.info.BusyTimeoutMS)
+	if err != nil {
+		return nil
+	}
+	defer l.dropView()
+	defer v.release()
+	if err := l.connectView(v); err != nil {
+		return nil
+	}
+	ctx := context.Background()
+	if _, err := l.conn.ExecContext(ctx, "BEGIN"); err != nil {
+		return nil
+	}
+	var refusal error
+	st, err := readSchema(ctx, l.conn)
+	switch {
+	case err != nil || st.empty || st.okV2():
+	case st.okV1():
+		if safe, err := v1MigrationSafe(ctx, l.conn); err == nil && !safe {
+			refusal = stateConflict("schema v1 holds codes outside the registry")
+		}
+	default:
+		refusal = stateConflict("schema does not match")
+	}
+	l.conn.ExecContext(ctx, "ROLLBACK")
+	if refusal == nil || v.unchanged(false) != nil {
+		return nil
+	}
+	return refusal
 }
 
 // errBusy is SQLite's busy or locked answer, which outlasted the busy
