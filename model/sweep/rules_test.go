@@ -60,6 +60,9 @@ func TestParseTimeAccepted(t *testing.T) {
 		{"0001-01-01T00:00:00+00:01", -60_000000},
 		{"9999-12-31T23:59:59.999999", lastMicro},
 		{"9999-12-31T23:59:59.999999-00:01", lastMicro + 60_000000},
+		// An invalid byte as the separator stands for 'T' (Python replaces
+		// that one lone surrogate).
+		{"2026-07-02\xff12:00", noon20260702},
 	}
 	for _, c := range cases {
 		got, ok := sweep.ParseTime(c.in)
@@ -79,6 +82,11 @@ func TestParseTimeRefused(t *testing.T) {
 		"2026001", "2026-07", "2026-07-02T", "2026-07-02T12:",
 		"2026-07-02T1", "2021-W53", "2026-W00", "2026-W27-8",
 		"2026-07-02T12:00:00+05:30Z", "not a time", "",
+		// An invalid byte is a lone surrogate to Python, which refuses it
+		// anywhere but the separator (CPython 3.11.7 raises ValueError for
+		// each of these).
+		"2026-07-02T12:00\x80+01:00", "2026W27T1200\xffZ",
+		"2026-07-02T12:00:00,123456789\xff+05:30", "2026-07-02\xff12:00\x80",
 	} {
 		if got, ok := sweep.ParseTime(in); ok {
 			t.Errorf("ParseTime(%q) = %d, want refused", in, got)
