@@ -63,6 +63,10 @@ func TestParseTimeAccepted(t *testing.T) {
 		// An invalid byte as the separator stands for 'T' (Python replaces
 		// that one lone surrogate).
 		{"2026-07-02\xff12:00", noon20260702},
+		// Python swaps only a surrogate for 'T', here the one at code point
+		// 10; the é at 7 is the week date's separator and the 'T' is one
+		// byte of junk before the offset, which the C parser ignores.
+		{"2026W27é12\x80+01:00", noon20260702 - 3*86_400_000_000 - 3_600_000_000},
 	}
 	for _, c := range cases {
 		got, ok := sweep.ParseTime(c.in)
@@ -87,6 +91,9 @@ func TestParseTimeRefused(t *testing.T) {
 		// each of these).
 		"2026-07-02T12:00\x80+01:00", "2026W27T1200\xffZ",
 		"2026-07-02T12:00:00,123456789\xff+05:30", "2026-07-02\xff12:00\x80",
+		// A non-ASCII character at code point 10 that is not the separator
+		// stays as its UTF-8 bytes, and the C parser refuses them.
+		"2026W27T12é+01:00", "2026W20T12😀Z",
 	} {
 		if got, ok := sweep.ParseTime(in); ok {
 			t.Errorf("ParseTime(%q) = %d, want refused", in, got)
