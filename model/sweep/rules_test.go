@@ -171,6 +171,9 @@ func TestCursorLess(t *testing.T) {
 		// reference's int() raises) make the value text.
 		{"9\u00b2", "10", false}, {"10", "9\u00b2", true}, {"\u00b2", "10", false},
 		{"\u2460", "9", false}, {"1\u2080", "10", false}, {"10", "1\u2080", true},
+		// No digit limit here, where the reference's int() raises past 4300
+		// digits (§9.3).
+		{strings.Repeat("1", 4301), strings.Repeat("2", 4301), true}, {strings.Repeat("9", 5000), "1", false},
 	}
 	for _, c := range cases {
 		if got := sweep.CursorLess(c.a, c.b); got != c.less {
