@@ -5,6 +5,8 @@ package sweep
 // spec/sweep-state.md §8 and §7.5. It works on bytes, like the C code, and treats every
 // position past the end as a NUL byte, which is what the C code sees.
 
+import "unicode/utf8"
+
 // Instant is a point in time in microseconds since 0001-01-01T00:00:00Z.
 // An int64 holds the whole range of years 1 to 9999 with room to spare; no
 // time.Duration is involved (it overflows after about 292 years).
@@ -24,22 +26,17 @@ func ParseTime(s string) (Instant, bool) {
 	if len(s) > 0 && s[len(s)-1] == 'Z' {
 		s = s[:len(s)-1] + "+00:00"
 	}
-	// Python counts code points for its minimum length of 7, and swaps a
-	// non-ASCII character at a possible separator position (code point 7, 8
-	// or 10, the first found) for 'T' before working on the UTF-8 bytes.
-	runes := []rune(s)
-	if len(runes) < 7 {
+	// Python counts code points for its minimum length of 7. Each invalid
+	// byte is a lone surrogate to it (one code point per byte, as []rune
+	// counts it): the first one found at code point 7, 8 or 10 becomes 'T',
+	// and any other makes the text unencodable as UTF-8, so refused. Valid
+	// non-ASCII text stays as its UTF-8 bytes for the C parser.
+	if utf8.RuneCountInString(s) < 7 {
 		return 0, false
 	}
-	for _, pos := range []int{7, 8, 10} {
-		if pos >= len(runes) {
-			break
-		}
-		if runes[pos] > 127 {
-			runes[pos] = 'T'
-			s = string(runes)
-			break
-		}
+	s, ok := swapSeparatorSurrogate(s)
+	if !ok {
+		return 0, false
 	}
 	p := isoText(s)
 	sep := p.separatorAt()
@@ -53,7 +50,13 @@ func ParseTime(s string) (Instant, bool) {
 	var hour, minute, second, micro int
 	var offsetMicros int64
 	if len(s) > sep {
-		t := isoText(s[sep+1:])
+		// The C code steps over the separator by the length its UTF-8
+		// lead byte tells, so any one character may separate.
+		start := sep + utf8SeqLen(s[sep])
+		if start > len(s) {
+			return 0, false
+		}
+		t := isoText(s[start:])
 		var tzOK bool
 		hour, minute, second, micro, offsetMicros, tzOK = t.parseTimeAndOffset()
 		if !tzOK {
@@ -67,6 +70,42 @@ func ParseTime(s string) (Instant, bool) {
 	days := int64(ordinal(year, month, day) - 1)
 	local := days*microsPerDay + int64(hour*3600+minute*60+second)*microsPerSecond + int64(micro)
 	return Instant(local - offsetMicros), true
+}
+
+// swapSeparatorSurrogate replaces the invalid byte at the first of code
+// points 7, 8 and 10 that holds one with 'T'; false when s holds any other
+// invalid byte.
+func swapSeparatorSurrogate(s string) (string, bool) {
+	swapAt := -1 // byte offset
+	pos := 0     // code point position
+	for i := 0; i < len(s); pos++ {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			if swapAt >= 0 || (pos != 7 && pos != 8 && pos != 10) {
+				return "", false
+			}
+			swapAt = i
+		}
+		i += n
+	}
+	if swapAt < 0 {
+		return s, true
+	}
+	return s[:swapAt] + "T" + s[swapAt+1:], true
+}
+
+// utf8SeqLen is the length of the UTF-8 sequence a lead byte announces, as
+// the C code reads it (continuation bytes count as two).
+func utf8SeqLen(lead byte) int {
+	switch {
+	case lead < 0x80:
+		return 1
+	case lead&0xf0 == 0xe0:
+		return 3
+	case lead&0xf0 == 0xf0:
+		return 4
+	}
+	return 2
 }
 
 // isoText is the input with C-string semantics: reading past the end gives 0.

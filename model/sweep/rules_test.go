@@ -60,6 +60,13 @@ func TestParseTimeAccepted(t *testing.T) {
 		{"0001-01-01T00:00:00+00:01", -60_000000},
 		{"9999-12-31T23:59:59.999999", lastMicro},
 		{"9999-12-31T23:59:59.999999-00:01", lastMicro + 60_000000},
+		// An invalid byte as the separator stands for 'T' (Python replaces
+		// that one lone surrogate).
+		{"2026-07-02\xff12:00", noon20260702},
+		// Python swaps only a surrogate for 'T', here the one at code point
+		// 10; the é at 7 is the week date's separator and the 'T' is one
+		// byte of junk before the offset, which the C parser ignores.
+		{"2026W27é12\x80+01:00", noon20260702 - 3*86_400_000_000 - 3_600_000_000},
 	}
 	for _, c := range cases {
 		got, ok := sweep.ParseTime(c.in)
@@ -79,6 +86,14 @@ func TestParseTimeRefused(t *testing.T) {
 		"2026001", "2026-07", "2026-07-02T", "2026-07-02T12:",
 		"2026-07-02T1", "2021-W53", "2026-W00", "2026-W27-8",
 		"2026-07-02T12:00:00+05:30Z", "not a time", "",
+		// An invalid byte is a lone surrogate to Python, which refuses it
+		// anywhere but the separator (CPython 3.11.7 raises ValueError for
+		// each of these).
+		"2026-07-02T12:00\x80+01:00", "2026W27T1200\xffZ",
+		"2026-07-02T12:00:00,123456789\xff+05:30", "2026-07-02\xff12:00\x80",
+		// A non-ASCII character at code point 10 that is not the separator
+		// stays as its UTF-8 bytes, and the C parser refuses them.
+		"2026W27T12é+01:00", "2026W20T12😀Z",
 	} {
 		if got, ok := sweep.ParseTime(in); ok {
 			t.Errorf("ParseTime(%q) = %d, want refused", in, got)
@@ -156,6 +171,9 @@ func TestCursorLess(t *testing.T) {
 		// reference's int() raises) make the value text.
 		{"9\u00b2", "10", false}, {"10", "9\u00b2", true}, {"\u00b2", "10", false},
 		{"\u2460", "9", false}, {"1\u2080", "10", false}, {"10", "1\u2080", true},
+		// No digit limit here, where the reference's int() raises past 4300
+		// digits (§9.3).
+		{strings.Repeat("1", 4301), strings.Repeat("2", 4301), true}, {strings.Repeat("9", 5000), "1", false},
 	}
 	for _, c := range cases {
 		if got := sweep.CursorLess(c.a, c.b); got != c.less {
