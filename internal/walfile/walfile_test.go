@@ -166,3 +166,33 @@ func (b eofAtEnd) ReadAt(p []byte, off int64) (int, error) {
 	}
 	return n, err
 }
+
+// TestReadErrorsPassThrough: a read error other than the end of the log
+// comes back as itself, for the caller to class; a log cut short inside
+// a frame batch is io.ErrUnexpectedEOF from the reader's io.EOF.
+func TestReadErrorsPassThrough(t *testing.T) {
+	w := newLog(false, 512, formatVersion)
+	w.frame(1, 1, 'a')
+	b := w.buf.Bytes()
+	broken := errors.New("device gone")
+	if _, err := Read(failAfter{b, HeaderSize, broken}, int64(len(b))); !errors.Is(err, broken) {
+		t.Fatalf("got %v, want the reader's own error", err)
+	}
+	if _, err := Read(bytes.NewReader(b[:len(b)-1]), int64(len(b))); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("got %v, want io.ErrUnexpectedEOF", err)
+	}
+}
+
+// failAfter reads b up to limit and fails with err beyond it.
+type failAfter struct {
+	b     []byte
+	limit int64
+	err   error
+}
+
+func (f failAfter) ReadAt(p []byte, off int64) (int, error) {
+	if off+int64(len(p)) > f.limit {
+		return 0, f.err
+	}
+	return copy(p, f.b[off:]), nil
+}
