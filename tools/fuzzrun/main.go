@@ -287,7 +287,7 @@ func fuzzOne(c config, t target, gocache string) result {
 	// Go's fuzzer sometimes reports the end of -fuzztime itself as a
 	// failure ("context deadline exceeded") while a worker is mid-input;
 	// it writes no failing input then, so it is no finding.
-	if r.err != nil && len(r.crashers) == 0 && bytes.Contains(r.output, []byte("\n    context deadline exceeded\n")) {
+	if r.err != nil && len(r.crashers) == 0 && onlyDeadlineFailure(r.output) {
 		r.err = nil
 	}
 	if c.cache != "" {
@@ -296,6 +296,32 @@ func fuzzOne(c config, t target, gocache string) result {
 		}
 	}
 	return r
+}
+
+// onlyDeadlineFailure reports whether the one thing go test says under
+// its "--- FAIL:" line is the end of -fuzztime. Anything else there (a
+// failing test's message, a crasher that could not be written, a worker
+// that died) keeps the run failed.
+func onlyDeadlineFailure(output []byte) bool {
+	lines := strings.Split(string(output), "\n")
+	for i, line := range lines {
+		if !strings.HasPrefix(line, "--- FAIL: ") {
+			continue
+		}
+		deadline := false
+		for _, l := range lines[i+1:] {
+			switch {
+			case l == "FAIL" || strings.HasPrefix(l, "FAIL\t") || strings.HasPrefix(l, "exit status "):
+				return deadline
+			case l == "    context deadline exceeded":
+				deadline = true
+			case strings.TrimSpace(l) != "":
+				return false
+			}
+		}
+		return deadline
+	}
+	return false
 }
 
 // fuzzStatus is one "fuzz: elapsed: ..., execs: ..." progress line.

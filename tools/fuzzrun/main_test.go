@@ -144,3 +144,23 @@ func FuzzQuiet(f *testing.F) {
 		t.Fatal(err)
 	}
 }
+
+// TestOnlyDeadlineFailure: the end of -fuzztime reported as a failure is
+// no finding; any other text under the FAIL line is.
+func TestOnlyDeadlineFailure(t *testing.T) {
+	const progress = "fuzz: elapsed: 8s, execs: 1200 (150/sec), new interesting: 0 (total: 9)\n"
+	for _, c := range []struct {
+		out  string
+		want bool
+	}{
+		{progress + "--- FAIL: FuzzX (8.02s)\n    context deadline exceeded\nFAIL\nexit status 1\nFAIL\tpkg\t8.1s\n", true},
+		{progress + "--- FAIL: FuzzX (8.02s)\n    x_test.go:12: oracle: got 1, want 2\n    context deadline exceeded\nFAIL\n", false},
+		{progress + "--- FAIL: FuzzX (8.02s)\n    context deadline exceeded\n    could not write the failing input: disk full\nFAIL\n", false},
+		{progress + "--- FAIL: FuzzX (0.10s)\n    fuzzing process hung or terminated unexpectedly: exit status 2\nFAIL\n", false},
+		{progress + "ok\tpkg\t8.1s\n", false},
+	} {
+		if got := onlyDeadlineFailure([]byte(c.out)); got != c.want {
+			t.Errorf("%q: %v, want %v", c.out, got, c.want)
+		}
+	}
+}
