@@ -62,15 +62,20 @@ func seedLedger(f testing.TB) []byte {
 
 // splitArgs turns fuzz bytes into argv: NUL separates arguments (a real
 // argv cannot contain NUL either). Every spelling of the top-level --db
-// option is dropped, so the command always runs against the scratch
-// ledger and never against a path the fuzzer made up.
+// option before the command is dropped, so the command always runs against
+// the scratch ledger and never against a path the fuzzer made up. From the
+// command on, argparse hands every word to the command's own parser, where
+// --db means nothing and --d is another option's abbreviation, so those
+// words stay.
 func splitArgs(input string) []string {
 	var args []string
+	command := false
 	for _, a := range strings.Split(input, "\x00") {
 		name, _, _ := strings.Cut(a, "=")
-		if len(name) >= 3 && strings.HasPrefix("--db", name) {
+		if !command && len(name) >= 3 && strings.HasPrefix("--db", name) {
 			continue
 		}
+		command = command || !strings.HasPrefix(a, "-")
 		args = append(args, a)
 	}
 	return args
