@@ -116,3 +116,36 @@ func TestFailedWriteLeavesNothing(t *testing.T) {
 
 // syncDirChecksPath: on Unix the directory sync opens the directory.
 const syncDirChecksPath = true
+
+// TestAcquireCreatesMode0600WhateverTheUmask: the lock file is created
+// with mode 0600 (13.1) even under a umask that strips the owner's write
+// bit; with 0400 every later call of a non-root user could not open it
+// read-write and would answer ERROR for good.
+func TestAcquireCreatesMode0600WhateverTheUmask(t *testing.T) {
+	old := unix.Umask(0o277)
+	defer unix.Umask(old)
+	p := filepath.Join(t.TempDir(), "s.lock")
+	l, err := Acquire(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Unlock()
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("lock mode %v, want 0600", fi.Mode().Perm())
+	}
+	// An existing lock file keeps its mode: only a created one is set.
+	if err := os.Chmod(p, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if l, err = Acquire(p); err != nil {
+		t.Fatal(err)
+	}
+	l.Unlock()
+	if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o640 {
+		t.Errorf("existing lock file's mode changed to %v", fi.Mode().Perm())
+	}
+}

@@ -17,7 +17,7 @@ type Lock struct{ f *os.File }
 // created if missing with mode 0600, never truncated and never reached
 // through a symbolic link in its last component (divergence D2).
 func Acquire(path string) (*Lock, error) {
-	fd, err := unix.Open(path, unix.O_CREAT|unix.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	fd, err := openLockFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("open lock file: %w", err)
 	}
@@ -32,6 +32,37 @@ func Acquire(path string) (*Lock, error) {
 		return nil, fmt.Errorf("flock: %w", err)
 	}
 	return &Lock{f: os.NewFile(uintptr(fd), path)}, nil
+}
+
+// openLockFile opens the lock file read-write without following a link in
+// its last component. A file it creates is set to 0600 whatever the umask
+// (as the temporary file is): a umask without the owner's write bit would
+// otherwise leave a lock file that no later call can open read-write.
+// An existing file keeps its mode.
+func openLockFile(path string) (int, error) {
+	const flags = unix.O_RDWR | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	for {
+		fd, err := unix.Open(path, flags|unix.O_CREAT|unix.O_EXCL, 0o600)
+		if err == nil {
+			if err = unix.Fchmod(fd, 0o600); err != nil {
+				unix.Close(fd)
+				return -1, err
+			}
+			return fd, nil
+		}
+		if err == unix.EINTR {
+			continue
+		}
+		if err != unix.EEXIST {
+			return -1, err
+		}
+		// It exists (or a link sits there, which O_NOFOLLOW refuses).
+		fd, err = unix.Open(path, flags, 0)
+		if err == unix.ENOENT || err == unix.EINTR {
+			continue // removed in between: create it after all
+		}
+		return fd, err
+	}
 }
 
 // openNonblocking opens p read-only with O_NONBLOCK and O_NOCTTY, so that
