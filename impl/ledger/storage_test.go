@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -424,6 +425,29 @@ func TestMissingDirCreatedMeanwhileByAnother(t *testing.T) {
 		l.Close()
 	}
 	wantClass(t, err, ErrInvalidInput)
+	// Refused before anything was made inside the planted directory.
+	if _, err := os.Lstat(filepath.Join(planted, "sub")); err == nil {
+		t.Error("a directory was created inside the planted one before it was checked")
+	}
+
+	// Planted as the last missing directory, it answers to the final
+	// directory's rules (owner first), not only to the ancestors' rules.
+	last := filepath.Join(shared, "last")
+	beforeMakeDir = func(dir string) {
+		if dir == last {
+			os.Mkdir(last, 0o700)
+			os.Chmod(last, 0o777)
+			os.Chown(last, 65534, 65534)
+		}
+	}
+	l, err = Open(filepath.Join(last, "ledger.sqlite"), Options{})
+	if l != nil {
+		l.Close()
+	}
+	wantClass(t, err, ErrInvalidInput)
+	if err == nil || !strings.Contains(err.Error(), "not owned by the effective user") {
+		t.Errorf("last directory planted by another user: %v, want the final directory's owner rule", err)
+	}
 }
 
 // TestDotDotAfterSymlinkedParent: ".." after a symlinked directory names the
