@@ -485,3 +485,37 @@ func TestDotDotAfterSymlinkedParent(t *testing.T) {
 		t.Errorf("missing/.. not read lexically: %v", err)
 	}
 }
+
+// TestDoubleSlashIsNotUNC: outside Windows a path that starts with "//" is
+// an ordinary absolute path (POSIX reads "//x" as "/x" on Linux), not a
+// UNC path.
+func TestDoubleSlashIsNotUNC(t *testing.T) {
+	if os.PathSeparator == '\\' {
+		t.Skip("on Windows // starts a UNC path")
+	}
+	p := "/" + filepath.Join(privateDir(t), "ledger.sqlite")
+	l, err := Open(p, Options{Clock: fixedClock(1)})
+	if err != nil {
+		t.Fatalf("Open(%q): %v", p, err)
+	}
+	l.Close()
+}
+
+// TestDotDotPastMissingDirs: among directories that do not exist yet, ".."
+// drops the name before it, and one more ".." climbs above the deepest
+// existing directory, as realpath reads a path it cannot resolve.
+func TestDotDotPastMissingDirs(t *testing.T) {
+	base := privateDir(t)
+	p := filepath.Join(base, "nope") + "/../../" + filepath.Base(base) + "/sub/ledger.sqlite"
+	l, err := Open(p, Options{Clock: fixedClock(1)})
+	if err != nil {
+		t.Fatalf("Open(%q): %v", p, err)
+	}
+	l.Close()
+	if _, err := os.Lstat(filepath.Join(base, "sub", "ledger.sqlite")); err != nil {
+		t.Errorf("no ledger where the path leads: %v", err)
+	}
+	if _, err := os.Lstat(filepath.Join(base, "nope")); err == nil {
+		t.Error("a directory was made for a name that '..' removed")
+	}
+}
