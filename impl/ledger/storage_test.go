@@ -519,3 +519,37 @@ func TestDotDotPastMissingDirs(t *testing.T) {
 		t.Error("a directory was made for a name that '..' removed")
 	}
 }
+
+// TestMissingDirectoryUnderRoot: a read-only open below a directory that
+// does not exist right under "/" says the directory does not exist (the
+// walk up stops at "/"), not that the path cannot be resolved.
+func TestMissingDirectoryUnderRoot(t *testing.T) {
+	if os.PathSeparator == '\\' {
+		t.Skip("POSIX root")
+	}
+	p := "/stateguard-test-no-such-dir-5f1c/ledger.sqlite"
+	if _, err := os.Lstat(filepath.Dir(p)); err == nil {
+		t.Skipf("%s exists here", filepath.Dir(p))
+	}
+	_, err := Open(p, Options{ReadOnly: true})
+	wantClass(t, err, ErrInvalidInput)
+	if err == nil || !strings.Contains(err.Error(), "database directory does not exist") {
+		t.Errorf("got %v, want the missing directory named as such", err)
+	}
+}
+
+// TestSplitLast: the split at the last separator keeps the root's own
+// separator and cleans nothing.
+func TestSplitLast(t *testing.T) {
+	if os.PathSeparator == '\\' {
+		t.Skip("POSIX separators")
+	}
+	for _, c := range [][3]string{
+		{"/x", "/", "x"}, {"/", "/", ""}, {"/a/b", "/a", "b"}, {"/a/", "/a", ""},
+		{"/a/..", "/a", ".."}, {"//x", "/", "x"}, {"xy", "xy", ""},
+	} {
+		if parent, name := splitLast(c[0]); parent != c[1] || name != c[2] {
+			t.Errorf("splitLast(%q) = %q, %q; want %q, %q", c[0], parent, name, c[1], c[2])
+		}
+	}
+}
