@@ -1,0 +1,26 @@
+package ledger
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestWallClockByDefault: without Options.Clock a ledger stamps the wall
+// clock's time in seconds since the epoch.
+func TestWallClockByDefault(t *testing.T) {
+	l, err := Open(filepath.Join(privateDir(t), "ledger.sqlite"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	before := float64(time.Now().Unix()) - 1
+	task, err := l.Create(CreateParams{})
+	after := float64(time.Now().Unix()) + 1
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task.CreatedAt < before || task.CreatedAt > after {
+		t.Fatalf("created_at %v, want between %v and %v", task.CreatedAt, before, after)
+	}
+}
