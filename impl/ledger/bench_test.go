@@ -194,6 +194,16 @@ func TestSeedBenchmarkHealthy(t *testing.T) {
 	if running != 60 || withTimeout != 30 {
 		t.Fatalf("running %d, with a timeout %d; want 60 and half of them", running, withTimeout)
 	}
+	// Every time lies in the first 10,000 s after now-100000 (the doc's
+	// promise, which the reconcile below relies on), spread 0.05 s apart.
+	var first, last, latest float64
+	if err := l.conn.QueryRowContext(context.Background(),
+		`SELECT min(created_at), max(created_at), max(max(updated_at, delivery_updated_at, ifnull(ended_at, 0), ifnull(deadline_at, 0))) FROM tasks`).Scan(&first, &last, &latest); err != nil {
+		t.Fatal(err)
+	}
+	if first != benchNow-100000 || last != benchNow-100000+199*0.05 || latest > benchNow-90000 {
+		t.Fatalf("created %v..%v, latest time %v; want from %v, 0.05 s apart, nothing after %v", first, last, latest, benchNow-100000, benchNow-90000)
+	}
 	rep, err := l.Reconcile(600, 600, false)
 	if err != nil {
 		t.Fatal(err)
