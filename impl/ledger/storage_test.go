@@ -306,7 +306,7 @@ func TestReadOnlySidecarRules(t *testing.T) {
 	}
 	rep, err := ro.Doctor()
 	if err != nil || !rep.Healthy || rep.TaskCount != 2 {
-		t.Fatalf("shared read-only doctor: %s %v", reportJSON(rep), err)
+		t.Fatalf("second read-only doctor on the same file: %s %v", reportJSON(rep), err)
 	}
 	// The writer still works after the reader opened and read the file
 	// (its locks were not dropped).
@@ -408,10 +408,10 @@ func TestMissingDirCreatedMeanwhileByAnother(t *testing.T) {
 		t.Skip("needs root to create a directory owned by another user")
 	}
 	base := privateDir(t)
-	shared := filepath.Join(base, "shared")
-	os.Mkdir(shared, 0o700)
-	os.Chmod(shared, 0o777|os.ModeSticky)
-	planted := filepath.Join(shared, "new")
+	stickyDir := filepath.Join(base, "sticky")
+	os.Mkdir(stickyDir, 0o700)
+	os.Chmod(stickyDir, 0o777|os.ModeSticky)
+	planted := filepath.Join(stickyDir, "new")
 	beforeMakeDir = func(dir string) {
 		if dir == planted {
 			os.Mkdir(planted, 0o700)
@@ -432,7 +432,7 @@ func TestMissingDirCreatedMeanwhileByAnother(t *testing.T) {
 
 	// Planted as the last missing directory, it answers to the final
 	// directory's rules (owner first), not only to the ancestors' rules.
-	last := filepath.Join(shared, "last")
+	last := filepath.Join(stickyDir, "last")
 	beforeMakeDir = func(dir string) {
 		if dir == last {
 			os.Mkdir(last, 0o700)
