@@ -275,7 +275,8 @@ func (l *Ledger) openWritable(opts Options) error {
 }
 
 // refusalThroughView decides, when a -wal lies beside the file, whether the
-// writable open must refuse it (a schema neither v1 nor v2, an unsafe v1),
+// writable open must refuse it (a schema neither v1 nor v2, an unsafe v1,
+// schema pages SQLite finds damaged),
 // reading through a read-only view (12.3) before any writable connection
 // exists: a writable connection would recover the -wal, and its close would
 // checkpoint the log into the refused file and delete the -wal. Only a
@@ -292,44 +293,71 @@ func (l *Ledger) refusalThroughView() error {
 	}
 	defer l.dropView()
 	defer v.release()
-	if err := l.connectView(v); err != nil {
-		return nil
-	}
-	ctx := context.Background()
-	if _, err := l.conn.ExecContext(ctx, "BEGIN"); err != nil {
-		return nil
-	}
-	var refusal error
-	st, err := readSchema(ctx, l.conn)
-	switch {
-	case err != nil || st.empty || st.okV2():
-	case st.okV1():
-		if safe, err := v1MigrationSafe(ctx, l.conn); err == nil && !safe {
-			refusal = stateConflict("schema v1 holds codes outside the registry")
-		}
-	default:
-		refusal = stateConflict("schema does not match")
-	}
-	l.conn.ExecContext(ctx, "ROLLBACK")
+	refusal := l.viewRefusal(v)
 	if refusal == nil || v.unchanged(false) != nil {
 		return nil
 	}
 	return refusal
 }
 
+// viewRefusal connects to v and reads the refusal, if any, that the
+// writable path would answer. A damaged file is an answer too: the
+// writable connection would read the same pages and refuse with the same
+// class.
+func (l *Ledger) viewRefusal(v *roView) error {
+	if err := l.connectView(v); err != nil {
+		if errors.Is(err, errNotLedgerFile) {
+			return errNotLedgerFile
+		}
+		return nil
+	}
+	ctx := context.Background()
+	if _, err := l.conn.ExecContext(ctx, "BEGIN"); err != nil {
+		return nil
+	}
+	defer l.conn.ExecContext(ctx, "ROLLBACK")
+	st, err := readSchema(ctx, l.conn)
+	switch {
+	case err != nil:
+		if damaged(err) {
+			return errNotLedgerFile
+		}
+	case st.empty || st.okV2():
+	case st.okV1():
+		if safe, err := v1MigrationSafe(ctx, l.conn); err == nil && !safe {
+			return stateConflict("schema v1 holds codes outside the registry")
+		}
+	default:
+		return stateConflict("schema does not match")
+	}
+	return nil
+}
+
 // errBusy is SQLite's busy or locked answer, which outlasted the busy
 // timeout (or, for a read-only open, is retried).
 var errBusy = ErrBusy
+
+// damaged reports SQLite's answer for a file that is not a database or
+// whose pages do not hold together.
+func damaged(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	code := se.Code() & 0xff
+	return code == sqlite3.SQLITE_NOTADB || code == sqlite3.SQLITE_CORRUPT
+}
 
 // classifySQLite maps SQLite failures that mean "this is not a usable
 // ledger file" to StateConflict, and busy or locked to StateConflict too;
 // anything else is internal.
 func classifySQLite(op string, err error) error {
+	if damaged(err) {
+		return errNotLedgerFile
+	}
 	var se *sqlite.Error
 	if errors.As(err, &se) {
 		switch se.Code() & 0xff {
-		case sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT:
-			return stateConflict("database file is not a valid ledger")
 		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
 			return errBusy
 		case sqlite3.SQLITE_READONLY:

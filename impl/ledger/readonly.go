@@ -213,7 +213,7 @@ func fileFault(err error) error {
 	case sqlite3.SQLITE_NOMEM, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL:
 		return err
 	}
-	return stateConflict("database file is not a valid ledger")
+	return errNotLedgerFile
 }
 
 // loadSchemaReadOnly records the schema status in one read transaction.
