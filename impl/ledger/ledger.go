@@ -288,6 +288,9 @@ func (l *Ledger) refusalThroughView() error {
 		return nil
 	}
 	v, err := newROView(l.guard, l.info.BusyTimeoutMS)
+	if errors.Is(err, errLogNotLedger) {
+		return errNotLedgerFile
+	}
 	if err != nil {
 		return nil
 	}

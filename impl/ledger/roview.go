@@ -3,6 +3,7 @@ package ledger
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -43,6 +44,12 @@ type roView struct {
 
 // errNotLedgerFile is a database file that cannot be a ledger at all.
 var errNotLedgerFile = stateConflict("database file is not a valid ledger")
+
+// errLogNotLedger is errNotLedgerFile decided by the -wal's own checksummed
+// header (an unknown format version, commits in another page size), which
+// no writer of this database writes: a writable open refuses on it too,
+// before its connection would recover or checkpoint that log (spec 9.5).
+var errLogNotLedger = fmt.Errorf("%w", errNotLedgerFile)
 
 // newROView looks at the files afresh and takes the read locks, waiting
 // for them up to busyMS. The caller runs release when the read is over.
@@ -240,7 +247,7 @@ func (v *roView) load() error {
 	}
 	if v.log, err = walfile.Read(f, v.walInfo.size); err != nil {
 		if errors.Is(err, walfile.ErrVersion) {
-			return errNotLedgerFile
+			return errLogNotLedger
 		}
 		return v.walReadFailed(err)
 	}
@@ -248,7 +255,7 @@ func (v *roView) load() error {
 		return nil
 	}
 	if int64(v.log.PageSize) != v.pageSize {
-		return errNotLedgerFile
+		return errLogNotLedger
 	}
 	v.size = int64(v.log.DBPages) * v.pageSize
 	if err := v.checkHeaderWAL(); err != nil {
