@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -54,8 +55,13 @@ var errLogNotLedger = fmt.Errorf("%w", errNotLedgerFile)
 // newROView looks at the files afresh and takes the read locks, waiting
 // for them up to busyMS. The caller runs release when the read is over.
 func newROView(g *guard, busyMS int) (*roView, error) {
+	return newROViewContext(context.Background(), g, busyMS)
+}
+
+// newROViewContext is newROView whose wait for the locks also ends with ctx.
+func newROViewContext(ctx context.Context, g *guard, busyMS int) (*roView, error) {
 	v := &roView{g: g}
-	if err := v.lock(busyMS); err != nil {
+	if err := v.lock(ctx, busyMS); err != nil {
 		return nil, err
 	}
 	if err := v.load(); err != nil {
@@ -87,9 +93,10 @@ func sidecarState(path string) (present bool, info fileInfo, err error) {
 // or creates anything. A writer that holds a conflicting lock (a
 // checkpoint copying pages, a closing writer deleting its -wal) holds it
 // for moments, so the lock is retried, as SQLite's busy handler would,
-// for up to busyMS milliseconds; then it is errBusy. On an error no lock
+// for up to busyMS milliseconds; then it is errBusy. A ctx that ends
+// ends the wait too, as it ends a writer's busy wait. On an error no lock
 // is left held.
-func (v *roView) lock(busyMS int) error {
+func (v *roView) lock(ctx context.Context, busyMS int) error {
 	waited := time.Duration(0)
 	for pause := time.Millisecond; ; pause = min(2*pause, 50*time.Millisecond) {
 		err := v.tryLock()
@@ -99,6 +106,9 @@ func (v *roView) lock(busyMS int) error {
 		v.release()
 		if !errors.Is(err, errBusy) || waited >= time.Duration(busyMS)*time.Millisecond {
 			return err
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			return &cancelledError{cerr}
 		}
 		lockPause(pause)
 		waited += pause
