@@ -24,7 +24,11 @@ func (l *Ledger) DoctorContext(ctx context.Context) (DoctorReport, error) {
 	// schema gate the other reads have.
 	err := l.lockedReadTx(ctx, "doctor", false, func(t *txn) error {
 		rep = runDoctor(t)
-		return nil
+		// The doctor counts a failed check instead of returning it; a
+		// context that ended meanwhile made SQLite interrupt those
+		// checks, so the report says nothing and the context's end is
+		// the answer.
+		return t.ctx.Err()
 	})
 	if err != nil {
 		return DoctorReport{}, err

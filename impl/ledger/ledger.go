@@ -288,6 +288,9 @@ func (l *Ledger) refusalThroughView() error {
 		return nil
 	}
 	v, err := newROView(l.guard, l.info.BusyTimeoutMS)
+	if errors.Is(err, errLogNotLedger) {
+		return errNotLedgerFile
+	}
 	if err != nil {
 		return nil
 	}
@@ -305,8 +308,12 @@ func (l *Ledger) refusalThroughView() error {
 // writable connection would read the same pages and refuse with the same
 // class.
 func (l *Ledger) viewRefusal(v *roView) error {
+	// An SQLite error the file's content causes (damaged pages, or a
+	// header value SQLite does not support, which the schema load in
+	// connectView meets first) is what the writable path answers too,
+	// through fileFault; I/O and memory failures are left to it.
 	if err := l.connectView(v); err != nil {
-		if errors.Is(err, errNotLedgerFile) {
+		if errors.Is(fileFault(err), errNotLedgerFile) {
 			return errNotLedgerFile
 		}
 		return nil
@@ -319,7 +326,7 @@ func (l *Ledger) viewRefusal(v *roView) error {
 	st, err := readSchema(ctx, l.conn)
 	switch {
 	case err != nil:
-		if damaged(err) {
+		if errors.Is(fileFault(classifySQLite("read schema", err)), errNotLedgerFile) {
 			return errNotLedgerFile
 		}
 	case st.empty || st.okV2():

@@ -48,17 +48,21 @@ func retryableReadOnly(err error) bool {
 // tightening anything (spec/task-state-guard.md §12): it makes the first
 // view and reads the schema through it.
 func (l *Ledger) openReadOnly() error {
-	return l.readOnlyTx("open", false, nil)
+	return l.readOnlyTx(context.Background(), "open", false, nil)
 }
 
 // readOnlyTx runs fn (nil: nothing beyond the view's schema read) in one
 // read transaction of a read-only ledger, with up to len(readOnlyPauses)
-// retries. The caller holds l.mu, or is Open.
-func (l *Ledger) readOnlyTx(op string, gated bool, fn func(*txn) error) error {
+// retries. The caller holds l.mu, or is Open. A ctx that ends ends the
+// waits and the read, as it does a writable ledger's.
+func (l *Ledger) readOnlyTx(ctx context.Context, op string, gated bool, fn func(*txn) error) error {
 	for attempt := 0; ; attempt++ {
-		err := l.readOnlyAttempt(op, gated, fn)
+		err := l.readOnlyAttempt(ctx, op, gated, fn)
 		if err == nil || !retryableReadOnly(err) || attempt == len(readOnlyPauses) {
 			return fileFault(err)
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			return &cancelledError{cerr}
 		}
 		readOnlyPause(readOnlyPauses[attempt])
 	}
@@ -69,13 +73,13 @@ func (l *Ledger) readOnlyTx(op string, gated bool, fn func(*txn) error) error {
 // cache belongs to the old view). It holds the view's read locks while
 // reading, and afterwards requires the files to be unchanged, so that no
 // writer can have torn what was read.
-func (l *Ledger) readOnlyAttempt(op string, gated bool, fn func(*txn) error) (err error) {
+func (l *Ledger) readOnlyAttempt(ctx context.Context, op string, gated bool, fn func(*txn) error) (err error) {
 	if l.closed {
 		return errClosed
 	}
 	v := l.view
 	if v != nil {
-		if err := v.lock(l.info.BusyTimeoutMS); err != nil {
+		if err := v.lock(ctx, l.info.BusyTimeoutMS); err != nil {
 			return err
 		}
 		if v.unchanged(true) != nil {
@@ -85,7 +89,7 @@ func (l *Ledger) readOnlyAttempt(op string, gated bool, fn func(*txn) error) (er
 		}
 	}
 	if v == nil {
-		if v, err = newROView(l.guard, l.info.BusyTimeoutMS); err != nil {
+		if v, err = newROViewContext(ctx, l.guard, l.info.BusyTimeoutMS); err != nil {
 			return err
 		}
 		if err := l.connectView(v); err != nil {
@@ -109,7 +113,6 @@ func (l *Ledger) readOnlyAttempt(op string, gated bool, fn func(*txn) error) (er
 			return err
 		}
 	}
-	ctx := context.Background()
 	t, err := l.begin(ctx, "BEGIN")
 	if err != nil {
 		return l.settle(v, err)

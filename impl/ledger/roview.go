@@ -1,8 +1,10 @@
 package ledger
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -44,11 +46,22 @@ type roView struct {
 // errNotLedgerFile is a database file that cannot be a ledger at all.
 var errNotLedgerFile = stateConflict("database file is not a valid ledger")
 
+// errLogNotLedger is errNotLedgerFile decided by the -wal's own checksummed
+// header (an unknown format version, commits in another page size), which
+// no writer of this database writes: a writable open refuses on it too,
+// before its connection would recover or checkpoint that log (spec 9.5).
+var errLogNotLedger = fmt.Errorf("%w", errNotLedgerFile)
+
 // newROView looks at the files afresh and takes the read locks, waiting
 // for them up to busyMS. The caller runs release when the read is over.
 func newROView(g *guard, busyMS int) (*roView, error) {
+	return newROViewContext(context.Background(), g, busyMS)
+}
+
+// newROViewContext is newROView whose wait for the locks also ends with ctx.
+func newROViewContext(ctx context.Context, g *guard, busyMS int) (*roView, error) {
 	v := &roView{g: g}
-	if err := v.lock(busyMS); err != nil {
+	if err := v.lock(ctx, busyMS); err != nil {
 		return nil, err
 	}
 	if err := v.load(); err != nil {
@@ -80,9 +93,10 @@ func sidecarState(path string) (present bool, info fileInfo, err error) {
 // or creates anything. A writer that holds a conflicting lock (a
 // checkpoint copying pages, a closing writer deleting its -wal) holds it
 // for moments, so the lock is retried, as SQLite's busy handler would,
-// for up to busyMS milliseconds; then it is errBusy. On an error no lock
+// for up to busyMS milliseconds; then it is errBusy. A ctx that ends
+// ends the wait too, as it ends a writer's busy wait. On an error no lock
 // is left held.
-func (v *roView) lock(busyMS int) error {
+func (v *roView) lock(ctx context.Context, busyMS int) error {
 	waited := time.Duration(0)
 	for pause := time.Millisecond; ; pause = min(2*pause, 50*time.Millisecond) {
 		err := v.tryLock()
@@ -92,6 +106,9 @@ func (v *roView) lock(busyMS int) error {
 		v.release()
 		if !errors.Is(err, errBusy) || waited >= time.Duration(busyMS)*time.Millisecond {
 			return err
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			return &cancelledError{cerr}
 		}
 		lockPause(pause)
 		waited += pause
@@ -240,7 +257,7 @@ func (v *roView) load() error {
 	}
 	if v.log, err = walfile.Read(f, v.walInfo.size); err != nil {
 		if errors.Is(err, walfile.ErrVersion) {
-			return errNotLedgerFile
+			return errLogNotLedger
 		}
 		return v.walReadFailed(err)
 	}
@@ -248,7 +265,7 @@ func (v *roView) load() error {
 		return nil
 	}
 	if int64(v.log.PageSize) != v.pageSize {
-		return errNotLedgerFile
+		return errLogNotLedger
 	}
 	v.size = int64(v.log.DBPages) * v.pageSize
 	if err := v.checkHeaderWAL(); err != nil {

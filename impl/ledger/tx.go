@@ -125,7 +125,7 @@ func (l *Ledger) lockedReadTx(ctx context.Context, op string, gated bool, fn fun
 		return &cancelledError{err}
 	}
 	if l.readOnly {
-		return l.readOnlyTx(op, gated, fn)
+		return l.readOnlyTx(ctx, op, gated, fn)
 	}
 	if gated {
 		if err := l.usableForReading(); err != nil {
