@@ -132,7 +132,10 @@ func (l *Ledger) lockedReadTx(ctx context.Context, op string, gated bool, fn fun
 			return err
 		}
 	}
-	if _, err := l.conn.ExecContext(ctx, "PRAGMA query_only = 1"); err != nil {
+	// Without the caller's cancellation: the pragma does not wait, and a
+	// context ending here must be answered as such by begin, not as an
+	// interrupted pragma.
+	if _, err := l.conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA query_only = 1"); err != nil {
 		return classifySQLite("set query_only", err)
 	}
 	defer l.conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA query_only = 0")
