@@ -17,12 +17,11 @@
 // CORRUPT. A file that is not a valid state document is CORRUPT and is never
 // overwritten. The Example shows a whole sweep.
 //
-// Time is an input: give UpsertItem, CursorAdvance and LeaseAcquire an RFC
-// 3339 UTC time in Now;
-// only when it is empty is Engine.Clock read, once, before the decision.
-// RunRecord's Timestamp is stored as given, empty too: the engine never
-// invents it. A lease stamped with a time that cannot be parsed is never
-// considered stale.
+// Time is an input: give UpsertItem, CursorAdvance and LeaseAcquire an
+// RFC 3339 UTC time in Now; only when it is empty is Engine.Clock read,
+// once, before the decision. RunRecord's Timestamp is stored as given,
+// empty too: the engine never invents it. A lease stamped with a time that
+// cannot be parsed is never considered stale.
 //
 // # Concurrency and durability
 //
