@@ -174,6 +174,9 @@ func repeat(s string, n int) string {
 	return out
 }
 
+// TestClockBackwards: every operation refuses a clock earlier than a time
+// its task holds with ErrClockBackwards itself, before anything is written
+// (not some other conflict, such as the row check a write would fail).
 func TestClockBackwards(t *testing.T) {
 	l, clk, _ := openTest(t)
 	task, err := l.Create(CreateParams{})
@@ -182,25 +185,25 @@ func TestClockBackwards(t *testing.T) {
 	}
 	clk.now = 999
 	_, err = l.Start(task.ID)
-	wantClass(t, err, ErrStateConflict)
+	wantClass(t, err, ErrClockBackwards)
 	_, err = l.Create(CreateParams{ParentID: task.ID, Internal: true})
-	wantClass(t, err, ErrStateConflict)
+	wantClass(t, err, ErrClockBackwards)
 	clk.now = 1005
 	if _, err := l.Start(task.ID); err != nil {
 		t.Fatal(err)
 	}
 	clk.now = 1004
 	_, err = l.Heartbeat(task.ID)
-	wantClass(t, err, ErrStateConflict)
+	wantClass(t, err, ErrClockBackwards)
 	_, err = l.CloseTask(task.ID, StatusFailed, "")
-	wantClass(t, err, ErrStateConflict)
+	wantClass(t, err, ErrClockBackwards)
 	clk.now = 1010
 	if _, err := l.CloseTask(task.ID, StatusFailed, "worker_failed"); err != nil {
 		t.Fatal(err)
 	}
 	clk.now = 1009
 	_, err = l.SetDelivery(task.ID, DeliveryFailed, "")
-	wantClass(t, err, ErrStateConflict)
+	wantClass(t, err, ErrClockBackwards)
 	// Reconcile retains a delivery that ended "in the future": no write,
 	// no conflict.
 	if _, err := l.Reconcile(0, 0, false); err != nil {
@@ -215,9 +218,9 @@ func TestClockBackwards(t *testing.T) {
 	l.Heartbeat(busy.ID)
 	clk.now = 1150
 	_, err = l.Reconcile(600, 600, true)
-	wantClass(t, err, ErrStateConflict)
+	wantClass(t, err, ErrClockBackwards)
 	_, err = l.Reconcile(600, 600, false)
-	wantClass(t, err, ErrStateConflict)
+	wantClass(t, err, ErrClockBackwards)
 	healthy(t, l)
 }
 
