@@ -194,6 +194,30 @@ func TestSeedBenchmarkHealthy(t *testing.T) {
 	if running != 60 || withTimeout != 30 {
 		t.Fatalf("running %d, with a timeout %d; want 60 and half of them", running, withTimeout)
 	}
+	// "Every other running task": in creation order they alternate, the
+	// first with a timeout.
+	rows, err := l.conn.QueryContext(context.Background(),
+		`SELECT timeout_seconds IS NOT NULL FROM tasks WHERE status = 'running' ORDER BY created_at`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var timeouts []bool
+	for rows.Next() {
+		var has bool
+		if err := rows.Scan(&has); err != nil {
+			rows.Close()
+			t.Fatal(err)
+		}
+		timeouts = append(timeouts, has)
+	}
+	if err := rows.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for k, has := range timeouts {
+		if has != (k%2 == 0) {
+			t.Fatalf("running task %d in creation order: timeout %v, want every other one from the first", k, has)
+		}
+	}
 	// Every time lies in the first 10,000 s after now-100000 (the doc's
 	// promise, which the reconcile below relies on), spread 0.05 s apart.
 	var first, last, latest float64
