@@ -223,10 +223,17 @@ func TestDoctorMatchesCheckerOnCraftedRows(t *testing.T) {
 			i := rapid.IntRange(0, len(events)-2).Draw(t, "at")
 			events[i], events[i+1] = events[i+1], events[i]
 		}
-		// Rowids: dense from 1, or far apart (and below zero), which the
-		// doctor's chain table keeps in a map instead of an array.
+		// Rowids: dense from 1; far apart (and below zero), which the
+		// doctor's chain table keeps in a map instead of an array; or
+		// dense across zero, an array whose first rowid is negative.
 		var rowids []int64
-		if gap := rapid.SampledFrom([]int64{0, 2, 1000, -7919}).Draw(t, "gap"); gap != 0 {
+		switch gap := rapid.SampledFrom([]int64{0, 1, 2, 1000, -7919}).Draw(t, "gap"); gap {
+		case 0:
+		case 1:
+			for i := range tasks {
+				rowids = append(rowids, int64(i-len(tasks)/2))
+			}
+		default:
 			for i := range tasks {
 				rowids = append(rowids, int64(i+1)*gap+int64(rapid.IntRange(0, 1).Draw(t, "jitter")))
 			}
