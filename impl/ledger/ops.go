@@ -473,7 +473,8 @@ func (l *Ledger) GetContext(ctx context.Context, id string) (Task, error) {
 }
 
 // ChildrenOf returns the direct children of a task, ordered by created_at
-// then id. An unknown id is ErrTaskNotFound.
+// then id; a task without children gives an empty, non-nil slice (JSON
+// []). An unknown id is ErrTaskNotFound.
 func (l *Ledger) ChildrenOf(id string) ([]Task, error) {
 	return l.ChildrenOfContext(context.Background(), id)
 }

@@ -407,3 +407,28 @@ func TestCreateParamsZeroValueRequiresDelivery(t *testing.T) {
 		t.Fatalf("Internal: required=%v %v", internal.DeliveryRequired, err)
 	}
 }
+
+// TestChildrenOfLeafIsEmptyNotNil: a task without children has an empty,
+// non-nil slice of them, which encodes as [] (not null) in JSON, on a
+// writable and a read-only ledger.
+func TestChildrenOfLeafIsEmptyNotNil(t *testing.T) {
+	l, _, p := openTest(t)
+	leaf, err := l.Create(CreateParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kids, err := l.ChildrenOf(leaf.ID)
+	if err != nil || kids == nil || len(kids) != 0 {
+		t.Fatalf("writable: %#v, %v; want an empty, non-nil slice", kids, err)
+	}
+	l.Close()
+	r, err := Open(p, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	kids, err = r.ChildrenOf(leaf.ID)
+	if err != nil || kids == nil || len(kids) != 0 {
+		t.Fatalf("read-only: %#v, %v; want an empty, non-nil slice", kids, err)
+	}
+}
