@@ -358,7 +358,9 @@ func TestOddPathCharacters(t *testing.T) {
 
 // TestPageCacheBounded: every connection runs with the bounded page cache
 // of spec/task-state-guard.md §10 (SQLite's default would be 2000 KiB, so a missing
-// setting shows), a read-only one at most that.
+// setting shows). A read-only one also runs with every other setting its
+// open reads back: busy timeout, foreign keys, temporary storage in
+// memory and query_only.
 func TestPageCacheBounded(t *testing.T) {
 	p := filepath.Join(privateDir(t), "cache.sqlite")
 	l, err := Open(p, Options{})
@@ -370,13 +372,21 @@ func TestPageCacheBounded(t *testing.T) {
 	if err != nil || got != cacheSizeKiB {
 		t.Fatalf("writable cache_size %d %v, want %d", got, err, cacheSizeKiB)
 	}
-	ro, err := Open(p, Options{ReadOnly: true})
+	ro, err := Open(p, Options{ReadOnly: true, BusyTimeoutMS: 1234})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ro.Close()
-	if got, err := ro.pragmaInt("PRAGMA cache_size"); err != nil || got >= 0 || got < cacheSizeKiB {
-		t.Fatalf("read-only cache_size %d %v, want a bound of at most %d KiB", got, err, -cacheSizeKiB)
+	for q, want := range map[string]int{
+		"PRAGMA cache_size":   cacheSizeKiB,
+		"PRAGMA busy_timeout": 1234,
+		"PRAGMA foreign_keys": 1,
+		"PRAGMA temp_store":   2,
+		"PRAGMA query_only":   1,
+	} {
+		if got, err := ro.pragmaInt(q); err != nil || got != want {
+			t.Errorf("read-only %s: %d %v, want %d", q, got, err, want)
+		}
 	}
 }
 
