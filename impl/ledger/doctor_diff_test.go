@@ -223,11 +223,12 @@ func TestDoctorMatchesCheckerOnCraftedRows(t *testing.T) {
 			i := rapid.IntRange(0, len(events)-2).Draw(t, "at")
 			events[i], events[i+1] = events[i+1], events[i]
 		}
-		// Rowids: dense from 1; far apart (and below zero), which the
-		// doctor's chain table keeps in a map instead of an array; or
-		// dense across zero, an array whose first rowid is negative.
+		// Rowids: dense from 1; far apart (and below zero, or spanning
+		// more than any array could hold), which the doctor's chain table
+		// keeps in a map instead of an array; or dense across zero, an
+		// array whose first rowid is negative.
 		var rowids []int64
-		switch gap := rapid.SampledFrom([]int64{0, 1, 2, 1000, -7919}).Draw(t, "gap"); gap {
+		switch gap := rapid.SampledFrom([]int64{0, 1, 2, 1000, -7919, 1 << 59}).Draw(t, "gap"); gap {
 		case 0:
 		case 1:
 			for i := range tasks {
