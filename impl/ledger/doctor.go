@@ -123,6 +123,9 @@ func quickCheckOK(t *txn) bool {
 }
 
 func countRows(t *txn, query string) (int, error) {
+	if err := faultIn(query); err != nil {
+		return 0, err
+	}
 	rows, err := t.l.conn.QueryContext(t.ctx, query)
 	if err != nil {
 		return 0, err
@@ -329,6 +332,9 @@ func optText(v any) (string, bool) {
 // skips database/sql's per-column conversion, which dominates a scan of
 // every row.
 func rawQuery(t *txn, query string, ncols int, each func([]driver.Value) error) error {
+	if err := faultIn(query); err != nil {
+		return err
+	}
 	return t.l.conn.Raw(func(dc any) error {
 		q, ok := dc.(driver.QueryerContext)
 		if !ok {
@@ -353,4 +359,16 @@ func rawQuery(t *txn, query string, ncols int, each func([]driver.Value) error) 
 			}
 		}
 	})
+}
+
+// doctorQueryFault, when set by a test, fails the doctor's query with the
+// given text as an I/O or memory failure would, so that a test can show
+// that every failed check is counted and never reads as healthy.
+var doctorQueryFault func(query string) error
+
+func faultIn(query string) error {
+	if doctorQueryFault != nil {
+		return doctorQueryFault(query)
+	}
+	return nil
 }

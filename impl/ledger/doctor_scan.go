@@ -240,7 +240,10 @@ func runDoctor(t *txn) DoctorReport {
 	var count, minRowid, maxRowid int64
 	var nullID bool
 	var minType, maxType string
-	terr := t.l.conn.QueryRowContext(t.ctx, taskShapeSQL).Scan(&count, &minRowid, &maxRowid, &nullID, &minType, &maxType)
+	terr := faultIn(taskShapeSQL)
+	if terr == nil {
+		terr = t.l.conn.QueryRowContext(t.ctx, taskShapeSQL).Scan(&count, &minRowid, &maxRowid, &nullID, &minType, &maxType)
+	}
 	anyIDs := nullID || (minType != "text" && minType != "null") || (maxType != "text" && maxType != "null")
 	chains := newChainStates(count, minRowid, maxRowid)
 	var keys eventKeys

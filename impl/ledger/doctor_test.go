@@ -3,7 +3,9 @@ package ledger
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"os"
+	"slices"
 	"testing"
 )
 
@@ -330,5 +332,54 @@ func TestDoctorForeignKeysMatchPragma(t *testing.T) {
 				t.Errorf("the damage broke no foreign key")
 			}
 		})
+	}
+}
+
+// TestDoctorCountsEveryFailedQuery: each of the doctor's queries failing
+// on its own (as an I/O or memory failure would) is a doctor error and an
+// unhealthy report, never a healthy one and never a lost failure.
+func TestDoctorCountsEveryFailedQuery(t *testing.T) {
+	l, clk, _ := openTest(t)
+	root, err := l.Create(CreateParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kid, err := l.Create(CreateParams{ParentID: root.ID, Internal: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.now++
+	if _, err := l.Start(kid.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.CloseTask(kid.ID, StatusSucceeded, ""); err != nil {
+		t.Fatal(err)
+	}
+	var queries []string
+	doctorQueryFault = func(q string) error {
+		if !slices.Contains(queries, q) {
+			queries = append(queries, q)
+		}
+		return nil
+	}
+	t.Cleanup(func() { doctorQueryFault = nil })
+	if rep, err := l.Doctor(); err != nil || !rep.Healthy {
+		t.Fatalf("without faults: %+v %v", rep, err)
+	}
+	if len(queries) < 4 {
+		t.Fatalf("only %d doctor queries seen", len(queries))
+	}
+	for _, failing := range queries {
+		doctorQueryFault = func(q string) error {
+			if q == failing {
+				return errors.New("injected failure")
+			}
+			return nil
+		}
+		rep, err := l.Doctor()
+		if err != nil || rep.Healthy || rep.DoctorErrorCount < 1 {
+			t.Errorf("with %.60q failing: healthy %v, doctor errors %d, %v; want an unhealthy report with a doctor error",
+				failing, rep.Healthy, rep.DoctorErrorCount, err)
+		}
 	}
 }
