@@ -48,3 +48,29 @@ func openDescriptors(t *testing.T) int {
 	}
 	return len(entries)
 }
+
+// TestReadOnlyWithWALKeepsNoDescriptor: a read-only view of a ledger with a
+// -wal holds its own descriptor of the -wal, which Close gives back too.
+func TestReadOnlyWithWALKeepsNoDescriptor(t *testing.T) {
+	states, _ := crashStates(t)
+	open := func() {
+		l, err := Open(writeCrashFiles(t, states["wal-alone"]), Options{ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.Doctor(); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	open()
+	before := openDescriptors(t)
+	for i := 0; i < 10; i++ {
+		open()
+	}
+	if after := openDescriptors(t); after > before {
+		t.Fatalf("%d descriptors open before 10 read-only ledgers with a -wal, %d after", before, after)
+	}
+}
