@@ -224,15 +224,23 @@ func TestDoctorMatchesCheckerOnCraftedRows(t *testing.T) {
 			events[i], events[i+1] = events[i+1], events[i]
 		}
 		// Rowids: dense from 1; far apart (and below zero, or spanning
-		// more than any array could hold), which the doctor's chain table
-		// keeps in a map instead of an array; or dense across zero, an
-		// array whose first rowid is negative.
+		// more than any array could hold, or the whole int64 range, whose
+		// size wraps to zero), which the doctor's chain table keeps in a
+		// map instead of an array; or dense across zero, an array whose
+		// first rowid is negative.
 		var rowids []int64
-		switch gap := rapid.SampledFrom([]int64{0, 1, 2, 1000, -7919, 1 << 59}).Draw(t, "gap"); gap {
+		switch gap := rapid.SampledFrom([]int64{0, 1, 2, 1000, -7919, 1 << 59, math.MinInt64}).Draw(t, "gap"); gap {
 		case 0:
 		case 1:
 			for i := range tasks {
 				rowids = append(rowids, int64(i-len(tasks)/2))
+			}
+		case math.MinInt64:
+			for i := range tasks {
+				rowids = append(rowids, int64(i+1))
+			}
+			if len(rowids) > 1 {
+				rowids[0], rowids[len(rowids)-1] = math.MinInt64, math.MaxInt64
 			}
 		default:
 			for i := range tasks {
