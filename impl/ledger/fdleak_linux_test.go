@@ -13,17 +13,7 @@ import (
 func TestOpenCloseKeepsNoDescriptor(t *testing.T) {
 	dir := privateDir(t)
 	open := func(name string, ro bool) {
-		p := filepath.Join(dir, name)
-		l, err := Open(p, Options{ReadOnly: ro, Clock: fixedClock(1)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := l.Doctor(); err != nil {
-			t.Fatal(err)
-		}
-		if err := l.Close(); err != nil {
-			t.Fatal(err)
-		}
+		doctorAndClose(t, filepath.Join(dir, name), Options{ReadOnly: ro, Clock: fixedClock(1)})
 	}
 	open("warm-up.sqlite", false)
 	open("warm-up.sqlite", true)
@@ -37,6 +27,22 @@ func TestOpenCloseKeepsNoDescriptor(t *testing.T) {
 	}
 	if after := openDescriptors(t); after > before {
 		t.Fatalf("%d descriptors open before opening and closing 10 new ledgers twice each, %d after", before, after)
+	}
+}
+
+// doctorAndClose opens p, runs the doctor and closes it, each of which
+// must succeed.
+func doctorAndClose(t *testing.T, p string, opts Options) {
+	t.Helper()
+	l, err := Open(p, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Doctor(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -54,16 +60,7 @@ func openDescriptors(t *testing.T) int {
 func TestReadOnlyWithWALKeepsNoDescriptor(t *testing.T) {
 	states, _ := crashStates(t)
 	open := func() {
-		l, err := Open(writeCrashFiles(t, states["wal-alone"]), Options{ReadOnly: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := l.Doctor(); err != nil {
-			t.Fatal(err)
-		}
-		if err := l.Close(); err != nil {
-			t.Fatal(err)
-		}
+		doctorAndClose(t, writeCrashFiles(t, states["wal-alone"]), Options{ReadOnly: true})
 	}
 	open()
 	before := openDescriptors(t)

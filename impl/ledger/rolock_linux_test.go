@@ -3,6 +3,8 @@
 package ledger
 
 import (
+	"context"
+	"errors"
 	"os"
 	"testing"
 	"time"
@@ -10,27 +12,35 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// checkpointLock makes p's -shm (empty) and returns a function that sets
+// the lock a checkpoint holds on it (F_WRLCK) or clears it (F_UNLCK),
+// through a descriptor of its own: OFD locks conflict even within a
+// process.
+func checkpointLock(t *testing.T, p string) func(typ int16) {
+	t.Helper()
+	if err := os.WriteFile(p+"-shm", nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(p+"-shm", os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return func(typ int16) {
+		lk := unix.Flock_t{Type: typ, Start: sqliteShmReadLock, Len: 1}
+		if err := unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, &lk); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestReadOnlyWaitsForCheckpointLock: a checkpoint holds the -shm's first
 // reader byte exclusively while it copies pages. A read-only open waits
 // for it (up to the busy timeout), and reads once it is gone; one that
 // outlasts the timeout on every attempt is StateConflict.
 func TestReadOnlyWaitsForCheckpointLock(t *testing.T) {
 	p := newLedgerFile(t, privateDir(t))
-	if err := os.WriteFile(p+"-shm", nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	// A descriptor of its own: OFD locks conflict even within a process.
-	f, err := os.OpenFile(p+"-shm", os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	lock := func(typ int16) {
-		lk := unix.Flock_t{Type: typ, Start: sqliteShmReadLock, Len: 1}
-		if err := unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, &lk); err != nil {
-			t.Fatal(err)
-		}
-	}
+	lock := checkpointLock(t, p)
 	lock(unix.F_WRLCK)
 	var waited []time.Duration
 	lockPause = func(d time.Duration) {
@@ -97,5 +107,35 @@ func TestReadOnlyBusyLeavesNoLock(t *testing.T) {
 	heldMu.Unlock()
 	if n != 0 {
 		t.Fatalf("%d shared locks left on the database", n)
+	}
+}
+
+// TestReadOnlyLockWaitEndsAtTheBusyTimeout: the wait for a checkpoint's
+// lock pauses until the pauses add up to the busy timeout, and stops at
+// the first pause that reaches it: never one pause more.
+func TestReadOnlyLockWaitEndsAtTheBusyTimeout(t *testing.T) {
+	p := newLedgerFile(t, privateDir(t))
+	l, err := Open(p, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	checkpointLock(t, p)(unix.F_WRLCK)
+	t.Cleanup(func() { lockPause = time.Sleep })
+	for _, busyMS := range []int{1, 3, 7, 200} {
+		var pauses []time.Duration
+		lockPause = func(d time.Duration) { pauses = append(pauses, d) }
+		v := &roView{g: l.guard}
+		if err := v.lock(context.Background(), busyMS); !errors.Is(err, ErrBusy) {
+			t.Fatalf("busy timeout %d ms: %v, want ErrBusy", busyMS, err)
+		}
+		var sum time.Duration
+		for _, d := range pauses {
+			sum += d
+		}
+		limit := time.Duration(busyMS) * time.Millisecond
+		if len(pauses) == 0 || sum < limit || sum-pauses[len(pauses)-1] >= limit {
+			t.Errorf("busy timeout %d ms: pauses %v; want them to stop at the first that reaches it", busyMS, pauses)
+		}
 	}
 }
