@@ -76,6 +76,13 @@ var (
 // scanShare is the examined fraction above which one table scan serves.
 const scanShare = 0.25
 
+// scanPlan decides between the plans: forced ("scan" or "index", tests
+// only), else the scan when more than scanShare of rows are examined. Both
+// plans give the same answers; the choice is speed only.
+func scanPlan(forced string, examined, rows float64) bool {
+	return forced == "scan" || (forced == "" && examined > scanShare*rows)
+}
+
 // examination is what one pass over the examined rows counts: the report's
 // numbers and the clock check (section 5), decided per row exactly as the
 // apply's SQL predicates decide (runningStaleSQL, pendingClosesSQL,
@@ -191,7 +198,7 @@ func examine(t *txn, activeGrace, deliveryGrace float64) (examination, error) {
 	}
 	now, nowErr := t.now()
 	e.p = reconcileParams{now: now, staleBefore: now - activeGrace, deliveryCutoff: now - deliveryGrace}
-	if plan := t.l.examinePlan; plan == "scan" || (plan == "" && examined > scanShare*rows) {
+	if scanPlan(t.l.examinePlan, examined, rows) {
 		err := rawQuery(t, examinedScanSQL, 17, func(r []driver.Value) error {
 			if !rowOK(r[1:]) {
 				return errDamagedRow

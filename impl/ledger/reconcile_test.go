@@ -225,3 +225,25 @@ func TestReconcileEventOrder(t *testing.T) {
 	}
 	healthy(t, l)
 }
+
+// TestScanPlanChoice: the table scan is taken above a quarter of the rows
+// examined, the index walk at or below it, unless a test forces one.
+func TestScanPlanChoice(t *testing.T) {
+	cases := []struct {
+		forced         string
+		examined, rows float64
+		scan           bool
+	}{
+		{"", 26, 100, true},
+		{"", 25, 100, false},
+		{"", 0, 0, false},
+		{"", 1, 0, true},
+		{"scan", 0, 100, true},
+		{"index", 100, 100, false},
+	}
+	for _, c := range cases {
+		if got := scanPlan(c.forced, c.examined, c.rows); got != c.scan {
+			t.Errorf("scanPlan(%q, %v, %v) = %v, want %v", c.forced, c.examined, c.rows, got, c.scan)
+		}
+	}
+}
