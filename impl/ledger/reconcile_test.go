@@ -247,3 +247,43 @@ func TestScanPlanChoice(t *testing.T) {
 		}
 	}
 }
+
+// TestReconcileApplyFailureChangesNothing: when one of the apply's
+// statements fails (a temporary trigger on this connection stands for an
+// I/O failure; the file's schema is untouched), reconcile answers the
+// failure and the transaction leaves every row and event as it was, the
+// timed-out tasks' events and updates included.
+func TestReconcileApplyFailureChangesNothing(t *testing.T) {
+	for _, step := range []string{"status", "delivery_status"} {
+		t.Run(step, func(t *testing.T) {
+			l, clk, _ := openTest(t)
+			running, _ := l.Create(CreateParams{})
+			if _, err := l.Start(running.ID); err != nil {
+				t.Fatal(err)
+			}
+			done, _ := l.Create(CreateParams{})
+			if _, err := l.CloseTask(done.ID, StatusSucceeded, ""); err != nil {
+				t.Fatal(err)
+			}
+			clk.now = 5000
+			if rep, err := l.Reconcile(600, 600, true); err != nil || rep.TasksTimedOut != 1 || rep.DeliveriesFailed != 1 {
+				t.Fatalf("dry run: %+v %v", rep, err)
+			}
+			if _, err := l.conn.ExecContext(context.Background(), `CREATE TEMP TRIGGER refuse BEFORE UPDATE OF `+step+
+				` ON main.tasks BEGIN SELECT RAISE(FAIL, 'refused'); END`); err != nil {
+				t.Fatal(err)
+			}
+			before := dumpRows(t, l)
+			if rep, err := l.Reconcile(600, 600, false); err == nil {
+				t.Fatalf("apply with its %s update failing: %+v, want an error", step, rep)
+			}
+			if after := dumpRows(t, l); after != before {
+				t.Fatalf("a failed apply changed the ledger:\n%s\nwant\n%s", after, before)
+			}
+			if _, err := l.conn.ExecContext(context.Background(), `DROP TRIGGER temp.refuse`); err != nil {
+				t.Fatal(err)
+			}
+			healthy(t, l)
+		})
+	}
+}
