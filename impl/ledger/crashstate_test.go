@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -247,24 +248,35 @@ func TestReadOnlyViewIsCheckpointImage(t *testing.T) {
 		}
 		image := make([]byte, v.size)
 		n, err := v.readAt(image, 0)
-		// The same bytes read in pieces that start inside pages (SQLite
-		// reads the change counter at offset 24 on its own).
-		var pieces []byte
-		for off := int64(0); err == nil && off < v.size; off += 1000 {
-			buf := make([]byte, min(1000, v.size-off))
-			var k int
-			k, err = v.readAt(buf, off)
-			pieces = append(pieces, buf[:k]...)
-		}
-		v.release()
-		v.close()
-		g.release()
 		if err != nil || int64(n) != v.size {
 			t.Fatalf("%s: read %d of %d: %v", name, n, v.size, err)
+		}
+		// The same bytes read in pieces that start inside pages (SQLite
+		// reads the change counter at offset 24 on its own), around bytes
+		// 18-19, and across the end.
+		var pieces []byte
+		for off := int64(0); off < v.size; off += 1000 {
+			buf := make([]byte, min(1000, v.size-off))
+			k, err := v.readAt(buf, off)
+			if err != nil {
+				t.Fatalf("%s: read at %d: %v", name, off, err)
+			}
+			pieces = append(pieces, buf[:k]...)
 		}
 		if string(pieces) != string(image) {
 			t.Fatalf("%s: the view read in 1000-byte pieces differs from one read", name)
 		}
+		for _, r := range [][2]int64{{0, 18}, {18, 1}, {19, 1}, {10, 20}, {v.pageSize / 2, v.pageSize + 100}, {v.size - 1, 1}, {v.size - 10, 100}, {v.size, 1}} {
+			buf := make([]byte, r[1])
+			k, err := v.readAt(buf, r[0])
+			want := image[min(r[0], v.size):min(r[0]+r[1], v.size)]
+			if string(buf[:k]) != string(want) || (err == io.EOF) != (r[0]+r[1] > v.size) || (err != nil && err != io.EOF) {
+				t.Fatalf("%s: %d bytes at %d: %d read, %v", name, r[1], r[0], k, err)
+			}
+		}
+		v.release()
+		v.close()
+		g.release()
 		if image[18] != 1 || image[19] != 1 {
 			t.Fatalf("%s: bytes 18-19 read as %d %d", name, image[18], image[19])
 		}
