@@ -3,6 +3,7 @@
 package ledger
 
 import (
+	"bytes"
 	"database/sql"
 	"encoding/binary"
 	"encoding/json"
@@ -299,4 +300,85 @@ func TestReadOnlyViewIsCheckpointImage(t *testing.T) {
 			t.Fatalf("%s: view (%d bytes) differs from SQLite's checkpoint (%d bytes)", name, len(image), len(want))
 		}
 	}
+}
+
+// resealLog recomputes the cumulative checksums of a -wal's frames from
+// frame first on, after a test edited their pages, so that SQLite's rules
+// accept them again (the magic's low bit chooses big-endian words).
+func resealLog(wal []byte, pageSize, first int) {
+	order := binary.ByteOrder(binary.LittleEndian)
+	if binary.BigEndian.Uint32(wal)&1 == 1 {
+		order = binary.BigEndian
+	}
+	frameSize := walfile.FrameHeaderSize + pageSize
+	sum := func(b []byte, s0, s1 uint32) (uint32, uint32) {
+		for i := 0; i < len(b); i += 8 {
+			s0 += order.Uint32(b[i:]) + s1
+			s1 += order.Uint32(b[i+4:]) + s0
+		}
+		return s0, s1
+	}
+	prev := walfile.HeaderSize - 8
+	if first > 0 {
+		prev = walfile.HeaderSize + (first-1)*frameSize + 16
+	}
+	s0, s1 := binary.BigEndian.Uint32(wal[prev:]), binary.BigEndian.Uint32(wal[prev+4:])
+	for at := walfile.HeaderSize + first*frameSize; at+frameSize <= len(wal); at += frameSize {
+		s0, s1 = sum(wal[at:at+8], s0, s1)
+		s0, s1 = sum(wal[at+walfile.FrameHeaderSize:at+frameSize], s0, s1)
+		binary.BigEndian.PutUint32(wal[at+16:], s0)
+		binary.BigEndian.PutUint32(wal[at+20:], s1)
+	}
+}
+
+// TestReadOnlyRefusesLoggedPageOneNotInWAL: a page 1 in the -wal whose
+// header no longer says WAL mode (bytes 18-19) is refused by a read-only
+// open as InvalidInput (spec 12.5), as the file's own header would be.
+func TestReadOnlyRefusesLoggedPageOneNotInWAL(t *testing.T) {
+	p := filepath.Join(privateDir(t), "ledger.sqlite")
+	w, err := Open(p, Options{Clock: fixedClock(1000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	keeper, err := sql.Open("sqlite", fileURI(p, "mode=rw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer keeper.Close()
+	keeper.SetMaxOpenConns(1)
+	if _, err := keeper.Exec("PRAGMA wal_autocheckpoint = 0"); err != nil {
+		t.Fatal(err)
+	}
+	// Enough tasks to grow the file: its page count lives on page 1.
+	for i := 0; i < 100; i++ {
+		if _, err := w.Create(CreateParams{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := captureFiles(t, p).withSHM(nil)
+	pageSize := int(binary.BigEndian.Uint32(c.wal[8:]))
+	frameSize := walfile.FrameHeaderSize + pageSize
+	last := -1
+	for i := 0; walfile.HeaderSize+(i+1)*frameSize <= len(c.wal); i++ {
+		if binary.BigEndian.Uint32(c.wal[walfile.HeaderSize+i*frameSize:]) == 1 {
+			last = i
+		}
+	}
+	if last < 0 {
+		t.Fatal("no page 1 in the -wal")
+	}
+	c.wal = append([]byte(nil), c.wal...)
+	page := walfile.HeaderSize + last*frameSize + walfile.FrameHeaderSize
+	c.wal[page+18], c.wal[page+19] = 1, 1
+	resealLog(c.wal, pageSize, last)
+	// The edit is only seen if the resealed log still reaches page 1.
+	if log, err := walfile.Read(bytes.NewReader(c.wal), int64(len(c.wal))); err != nil || log.Pages[1] != int64(page) {
+		t.Fatalf("resealed log: %v, page 1 at %v, want %d", err, log, page)
+	}
+	l, err := Open(writeCrashFiles(t, c), Options{ReadOnly: true})
+	if err == nil {
+		l.Close()
+	}
+	wantClass(t, err, ErrInvalidInput)
 }
