@@ -275,12 +275,13 @@ func (l *Ledger) openWritable(opts Options) error {
 }
 
 // refusalThroughView decides, when a -wal lies beside the file, whether the
-// writable open must refuse it (a schema neither v1 nor v2, an unsafe v1,
-// schema pages SQLite finds damaged),
-// reading through a read-only view (12.3) before any writable connection
-// exists: a writable connection would recover the -wal, and its close would
-// checkpoint the log into the refused file and delete the -wal. Only a
-// refusal read from a view the files did not change under is answered;
+// writable open must refuse it (a schema neither v1 nor v2, an unsafe v1, a
+// file SQLite cannot read as a ledger, a -wal no writer of this file
+// wrote), reading through a read-only view (12.3) before any writable
+// connection exists: a writable connection would recover the -wal, and its
+// close would checkpoint the log into the refused file and delete the -wal.
+// A refusal read through the view counts only if the files did not change
+// under it (the -wal's own header needs no such check: it is checksummed);
 // anything else (no -wal, a view that cannot be made, a failed read) leaves
 // the decision to the writable path, with its classes, as before.
 func (l *Ledger) refusalThroughView() error {
