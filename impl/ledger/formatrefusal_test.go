@@ -9,13 +9,13 @@ import (
 	"github.com/stateguard/stateguard/internal/walfile"
 )
 
-// TestReviewUnsupportedFormatWithWALLeavesFilesUnchanged: a file header
+// TestUnsupportedFormatWithWALLeavesFilesUnchanged: a file header
 // value SQLite does not support (a schema format number above 4) is
 // StateConflict (11.4) whether or not a -wal lies beside the file; with a
 // killed writer's -wal the refusal must not checkpoint the log into the
 // file or delete it (9.5). The view reads the header too and meets the
 // same SQLite error, which is not SQLITE_CORRUPT or SQLITE_NOTADB.
-func TestReviewUnsupportedFormatWithWALLeavesFilesUnchanged(t *testing.T) {
+func TestUnsupportedFormatWithWALLeavesFilesUnchanged(t *testing.T) {
 	states, _ := crashStates(t)
 	st := states["wal-alone"]
 	pageSize := int(binary.BigEndian.Uint16(st.db[16:18]))
@@ -28,5 +28,5 @@ func TestReviewUnsupportedFormatWithWALLeavesFilesUnchanged(t *testing.T) {
 	binary.BigEndian.PutUint32(db[44:], 5)
 	c := st
 	c.db = db
-	reviewRefusedUntouched(t, c)
+	refusedUntouched(t, c)
 }

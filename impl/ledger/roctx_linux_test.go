@@ -11,12 +11,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// TestReviewReadOnlyContextEndsTheLockWait: on a read-only ledger the
+// TestReadOnlyContextEndsTheLockWait: on a read-only ledger the
 // wait for a checkpoint's lock is the wait for the database, and a
 // ...Context read whose context ends during it answers the context (the
 // package documentation), instead of waiting out the busy timeout on every
 // attempt and answering ErrBusy.
-func TestReviewReadOnlyContextEndsTheLockWait(t *testing.T) {
+func TestReadOnlyContextEndsTheLockWait(t *testing.T) {
 	p := newLedgerFile(t, privateDir(t))
 	l, err := Open(p, Options{ReadOnly: true, BusyTimeoutMS: 200})
 	if err != nil {

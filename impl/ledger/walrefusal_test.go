@@ -15,10 +15,10 @@ import (
 	"github.com/stateguard/stateguard/internal/walfile"
 )
 
-// reviewSealWALHeader recomputes a -wal header's checksum (SQLite's
+// sealWALHeader recomputes a -wal header's checksum (SQLite's
 // "Database File Format" page, 4.3) after a test changed its first 24
 // bytes, so that SQLite and walfile take the header for a valid one.
-func reviewSealWALHeader(h []byte) {
+func sealWALHeader(h []byte) {
 	order := binary.ByteOrder(binary.LittleEndian)
 	if binary.BigEndian.Uint32(h)&1 == 1 {
 		order = binary.BigEndian
@@ -32,10 +32,10 @@ func reviewSealWALHeader(h []byte) {
 	binary.BigEndian.PutUint32(h[28:], s1)
 }
 
-// reviewRefusedUntouched opens c for writing and requires StateConflict
+// refusedUntouched opens c for writing and requires StateConflict
 // with the database, its -wal and the directory's listing as they were
 // (spec 9.5).
-func reviewRefusedUntouched(t *testing.T, c crashFiles) {
+func refusedUntouched(t *testing.T, c crashFiles) {
 	t.Helper()
 	p := writeCrashFiles(t, c)
 	before := dirNames(t, filepath.Dir(p))
@@ -57,21 +57,21 @@ func reviewRefusedUntouched(t *testing.T, c crashFiles) {
 	}
 }
 
-// TestReviewWALFormatRefusalLeavesFilesUnchanged: a -wal SQLite refuses
+// TestWALFormatRefusalLeavesFilesUnchanged: a -wal SQLite refuses
 // for its own format (an unknown format version, spec 12.3 item 2), or
 // whose commits are in another page size than the database's, is refused
 // by the writable open with the files and the directory as they were. The
 // view finds both while it is made; the writable connection it fell back
 // to made a -shm for the first and, for the second, checkpointed the
 // foreign log into the refused file and deleted it.
-func TestReviewWALFormatRefusalLeavesFilesUnchanged(t *testing.T) {
+func TestWALFormatRefusalLeavesFilesUnchanged(t *testing.T) {
 	states, _ := crashStates(t)
 	st := states["wal-alone"]
 	t.Run("unknown format version", func(t *testing.T) {
 		wal := append([]byte(nil), st.wal...)
 		binary.BigEndian.PutUint32(wal[4:], 3007001)
-		reviewSealWALHeader(wal)
-		reviewRefusedUntouched(t, st.withWAL(wal))
+		sealWALHeader(wal)
+		refusedUntouched(t, st.withWAL(wal))
 	})
 	t.Run("commits in another page size", func(t *testing.T) {
 		p := filepath.Join(privateDir(t), "other.sqlite")
@@ -91,6 +91,6 @@ func TestReviewWALFormatRefusalLeavesFilesUnchanged(t *testing.T) {
 		if err != nil || len(wal) < walfile.HeaderSize || binary.BigEndian.Uint32(wal[8:]) == uint32(binary.BigEndian.Uint16(st.db[16:])) {
 			t.Fatalf("want a -wal with commits in another page size: %v", err)
 		}
-		reviewRefusedUntouched(t, st.withWAL(wal))
+		refusedUntouched(t, st.withWAL(wal))
 	})
 }

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// TestReviewDoctorContextDeadlineIsAnError: a DoctorContext whose deadline
+// TestDoctorContextDeadlineIsAnError: a DoctorContext whose deadline
 // passes while the doctor reads answers the deadline (the package
 // documentation: the error matches context.DeadlineExceeded), never a
 // report. The doctor counts a failed check query instead of returning it,
@@ -16,7 +16,7 @@ import (
 // damaged ledger (quick_check "failed", doctor errors, or the early
 // return's schema_ok false) on a healthy one, with a nil error. Deadlines
 // from 1 ms up are tried until one lands inside the read.
-func TestReviewDoctorContextDeadlineIsAnError(t *testing.T) {
+func TestDoctorContextDeadlineIsAnError(t *testing.T) {
 	p := filepath.Join(privateDir(t), "tasks.sqlite")
 	if err := seedBenchmark(p, 5000, 1e9); err != nil {
 		t.Fatal(err)
