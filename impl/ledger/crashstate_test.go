@@ -94,15 +94,8 @@ func crashStates(t *testing.T) (map[string]crashFiles, []string) {
 	}
 	states["clean"] = clean
 
-	keeper, err := sql.Open("sqlite", fileURI(p, "mode=rw"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	keeper := checkpointKeeper(t, p)
 	defer keeper.Close()
-	keeper.SetMaxOpenConns(1)
-	if _, err := keeper.Exec("PRAGMA wal_autocheckpoint = 0"); err != nil {
-		t.Fatal(err)
-	}
 	w, err = Open(p, Options{Clock: fixedClock(2000)})
 	if err != nil {
 		t.Fatal(err)
@@ -153,6 +146,23 @@ func crashStates(t *testing.T) (map[string]crashFiles, []string) {
 	states["earlier-generation"] = gen
 	states["earlier-generation-wal-alone"] = gen.withSHM(nil)
 	return states, ids
+}
+
+// checkpointKeeper opens a second connection to p, with automatic
+// checkpoints off, which keeps a writer's close from checkpointing, so
+// that the -wal and -shm stay as a killed writer leaves them.
+func checkpointKeeper(t *testing.T, p string) *sql.DB {
+	t.Helper()
+	keeper, err := sql.Open("sqlite", fileURI(p, "mode=rw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keeper.SetMaxOpenConns(1)
+	if _, err := keeper.Exec("PRAGMA wal_autocheckpoint = 0"); err != nil {
+		keeper.Close()
+		t.Fatal(err)
+	}
+	return keeper
 }
 
 // ledgerAnswers is everything the read commands answer on a ledger, as
@@ -341,15 +351,7 @@ func TestReadOnlyRefusesLoggedPageOneNotInWAL(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	keeper, err := sql.Open("sqlite", fileURI(p, "mode=rw"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer keeper.Close()
-	keeper.SetMaxOpenConns(1)
-	if _, err := keeper.Exec("PRAGMA wal_autocheckpoint = 0"); err != nil {
-		t.Fatal(err)
-	}
+	defer checkpointKeeper(t, p).Close()
 	// Enough tasks to grow the file: its page count lives on page 1.
 	for i := 0; i < 100; i++ {
 		if _, err := w.Create(CreateParams{}); err != nil {
