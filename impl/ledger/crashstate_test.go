@@ -312,30 +312,39 @@ func TestReadOnlyViewIsCheckpointImage(t *testing.T) {
 	}
 }
 
+// walWordOrder is the byte order of a -wal's checksum words: big-endian
+// when the magic number's low bit is set.
+func walWordOrder(wal []byte) binary.ByteOrder {
+	if binary.BigEndian.Uint32(wal)&1 == 1 {
+		return binary.BigEndian
+	}
+	return binary.LittleEndian
+}
+
+// walChecksum carries SQLite's -wal checksum (s0, s1) on over b, a
+// multiple of 8 bytes long.
+func walChecksum(order binary.ByteOrder, b []byte, s0, s1 uint32) (uint32, uint32) {
+	for i := 0; i < len(b); i += 8 {
+		s0 += order.Uint32(b[i:]) + s1
+		s1 += order.Uint32(b[i+4:]) + s0
+	}
+	return s0, s1
+}
+
 // resealLog recomputes the cumulative checksums of a -wal's frames from
 // frame first on, after a test edited their pages, so that SQLite's rules
-// accept them again (the magic's low bit chooses big-endian words).
+// accept them again.
 func resealLog(wal []byte, pageSize, first int) {
-	order := binary.ByteOrder(binary.LittleEndian)
-	if binary.BigEndian.Uint32(wal)&1 == 1 {
-		order = binary.BigEndian
-	}
+	order := walWordOrder(wal)
 	frameSize := walfile.FrameHeaderSize + pageSize
-	sum := func(b []byte, s0, s1 uint32) (uint32, uint32) {
-		for i := 0; i < len(b); i += 8 {
-			s0 += order.Uint32(b[i:]) + s1
-			s1 += order.Uint32(b[i+4:]) + s0
-		}
-		return s0, s1
-	}
 	prev := walfile.HeaderSize - 8
 	if first > 0 {
 		prev = walfile.HeaderSize + (first-1)*frameSize + 16
 	}
 	s0, s1 := binary.BigEndian.Uint32(wal[prev:]), binary.BigEndian.Uint32(wal[prev+4:])
 	for at := walfile.HeaderSize + first*frameSize; at+frameSize <= len(wal); at += frameSize {
-		s0, s1 = sum(wal[at:at+8], s0, s1)
-		s0, s1 = sum(wal[at+walfile.FrameHeaderSize:at+frameSize], s0, s1)
+		s0, s1 = walChecksum(order, wal[at:at+8], s0, s1)
+		s0, s1 = walChecksum(order, wal[at+walfile.FrameHeaderSize:at+frameSize], s0, s1)
 		binary.BigEndian.PutUint32(wal[at+16:], s0)
 		binary.BigEndian.PutUint32(wal[at+20:], s1)
 	}

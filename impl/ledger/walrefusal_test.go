@@ -19,15 +19,7 @@ import (
 // "Database File Format" page, 4.3) after a test changed its first 24
 // bytes, so that SQLite and walfile take the header for a valid one.
 func sealWALHeader(h []byte) {
-	order := binary.ByteOrder(binary.LittleEndian)
-	if binary.BigEndian.Uint32(h)&1 == 1 {
-		order = binary.BigEndian
-	}
-	var s0, s1 uint32
-	for i := 0; i < 24; i += 8 {
-		s0 += order.Uint32(h[i:]) + s1
-		s1 += order.Uint32(h[i+4:]) + s0
-	}
+	s0, s1 := walChecksum(walWordOrder(h), h[:24], 0, 0)
 	binary.BigEndian.PutUint32(h[24:], s0)
 	binary.BigEndian.PutUint32(h[28:], s1)
 }
