@@ -3,13 +3,10 @@
 package ledger
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 
 	"github.com/stateguard/stateguard/internal/walfile"
@@ -56,15 +53,7 @@ func TestCorruptRefusalWithWALLeavesFilesUnchanged(t *testing.T) {
 				t.Fatalf("writable open: %v, want StateConflict or success", err)
 			}
 			refused++
-			if got, _ := os.ReadFile(p); !bytes.Equal(got, damaged) {
-				t.Errorf("refused database file changed")
-			}
-			if got, err := os.ReadFile(p + "-wal"); err != nil || !bytes.Equal(got, wal) {
-				t.Errorf("refused file's -wal changed or vanished: %v", err)
-			}
-			if after := dirNames(t, filepath.Dir(p)); !slices.Equal(after, before) {
-				t.Errorf("directory %v, want %v", after, before)
-			}
+			filesAsBefore(t, p, crashFiles{db: damaged, wal: wal}, before)
 		})
 	}
 	if refused == 0 {

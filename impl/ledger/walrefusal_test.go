@@ -38,6 +38,13 @@ func refusedUntouched(t *testing.T, c crashFiles) {
 	if !errors.Is(err, ErrStateConflict) {
 		t.Fatalf("writable open: %v, want StateConflict", err)
 	}
+	filesAsBefore(t, p, c, before)
+}
+
+// filesAsBefore requires the database at p and its -wal to hold c's bytes
+// and p's directory to list before.
+func filesAsBefore(t *testing.T, p string, c crashFiles, before []string) {
+	t.Helper()
 	if got, _ := os.ReadFile(p); !bytes.Equal(got, c.db) {
 		t.Errorf("refused database file changed")
 	}
