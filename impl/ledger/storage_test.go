@@ -422,14 +422,7 @@ func TestMissingDirCreatedMeanwhileByAnother(t *testing.T) {
 	os.Mkdir(stickyDir, 0o700)
 	os.Chmod(stickyDir, 0o777|os.ModeSticky)
 	planted := filepath.Join(stickyDir, "new")
-	beforeMakeDir = func(dir string) {
-		if dir == planted {
-			os.Mkdir(planted, 0o700)
-			os.Chmod(planted, 0o777)
-			os.Chown(planted, 65534, 65534)
-		}
-	}
-	t.Cleanup(func() { beforeMakeDir = nil })
+	plantForeignDir(t, planted)
 	l, err := Open(filepath.Join(planted, "sub", "ledger.sqlite"), Options{})
 	if l != nil {
 		l.Close()
@@ -443,13 +436,7 @@ func TestMissingDirCreatedMeanwhileByAnother(t *testing.T) {
 	// Planted as the last missing directory, it answers to the final
 	// directory's rules (owner first), not only to the ancestors' rules.
 	last := filepath.Join(stickyDir, "last")
-	beforeMakeDir = func(dir string) {
-		if dir == last {
-			os.Mkdir(last, 0o700)
-			os.Chmod(last, 0o777)
-			os.Chown(last, 65534, 65534)
-		}
-	}
+	plantForeignDir(t, last)
 	l, err = Open(filepath.Join(last, "ledger.sqlite"), Options{})
 	if l != nil {
 		l.Close()
@@ -458,6 +445,20 @@ func TestMissingDirCreatedMeanwhileByAnother(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "not owned by the effective user") {
 		t.Errorf("last directory planted by another user: %v, want the final directory's owner rule", err)
 	}
+}
+
+// plantForeignDir makes the open that is about to create target find it
+// already made, world-writable and owned by nobody (uid 65534), as another
+// user racing the open would leave it.
+func plantForeignDir(t *testing.T, target string) {
+	beforeMakeDir = func(dir string) {
+		if dir == target {
+			os.Mkdir(target, 0o700)
+			os.Chmod(target, 0o777)
+			os.Chown(target, 65534, 65534)
+		}
+	}
+	t.Cleanup(func() { beforeMakeDir = nil })
 }
 
 // TestDotDotAfterSymlinkedParent: ".." after a symlinked directory names the
