@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stateguard/stateguard/internal/walfile"
 	model "github.com/stateguard/stateguard/model/ledger"
 	"github.com/stateguard/stateguard/tools/planrun/journal"
 )
@@ -68,22 +69,18 @@ func TestCrashLoopLedger(t *testing.T) {
 		out, rc := runLedger(bin, "--db", db, "doctor")
 		var report struct{ Healthy bool }
 		json.Unmarshal([]byte(out), &report)
-		dbSize := int64(-1)
-		if st, err := os.Stat(db); err == nil {
-			dbSize = st.Size()
-		}
+		walCommits := logHoldsCommit(db + "-wal")
 		switch {
 		case rc == 0 && report.Healthy:
-		case !everOK && (sc != "wal alone" || dbSize == 0):
+		case !everOK && (sc != "wal alone" || !walCommits):
 			// No call has returned ok yet, so the kill may have come
 			// while the first call was still creating the file: no file,
-			// an empty one (a read-only open refuses it, spec 19.1 item
-			// 24; beside it a -wal without -shm holds no commit, since
-			// the -shm goes only after a close has checkpointed into the
-			// file), a rollback journal from before WAL mode was on
-			// (read-only commands refuse a -journal: the ledgers never
-			// run outside WAL mode), or no committed schema yet. Nothing
-			// was promised; the next writer creates or recovers it.
+			// an empty one, a rollback journal from before WAL mode was
+			// on (read-only commands refuse a -journal: the ledgers never
+			// run outside WAL mode), or no committed schema yet, a lone
+			// -wal without a commit included (SQLite makes the -wal, then
+			// the -shm). Nothing was promised; the next writer creates or
+			// recovers it. A lone -wal that holds a commit must read.
 			firstCreation++
 			runLedger(bin, "--db", db, "heartbeat", poolID(0xfffff))
 		default:
@@ -92,7 +89,7 @@ func TestCrashLoopLedger(t *testing.T) {
 			if rc == 2 {
 				why = "refused (issue 7 item 1: read-only commands refuse some files a crash leaves, a lone -wal above all, until a writer opens the ledger)"
 			}
-			t.Errorf("kill %d: read-only doctor after the kill: %s; answer %s (exit %d), sidecars %q, database %d bytes", k, why, strings.TrimSpace(out), rc, sc, dbSize)
+			t.Errorf("kill %d: read-only doctor after the kill: %s; answer %s (exit %d), sidecars %q, a commit in the -wal %v", k, why, strings.TrimSpace(out), rc, sc, walCommits)
 			// Let a writer recover the file so that the checks below,
 			// and the rest of the run, still count.
 			runLedger(bin, "--db", db, "heartbeat", poolID(0xfffff))
@@ -150,6 +147,22 @@ func TestCrashLoopLedger(t *testing.T) {
 }
 
 // sidecarState names the WAL sidecars next to db.
+// logHoldsCommit reports whether the -wal at p holds a committed
+// transaction by SQLite's rules.
+func logHoldsCommit(p string) bool {
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	log, err := walfile.Read(f, st.Size())
+	return err == nil && log.DBPages != 0
+}
+
 func sidecarState(db string) string {
 	has := func(suffix string) bool {
 		_, err := os.Lstat(db + suffix)
