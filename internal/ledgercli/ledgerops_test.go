@@ -165,6 +165,25 @@ func (o ledgerOp) apply(m *model.Model) string {
 	return "task " + canonicalJSON(taskMap(task))
 }
 
+// applyTo is apply on a ledger whose file may not exist yet (*exists
+// false). On a missing file only create without a parent makes the ledger
+// (spec 13.6); the calls that need a stored task answer TaskNotFound, and
+// get and reconcile, applied or dry (L7), answer InvalidInput, all
+// creating nothing. The model has no file, so this state lives here.
+func (o ledgerOp) applyTo(m *model.Model, exists *bool) string {
+	if !*exists {
+		switch {
+		case o.Kind == "create" && o.Parent == "":
+			*exists = true
+		case o.Kind == "get" || o.Kind == "reconcile":
+			return "error " + model.ErrInvalidInput.Error()
+		default:
+			return "error " + model.ErrTaskNotFound.Error()
+		}
+	}
+	return o.apply(m)
+}
+
 func errorClass(err error) string {
 	for _, c := range []error{model.ErrInvalidInput, model.ErrTaskNotFound, model.ErrStateConflict} {
 		if errors.Is(err, c) {
