@@ -564,3 +564,46 @@ func TestSplitLast(t *testing.T) {
 		}
 	}
 }
+
+// TestMissingDirsSyncedIntoTheirParents (L6): each directory the open
+// makes is synced into its parent before anything is made inside it (a
+// new entry survives a power cut only once its directory is synced), so
+// the database, whose -wal SQLite syncs into the last directory, is not
+// lost with a directory entry that never reached the disk.
+func TestMissingDirsSyncedIntoTheirParents(t *testing.T) {
+	base := privateDir(t)
+	var synced []string
+	prev := syncParentDir
+	syncParentDir = func(d string) error {
+		if _, err := os.Lstat(filepath.Join(base, "a", "b", "ledger.sqlite")); err == nil {
+			t.Errorf("synced %s after the database was created", d)
+		}
+		synced = append(synced, d)
+		return prev(d)
+	}
+	defer func() { syncParentDir = prev }()
+	l, err := Open(filepath.Join(base, "a", "b", "ledger.sqlite"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	want := []string{base, filepath.Join(base, "a")}
+	if strings.Join(synced, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("synced %q, want %q", synced, want)
+	}
+	synced = nil
+	if l, err = Open(filepath.Join(base, "a", "b", "ledger.sqlite"), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	if len(synced) != 0 {
+		t.Errorf("existing directories synced again: %q", synced)
+	}
+	boom := errors.New("injected I/O error")
+	syncParentDir = func(string) error { return boom }
+	_, err = Open(filepath.Join(base, "c", "ledger.sqlite"), Options{})
+	var ie *internalError
+	if !errors.As(err, &ie) || !errors.Is(err, boom) {
+		t.Errorf("failed directory sync: %v, want InternalError", err)
+	}
+}

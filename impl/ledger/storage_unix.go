@@ -157,3 +157,16 @@ func checkFinalDir(dir string) error {
 	}
 	return nil
 }
+
+// syncParentDir syncs a directory so that the entries made in it survive
+// a power cut. A variable so that a test can record or fail it.
+var syncParentDir = syncDir
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

@@ -106,3 +106,62 @@ func TestFailedSyncKeepsOldFile(t *testing.T) {
 		})
 	}
 }
+
+// TestEnsureParentSyncsEachNewDirectory pins D3's first step: every
+// directory EnsureParent makes has its parent synced right after the mkdir
+// (a new entry survives a power cut only once its directory is synced),
+// outermost first, so that nothing is written inside a directory whose
+// own entry could still vanish. Directories that exist are not synced.
+func TestEnsureParentSyncsEachNewDirectory(t *testing.T) {
+	root := t.TempDir()
+	var synced []string
+	o := DefaultOps()
+	o.SyncDir = func(d string) error {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("synced %s before it exists: %v", d, err)
+		}
+		synced = append(synced, d)
+		return syncDir(d)
+	}
+	defer SetOps(o)()
+	p := filepath.Join(root, "a", "b", "state.yml")
+	if err := EnsureParent(p); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{root, filepath.Join(root, "a")}
+	if !slices.Equal(synced, want) {
+		t.Fatalf("synced %q, want %q", synced, want)
+	}
+	if fi, err := os.Stat(filepath.Join(root, "a", "b")); err != nil || !fi.IsDir() {
+		t.Fatalf("a/b not made: %v", err)
+	}
+	synced = nil
+	if err := EnsureParent(p); err != nil {
+		t.Fatal(err)
+	}
+	if len(synced) != 0 {
+		t.Errorf("existing directories synced again: %q", synced)
+	}
+}
+
+// TestEnsureParentSyncFailure: a parent that cannot be synced is an error
+// (the directory might not survive a power cut), and a file where a
+// directory should be is one too.
+func TestEnsureParentSyncFailure(t *testing.T) {
+	root := t.TempDir()
+	boom := errors.New("injected I/O error")
+	o := DefaultOps()
+	o.SyncDir = func(string) error { return boom }
+	restore := SetOps(o)
+	err := EnsureParent(filepath.Join(root, "a", "state.yml"))
+	restore()
+	if !errors.Is(err, boom) {
+		t.Fatalf("error %v, want the injected one", err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "f"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := EnsureParent(filepath.Join(root, "f", "g", "state.yml")); err == nil {
+		t.Error("a file in the parent path was accepted")
+	}
+}
