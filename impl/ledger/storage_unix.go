@@ -122,10 +122,17 @@ func checkAncestors(dir string, final bool) error {
 	return nil
 }
 
-// makePrivateDir creates one missing directory 0700 (whatever the umask).
+// makePrivateDir creates one missing directory 0700 (whatever the umask)
+// and syncs its parent, so that its entry survives a power cut before
+// anything is made inside it (L6): SQLite syncs only the directory that
+// holds its own files. A directory another process made meanwhile is
+// synced too, since that process may not have synced it yet.
 func makePrivateDir(dir string) error {
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return invalidInput("database directory cannot be created")
+	}
+	if err := syncParentDir(filepath.Dir(dir)); err != nil {
+		return internal("sync parent directory", err)
 	}
 	info, err := lstat(dir)
 	if err != nil || info.isLink || !info.isDir {

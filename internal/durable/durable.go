@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -56,14 +57,48 @@ const DirMode = 0o755
 // LockPath is the lock file that guards state path p.
 func LockPath(p string) string { return p + ".lock" }
 
-// EnsureParent creates the missing parent directories of p.
+// EnsureParent creates the missing parent directories of p, outermost
+// first, and syncs each one's parent right after making it: a new
+// directory entry survives a power cut only once the directory holding it
+// is synced, and MkdirAll syncs nothing, so a state file written below a
+// fresh directory could otherwise vanish with it (D3). A directory found
+// made meanwhile by another writer is synced into its parent too, since
+// that writer may not have synced it yet.
 func EnsureParent(p string) error {
-	dir := filepath.Dir(p)
-	if err := os.MkdirAll(dir, DirMode); err != nil {
-		return fmt.Errorf("create parent directory: %w", err)
+	var missing []string // innermost first
+	for d := filepath.Dir(p); ; {
+		fi, err := os.Stat(d)
+		if err == nil {
+			if !fi.IsDir() {
+				return fmt.Errorf("create parent directory: %w", &os.PathError{Op: "mkdir", Path: d, Err: errNotDir})
+			}
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("create parent directory: %w", err)
+		}
+		missing = append(missing, d)
+		up := filepath.Dir(d)
+		if up == d {
+			break
+		}
+		d = up
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		d := missing[i]
+		if err := os.Mkdir(d, DirMode); err != nil {
+			if fi, serr := os.Stat(d); serr != nil || !fi.IsDir() {
+				return fmt.Errorf("create parent directory: %w", err)
+			}
+		}
+		if err := ops.SyncDir(filepath.Dir(d)); err != nil {
+			return fmt.Errorf("sync parent directory: %w", err)
+		}
 	}
 	return nil
 }
+
+var errNotDir = errors.New("not a directory")
 
 // WriteFileFunc replaces p with the bytes write produces (through a
 // buffer, so a large file is never held in memory whole) so that a reader
