@@ -58,22 +58,39 @@ func openGuard(path string, opts Options) (*guard, error) {
 	g := &guard{path: filepath.Join(dir, filepath.Base(clean)), readOnly: opts.ReadOnly, model: permissionModel}
 
 	info, err := lstat(g.path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	if errors.Is(err, fs.ErrNotExist) {
 		if opts.ReadOnly || opts.MustExist {
 			return nil, invalidInput("database does not exist")
 		}
-		f, err := createPrivate(g.path)
-		if err != nil {
-			return nil, err
+		if beforeCreateFile != nil {
+			beforeCreateFile(g.path)
 		}
-		st, err := fstat(f)
-		if err != nil {
-			f.Close()
-			return nil, internal("stat database", err)
+		f, cerr := createPrivate(g.path)
+		switch {
+		case cerr == nil:
+			st, err := fstat(f)
+			if err != nil {
+				f.Close()
+				return nil, internal("stat database", err)
+			}
+			g.ident = st.ident
+			g.held = holdFile(f, st.ident)
+		case errors.Is(cerr, errFileAppeared):
+			// Another opener (a worker started at the same moment)
+			// created the file between the lstat and the create: open
+			// it as the existing file it now is, with every check an
+			// existing ledger gets. A file that is gone again was
+			// removed under the open, which is a conflict.
+			info, err = lstat(g.path)
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, stateConflict("database file changed while opening")
+			}
+		default:
+			return nil, cerr
 		}
-		g.ident = st.ident
-		g.held = holdFile(f, st.ident)
+	}
+	switch {
+	case g.held != nil:
 	case err != nil:
 		return nil, internal("stat database", err)
 	default:
@@ -106,6 +123,15 @@ func openGuard(path string, opts Options) (*guard, error) {
 	}
 	return g, nil
 }
+
+// errFileAppeared is createPrivate's answer when the file exists by the
+// time it is created; openGuard opens it as an existing file.
+var errFileAppeared = errors.New("database file appeared while opening")
+
+// beforeCreateFile, when set by a test, runs right before a missing
+// database file is created, so that a test can create it first as
+// another opener would.
+var beforeCreateFile func(path string)
 
 // beforeMakeDir, when set by a test, runs before each missing directory is
 // created, so that a test can create it first as another user would.

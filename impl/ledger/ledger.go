@@ -223,7 +223,11 @@ func (l *Ledger) openWritable(opts Options) error {
 			return stateConflict("schema v1 holds codes outside the registry")
 		}
 	}
-	mode, err := l.pragmaText("PRAGMA journal_mode = WAL")
+	var mode string
+	err = l.retryBusy(func() (err error) {
+		mode, err = l.pragmaText("PRAGMA journal_mode = WAL")
+		return err
+	})
 	if err != nil {
 		return classifySQLite("set journal_mode", err)
 	}
@@ -272,6 +276,42 @@ func (l *Ledger) openWritable(opts Options) error {
 	}
 	l.schema = st
 	return nil
+}
+
+// busyDelaysMS space the attempts of a step SQLite answers busy without
+// waiting itself, as SQLite's own busy handler spaces its attempts.
+var busyDelaysMS = [...]int{1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50, 100}
+
+// onSetupBusy, when set by a test, runs before each wait of retryBusy.
+var onSetupBusy func()
+
+// retryBusy runs step again while SQLite answers it busy, waiting between
+// attempts until the waits add up to the busy timeout, and then returns
+// the last answer. It is for the switch to WAL: SQLite answers that busy
+// at once, without its busy handler, when another connection holds the
+// write lock (as one does while it sets up the same fresh ledger), because
+// the switch upgrades a read lock it already holds. Like SQLite's handler,
+// it counts the time it slept, reading no clock.
+func (l *Ledger) retryBusy(step func() error) error {
+	waited := 0
+	for i := 0; ; i++ {
+		err := step()
+		if !sqliteBusy(err) || waited >= l.info.BusyTimeoutMS {
+			return err
+		}
+		d := min(busyDelaysMS[min(i, len(busyDelaysMS)-1)], l.info.BusyTimeoutMS-waited)
+		if onSetupBusy != nil {
+			onSetupBusy()
+		}
+		time.Sleep(time.Duration(d) * time.Millisecond)
+		waited += d
+	}
+}
+
+// sqliteBusy reports SQLite's busy answer.
+func sqliteBusy(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
 }
 
 // refusalThroughView decides, when a -wal lies beside the file, whether the

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -72,4 +73,160 @@ func TestOpenRaceOnFreshPath(t *testing.T) {
 		}
 	}
 	t.Logf("%d races of two Opens, %d failures", races, failures)
+}
+
+// plantBeforeCreate makes plant run once, right before Open creates the
+// missing database file, as another opener starting at the same moment
+// would create it.
+func plantBeforeCreate(t *testing.T, plant func(path string)) {
+	t.Helper()
+	beforeCreateFile = func(path string) {
+		beforeCreateFile = nil
+		plant(path)
+	}
+	t.Cleanup(func() { beforeCreateFile = nil })
+}
+
+// TestOpenOfFileThatAppeared: when the database file appears between
+// Open's look at the path and its exclusive create, Open carries on as an
+// open of the existing file that is there now, with every check an
+// existing file gets: another opener's ledger or its still empty file is
+// opened, a planted link or a file that is no ledger is refused as it
+// would be had it been there from the start.
+func TestOpenOfFileThatAppeared(t *testing.T) {
+	const id = "00000000-0000-4000-8000-00000000a11e"
+	cases := []struct {
+		name  string
+		plant func(t *testing.T, path string)
+		check func(t *testing.T, path string, l *Ledger, err error)
+	}{
+		{"another opener's ledger", func(t *testing.T, path string) {
+			other, err := Open(path, Options{Clock: func() float64 { return 100 }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := other.Create(CreateParams{TaskID: id}); err != nil {
+				t.Fatal(err)
+			}
+			other.Close()
+		}, func(t *testing.T, path string, l *Ledger, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := l.Get(id); err != nil {
+				t.Fatalf("the other opener's task: %v", err)
+			}
+		}},
+		{"another opener's empty file", func(t *testing.T, path string) {
+			if err := os.WriteFile(path, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, func(t *testing.T, path string, l *Ledger, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+				t.Fatalf("mode not tightened: %v %v", fi.Mode(), err)
+			}
+			if l.SchemaVersion() != 2 {
+				t.Fatalf("schema version %d", l.SchemaVersion())
+			}
+		}},
+		{"a symlink", func(t *testing.T, path string) {
+			target := filepath.Join(filepath.Dir(path), "elsewhere")
+			if err := os.WriteFile(target, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(target, path); err != nil {
+				t.Fatal(err)
+			}
+		}, func(t *testing.T, path string, l *Ledger, err error) {
+			if !errors.Is(err, ErrInvalidInput) || Reason(err) != "database path is not a regular file" {
+				t.Fatalf("got %v", err)
+			}
+		}},
+		{"a file that is no ledger", func(t *testing.T, path string) {
+			if err := os.WriteFile(path, []byte("not a database, only text, long enough to be no header"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, func(t *testing.T, path string, l *Ledger, err error) {
+			if !errors.Is(err, ErrStateConflict) || Reason(err) != "database file is not a valid ledger" {
+				t.Fatalf("got %v", err)
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(privateDir(t), "fleet.sqlite")
+			plantBeforeCreate(t, func(path string) { c.plant(t, path) })
+			l, err := Open(path, Options{Clock: func() float64 { return 200 }})
+			if beforeCreateFile != nil {
+				t.Fatal("Open never came to create the file")
+			}
+			if l != nil {
+				defer l.Close()
+			}
+			c.check(t, path, l, err)
+		})
+	}
+}
+
+// countSetupWaits counts retryBusy's waits, running then (if not nil)
+// at each.
+func countSetupWaits(t *testing.T, then func()) *int {
+	waits := new(int)
+	onSetupBusy = func() {
+		*waits++
+		if then != nil {
+			then()
+		}
+	}
+	t.Cleanup(func() { onSetupBusy = nil })
+	return waits
+}
+
+// TestOpenWaitsForSetupLock: SQLite answers the switch of a fresh file to
+// WAL busy at once, without its busy handler, while another connection
+// holds the write lock (as a second worker setting the same fresh ledger
+// up does). Open waits for the lock as any write does: released during
+// the wait, the open succeeds.
+func TestOpenWaitsForSetupLock(t *testing.T) {
+	path := filepath.Join(privateDir(t), "fleet.sqlite")
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	release := holdWriteLock(t, path)
+	defer once.Do(release)
+	waits := countSetupWaits(t, func() { once.Do(release) })
+	l, err := Open(path, Options{})
+	if err != nil {
+		t.Fatalf("open beside the setup lock: %v", err)
+	}
+	defer l.Close()
+	if *waits == 0 {
+		t.Fatal("the switch to WAL never met the lock: the test tests nothing")
+	}
+	if l.SchemaVersion() != 2 {
+		t.Fatalf("schema version %d", l.SchemaVersion())
+	}
+}
+
+// TestOpenBusyAfterSetupTimeout: a setup lock held past the busy timeout
+// is ErrBusy, after waits that add up to the timeout, not before.
+func TestOpenBusyAfterSetupTimeout(t *testing.T) {
+	path := filepath.Join(privateDir(t), "fleet.sqlite")
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	defer holdWriteLock(t, path)()
+	waits := countSetupWaits(t, nil)
+	_, err := Open(path, Options{BusyTimeoutMS: 40})
+	if !errors.Is(err, ErrBusy) {
+		t.Fatalf("got %v, want ErrBusy", err)
+	}
+	// 1 + 2 + 5 + 10 + 15 ms, then the 7 ms left of the 40 ms timeout.
+	if *waits != 6 {
+		t.Fatalf("%d waits, want 6", *waits)
+	}
 }

@@ -78,12 +78,13 @@ func openNoFollow(path string) (*os.File, error) {
 }
 
 // createPrivate creates a new database file 0600 without following links,
-// and tightens it to 0600 whatever the umask did.
+// and tightens it to 0600 whatever the umask did. A file that exists by
+// now is errFileAppeared: another opener made it first.
 func createPrivate(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return nil, stateConflict("database file appeared while opening")
+			return nil, errFileAppeared
 		}
 		return nil, internal("create database", err)
 	}

@@ -87,12 +87,13 @@ func openNoFollow(path string) (*os.File, error) {
 	return os.OpenFile(path, os.O_RDONLY, 0)
 }
 
-// createPrivate creates a new database file exclusively.
+// createPrivate creates a new database file exclusively. A file that
+// exists by now is errFileAppeared: another opener made it first.
 func createPrivate(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return nil, stateConflict("database file appeared while opening")
+			return nil, errFileAppeared
 		}
 		return nil, internal("create database", err)
 	}
