@@ -466,4 +466,3 @@ func indent(s string) string {
 	s = "    " + strings.ReplaceAll(strings.TrimSuffix(s, "\n"), "\n", "\n    ")
 	return s + "\n"
 }
-
