@@ -70,7 +70,7 @@ func BenchmarkReconcile(b *testing.B) {
 			defer func() { b.ReportMetric(cpu/float64(b.N), "cpu-s/op") }()
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
-				l, err := Open(copyTemplate(b, src), Options{Clock: fixedClock(benchNow)})
+				l, err := Open(copyTemplate(b, src), Options{AllowExternalACL: onWindows, Clock: fixedClock(benchNow)})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -93,7 +93,7 @@ func BenchmarkDryRun(b *testing.B) {
 	cache := newTemplateCache(b)
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			l, err := Open(copyTemplate(b, cache.seeded(b, n)), Options{Clock: fixedClock(benchNow)})
+			l, err := Open(copyTemplate(b, cache.seeded(b, n)), Options{AllowExternalACL: onWindows, Clock: fixedClock(benchNow)})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -115,7 +115,7 @@ func BenchmarkDoctor(b *testing.B) {
 	cache := newTemplateCache(b)
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			l, err := Open(copyTemplate(b, cache.seeded(b, n)), Options{Clock: fixedClock(benchNow)})
+			l, err := Open(copyTemplate(b, cache.seeded(b, n)), Options{AllowExternalACL: onWindows, Clock: fixedClock(benchNow)})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -138,7 +138,7 @@ func BenchmarkDoctor(b *testing.B) {
 // identity and the sidecars.
 func BenchmarkMixedOps(b *testing.B) {
 	clock := benchNow
-	l, err := Open(filepath.Join(b.TempDir(), "mixed.sqlite"), Options{Clock: func() float64 { return clock }})
+	l, err := Open(filepath.Join(b.TempDir(), "mixed.sqlite"), Options{AllowExternalACL: onWindows, Clock: func() float64 { return clock }})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestSeedBenchmarkHealthy(t *testing.T) {
 	if err := seedBenchmark(p, 200, benchNow); err != nil {
 		t.Fatal(err)
 	}
-	l, err := Open(p, Options{Clock: fixedClock(benchNow)})
+	l, err := Open(p, Options{AllowExternalACL: onWindows, Clock: fixedClock(benchNow)})
 	if err != nil {
 		t.Fatal(err)
 	}

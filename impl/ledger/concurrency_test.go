@@ -13,11 +13,11 @@ import (
 func TestTwoWritersOneFile(t *testing.T) {
 	p := filepath.Join(privateDir(t), "shared.sqlite")
 	clock := func() float64 { return 5000 }
-	a, err := Open(p, Options{Clock: clock})
+	a, err := Open(p, Options{AllowExternalACL: onWindows, Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Open(p, Options{Clock: clock})
+	b, err := Open(p, Options{AllowExternalACL: onWindows, Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestTwoWritersOneFile(t *testing.T) {
 func TestDryRunBesideWriters(t *testing.T) {
 	p := filepath.Join(privateDir(t), "busy.sqlite")
 	clock := func() float64 { return 5000 }
-	w, err := Open(p, Options{Clock: clock})
+	w, err := Open(p, Options{AllowExternalACL: onWindows, Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestDryRunBesideWriters(t *testing.T) {
 			default:
 			}
 			// Each round is one short-lived writer, as a CLI call is.
-			l, err := Open(p, Options{Clock: clock})
+			l, err := Open(p, Options{AllowExternalACL: onWindows, Clock: clock})
 			if err != nil {
 				writerErr <- err
 				return
@@ -99,7 +99,7 @@ func TestDryRunBesideWriters(t *testing.T) {
 	failures := 0
 	var first error
 	for i := 0; i < 200; i++ {
-		l, err := Open(p, Options{ReadOnly: true, Clock: clock})
+		l, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true, Clock: clock})
 		if err == nil {
 			_, err = l.Reconcile(600, 600, true)
 			l.Close()

@@ -77,7 +77,7 @@ func crashStates(t *testing.T) (map[string]crashFiles, []string) {
 		ids = append(ids, task.ID)
 		return task.ID
 	}
-	w, err := Open(p, Options{Clock: fixedClock(1000)})
+	w, err := Open(p, Options{AllowExternalACL: onWindows, Clock: fixedClock(1000)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func crashStates(t *testing.T) (map[string]crashFiles, []string) {
 
 	keeper := checkpointKeeper(t, p)
 	defer keeper.Close()
-	w, err = Open(p, Options{Clock: fixedClock(2000)})
+	w, err = Open(p, Options{AllowExternalACL: onWindows, Clock: fixedClock(2000)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func ledgerAnswers(t *testing.T, l *Ledger, ids []string) string {
 // and answers the same reads.
 func writerAnswers(t *testing.T, c crashFiles, ids []string) string {
 	t.Helper()
-	w, err := Open(writeCrashFiles(t, c), Options{Clock: fixedClock(200000)})
+	w, err := Open(writeCrashFiles(t, c), Options{AllowExternalACL: onWindows, Clock: fixedClock(200000)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +218,7 @@ func TestReadOnlyCrashStates(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := writeCrashFiles(t, c)
 			before := snapshotDir(t, filepath.Dir(p))
-			l, err := Open(p, Options{ReadOnly: true, Clock: fixedClock(200000)})
+			l, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true, Clock: fixedClock(200000)})
 			if err != nil {
 				t.Fatalf("read-only open: %v", err)
 			}
@@ -249,7 +249,7 @@ func TestReadOnlyViewIsCheckpointImage(t *testing.T) {
 	states, _ := crashStates(t)
 	for name, c := range states {
 		p := writeCrashFiles(t, c)
-		g, err := openGuard(p, Options{ReadOnly: true})
+		g, err := openGuard(p, Options{AllowExternalACL: onWindows, ReadOnly: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -355,7 +355,7 @@ func resealLog(wal []byte, pageSize, first int) {
 // open as InvalidInput (spec 12.5), as the file's own header would be.
 func TestReadOnlyRefusesLoggedPageOneNotInWAL(t *testing.T) {
 	p := filepath.Join(privateDir(t), "ledger.sqlite")
-	w, err := Open(p, Options{Clock: fixedClock(1000)})
+	w, err := Open(p, Options{AllowExternalACL: onWindows, Clock: fixedClock(1000)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -387,7 +387,7 @@ func TestReadOnlyRefusesLoggedPageOneNotInWAL(t *testing.T) {
 	if log, err := walfile.Read(bytes.NewReader(c.wal), int64(len(c.wal))); err != nil || log.Pages[1] != int64(page) {
 		t.Fatalf("resealed log: %v, page 1 at %v, want %d", err, log, page)
 	}
-	l, err := Open(writeCrashFiles(t, c), Options{ReadOnly: true})
+	l, err := Open(writeCrashFiles(t, c), Options{AllowExternalACL: onWindows, ReadOnly: true})
 	if err == nil {
 		l.Close()
 	}

@@ -30,7 +30,7 @@ func writeRows(t fataler, dir string, tasks []model.Task, events []model.Event) 
 func writeRowsAt(t fataler, dir string, tasks []model.Task, rowids []int64, events []model.Event) string {
 	t.Helper()
 	p := filepath.Join(dir, "l.sqlite")
-	l, err := ledger.Open(p, ledger.Options{})
+	l, err := ledger.Open(p, ledger.Options{AllowExternalACL: onWindows})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func doctorVsChecker(t fataler, p string) {
 		t.Fatal(err)
 	}
 	c := model.Check(tasks, events)
-	l, err := ledger.Open(p, ledger.Options{ReadOnly: true})
+	l, err := ledger.Open(p, ledger.Options{AllowExternalACL: onWindows, ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func doctorOf(t *testing.T, p string) DoctorReport {
 	t.Helper()
 
 	// A plain connection may leave a WAL pair; either read-only path works.
-	l, err := Open(p, Options{ReadOnly: true})
+	l, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true})
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
@@ -312,7 +312,7 @@ func TestDoctorForeignKeysMatchPragma(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := damage(t, stmts...)
 			got := doctorOf(t, p).ForeignKeyErrorCount
-			l, err := Open(p, Options{})
+			l, err := Open(p, Options{AllowExternalACL: onWindows})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -21,7 +21,7 @@ func TestDoctorContextDeadlineIsAnError(t *testing.T) {
 	if err := seedBenchmark(p, 5000, 1e9); err != nil {
 		t.Fatal(err)
 	}
-	l, err := Open(p, Options{Clock: fixedClock(1e9)})
+	l, err := Open(p, Options{AllowExternalACL: onWindows, Clock: fixedClock(1e9)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 // the -wal at every commit, so a command that answered ok survives a power
 // loss, not only a crash of the process.
 func TestWritableSynchronousFull(t *testing.T) {
-	l, err := Open(filepath.Join(privateDir(t), "ledger.sqlite"), Options{})
+	l, err := Open(filepath.Join(privateDir(t), "ledger.sqlite"), Options{AllowExternalACL: onWindows})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 func TestOpenCloseKeepsNoDescriptor(t *testing.T) {
 	dir := privateDir(t)
 	open := func(name string, ro bool) {
-		doctorAndClose(t, filepath.Join(dir, name), Options{ReadOnly: ro, Clock: fixedClock(1)})
+		doctorAndClose(t, filepath.Join(dir, name), Options{AllowExternalACL: onWindows, ReadOnly: ro, Clock: fixedClock(1)})
 	}
 	open("warm-up.sqlite", false)
 	open("warm-up.sqlite", true)
@@ -60,7 +60,7 @@ func openDescriptors(t *testing.T) int {
 func TestReadOnlyWithWALKeepsNoDescriptor(t *testing.T) {
 	states, _ := crashStates(t)
 	open := func() {
-		doctorAndClose(t, writeCrashFiles(t, states["wal-alone"]), Options{ReadOnly: true})
+		doctorAndClose(t, writeCrashFiles(t, states["wal-alone"]), Options{AllowExternalACL: onWindows, ReadOnly: true})
 	}
 	open()
 	before := openDescriptors(t)

@@ -34,7 +34,7 @@ func TestFixtureReadOnlyDoctor(t *testing.T) {
 			p := copyFixture(t, name)
 			before := fileSHA(t, p)
 			rec := loadRecord(t, name)
-			l, err := Open(p, Options{ReadOnly: true, Clock: fixedClock(1e9)})
+			l, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true, Clock: fixedClock(1e9)})
 			if err != nil {
 				t.Fatalf("read-only open: %v", err)
 			}
@@ -92,7 +92,7 @@ func TestFixtureDryRunCounts(t *testing.T) {
 			for _, now := range []float64{978307200 + 5000, 1.7e9, 1e10} {
 				p := copyFixture(t, name)
 				before := fileSHA(t, p)
-				l, err := Open(p, Options{ReadOnly: true, Clock: fixedClock(now)})
+				l, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true, Clock: fixedClock(now)})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -123,7 +123,7 @@ func TestFixtureDryRunCounts(t *testing.T) {
 func TestFixtureMigration(t *testing.T) {
 	requireFixtures(t)
 	p := copyFixture(t, "v1-safe.sqlite")
-	l, err := Open(p, Options{Clock: fixedClock(1e9)})
+	l, err := Open(p, Options{AllowExternalACL: onWindows, Clock: fixedClock(1e9)})
 	if err != nil {
 		t.Fatalf("open v1-safe: %v", err)
 	}
@@ -138,7 +138,7 @@ func TestFixtureMigration(t *testing.T) {
 
 	u := copyFixture(t, "v1-unsafe.sqlite")
 	before := fileSHA(t, u)
-	_, err = Open(u, Options{Clock: fixedClock(1e9)})
+	_, err = Open(u, Options{AllowExternalACL: onWindows, Clock: fixedClock(1e9)})
 	if !errors.Is(err, ErrStateConflict) {
 		t.Fatalf("open v1-unsafe: %v, want StateConflict", err)
 	}
@@ -150,7 +150,7 @@ func TestFixtureMigration(t *testing.T) {
 	for _, bad := range []string{"broken-fingerprint.sqlite", "broken-extra-meta-key.sqlite"} {
 		b := copyFixture(t, bad)
 		before := fileSHA(t, b)
-		if _, err := Open(b, Options{}); !errors.Is(err, ErrStateConflict) {
+		if _, err := Open(b, Options{AllowExternalACL: onWindows}); !errors.Is(err, ErrStateConflict) {
 			t.Errorf("%s: writable open: %v, want StateConflict", bad, err)
 		}
 		if fileSHA(t, b) != before {

@@ -24,7 +24,7 @@ func TestHostileHeaderIsStateConflict(t *testing.T) {
 		if err := os.WriteFile(p, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		_, err = Open(p, Options{ReadOnly: readOnly, Clock: fixedClock(2e9)})
+		_, err = Open(p, Options{AllowExternalACL: onWindows, ReadOnly: readOnly, Clock: fixedClock(2e9)})
 		if !errors.Is(err, ErrStateConflict) {
 			t.Fatalf("readOnly=%v: got %v, want StateConflict", readOnly, err)
 		}

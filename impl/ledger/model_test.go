@@ -107,7 +107,7 @@ type machine struct {
 func newMachine(t *rapid.T, dir string) *machine {
 	mc := &machine{clock: &scriptedClock{now: 1.7e9}, m: &model.Model{}}
 	path := filepath.Join(dir, "ledger.sqlite")
-	l, err := ledger.Open(path, ledger.Options{Clock: mc.clock.read, NewID: func() (string, error) {
+	l, err := ledger.Open(path, ledger.Options{AllowExternalACL: onWindows, Clock: mc.clock.read, NewID: func() (string, error) {
 		mc.nextGen++
 		return poolID(1000 + mc.nextGen), nil
 	}})
@@ -636,7 +636,7 @@ func TestCheckerAgreesWithDoctorOnFixtures(t *testing.T) {
 				}
 			}
 
-			l, err := ledger.Open(path, ledger.Options{ReadOnly: true})
+			l, err := ledger.Open(path, ledger.Options{AllowExternalACL: onWindows, ReadOnly: true})
 			if err != nil {
 				t.Fatalf("read-only open: %v", err)
 			}

@@ -27,7 +27,7 @@ func openTest(t *testing.T) (*Ledger, *scriptedClock, string) {
 	t.Helper()
 	clk := &scriptedClock{now: 1000}
 	p := filepath.Join(privateDir(t), "ledger.sqlite")
-	l, err := Open(p, Options{Clock: clk.read, NewID: sequentialIDs()})
+	l, err := Open(p, Options{AllowExternalACL: onWindows, Clock: clk.read, NewID: sequentialIDs()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +284,7 @@ func TestReadOnlyRefusesMutations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ro, err := Open(p, Options{ReadOnly: true, Clock: fixedClock(2000)})
+	ro, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true, Clock: fixedClock(2000)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -422,7 +422,7 @@ func TestChildrenOfLeafIsEmptyNotNil(t *testing.T) {
 		t.Fatalf("writable: %#v, %v; want an empty, non-nil slice", kids, err)
 	}
 	l.Close()
-	r, err := Open(p, Options{ReadOnly: true})
+	r, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ func TestReadOnlyPageSizes(t *testing.T) {
 				}
 			}
 			db.Close()
-			w, err := Open(p, Options{Clock: fixedClock(1000)})
+			w, err := Open(p, Options{AllowExternalACL: onWindows, Clock: fixedClock(1000)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -37,7 +37,7 @@ func TestReadOnlyPageSizes(t *testing.T) {
 				t.Fatalf("page size %d %v, want %d", got, err, size)
 			}
 			w.Close()
-			r, err := Open(p, Options{ReadOnly: true})
+			r, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true})
 			if err != nil {
 				t.Fatalf("read-only open: %v", err)
 			}

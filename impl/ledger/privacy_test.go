@@ -27,9 +27,9 @@ func TestErrorsNeverEchoInputs(t *testing.T) {
 	errs = append(errs, err)
 	_, err = l.Create(CreateParams{PayloadHash: "SECRETHASH", Internal: true})
 	errs = append(errs, err)
-	_, err = Open(filepath.Join(filepath.Dir(p), "secretdir", "x")+"\x00", Options{})
+	_, err = Open(filepath.Join(filepath.Dir(p), "secretdir", "x")+"\x00", Options{AllowExternalACL: onWindows})
 	errs = append(errs, err)
-	_, err = Open(filepath.Join(filepath.Dir(p), "secret-missing.sqlite"), Options{ReadOnly: true})
+	_, err = Open(filepath.Join(filepath.Dir(p), "secret-missing.sqlite"), Options{AllowExternalACL: onWindows, ReadOnly: true})
 	errs = append(errs, err)
 	for i, err := range errs {
 		if err == nil {
@@ -53,9 +53,9 @@ func TestNotADatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := fileSHA(t, p)
-	_, err := Open(p, Options{})
+	_, err := Open(p, Options{AllowExternalACL: onWindows})
 	wantClass(t, err, ErrStateConflict)
-	_, err = Open(p, Options{ReadOnly: true})
+	_, err = Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true})
 	if err == nil {
 		t.Fatal("read-only open of junk accepted")
 	}
@@ -71,7 +71,7 @@ func TestReadOnlyUnusableSchema(t *testing.T) {
 	for _, name := range []string{"v1-unsafe.sqlite", "broken-fingerprint.sqlite", "broken-extra-meta-key.sqlite"} {
 		p := copyFixture(t, name)
 		before := fileSHA(t, p)
-		l, err := Open(p, Options{ReadOnly: true, Clock: fixedClock(1e9)})
+		l, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true, Clock: fixedClock(1e9)})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}

@@ -93,7 +93,7 @@ type world struct {
 // openAt opens the ledger at w.path reading w.clock.
 func (w *world) open(readOnly bool) (*ledger.Ledger, error) {
 	n := len(w.ids)
-	return ledger.Open(w.path, ledger.Options{ReadOnly: readOnly, Clock: w.clock.read, NewID: func() (string, error) {
+	return ledger.Open(w.path, ledger.Options{AllowExternalACL: onWindows, ReadOnly: readOnly, Clock: w.clock.read, NewID: func() (string, error) {
 		n++
 		return fmt.Sprintf("0000%04x-0000-4000-8000-%012x", n, n), nil
 	}})

@@ -34,7 +34,7 @@ SELECT id, 'created', NULL, 'queued', created_at, 'created' FROM tasks ORDER BY 
 func TestReadOnlyOverOldCeiling(t *testing.T) {
 	const n = 20000
 	p := filepath.Join(privateDir(t), "large.sqlite")
-	w, err := Open(p, Options{Clock: fixedClock(1000)})
+	w, err := Open(p, Options{AllowExternalACL: onWindows, Clock: fixedClock(1000)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestReadOnlyOverOldCeiling(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	w, err = Open(p, Options{Clock: fixedClock(1000 + n)})
+	w, err = Open(p, Options{AllowExternalACL: onWindows, Clock: fixedClock(1000 + n)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestReadOnlyOverOldCeiling(t *testing.T) {
 		t.Fatal("the last task is not in the -wal")
 	}
 
-	r, err := Open(p, Options{ReadOnly: true, Clock: fixedClock(1000 + n)})
+	r, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true, Clock: fixedClock(1000 + n)})
 	if err != nil {
 		t.Fatalf("read-only open of %d bytes: %v", info.Size(), err)
 	}

@@ -48,7 +48,7 @@ func livePair(t *testing.T) (string, *Ledger, *sql.DB) {
 	if _, err := keeper.Exec("PRAGMA wal_autocheckpoint = 0"); err != nil {
 		t.Fatal(err)
 	}
-	w, err := Open(p, Options{Clock: fixedClock(1000)})
+	w, err := Open(p, Options{AllowExternalACL: onWindows, Clock: fixedClock(1000)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func commitAndCheckpointInFirstRead(t *testing.T, w *Ledger, keeper *sql.DB) (re
 func TestReadOnlyWriterCommitsAndCheckpointsDuringRead(t *testing.T) {
 	withReadLocks(t, true)
 	p, w, keeper := livePair(t)
-	r, err := Open(p, Options{ReadOnly: true})
+	r, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestReadOnlyCheckpointDuringReadDetected(t *testing.T) {
 	withReadLocks(t, false)
 	recordPauses(t)
 	p, w, keeper := livePair(t)
-	r, err := Open(p, Options{ReadOnly: true})
+	r, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestReadOnlyWriterSessionDuringDryRun(t *testing.T) {
 			withReadLocks(t, locks)
 			recordPauses(t)
 			p := newLedgerFile(t, privateDir(t))
-			r, err := Open(p, Options{ReadOnly: true, Clock: fixedClock(5000)})
+			r, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true, Clock: fixedClock(5000)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -153,7 +153,7 @@ func TestReadOnlyWriterSessionDuringDryRun(t *testing.T) {
 				if n != 1 {
 					return
 				}
-				w, err := Open(path, Options{Clock: fixedClock(1000)})
+				w, err := Open(path, Options{AllowExternalACL: onWindows, Clock: fixedClock(1000)})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -186,7 +186,7 @@ func TestReadOnlyReplacedMidRead(t *testing.T) {
 	dir := privateDir(t)
 	p := newLedgerFile(t, dir)
 	other := newLedgerFile(t, privateDir(t))
-	r, err := Open(p, Options{ReadOnly: true})
+	r, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +219,7 @@ func TestReadOnlySidecarAppearsMidRead(t *testing.T) {
 			pauses := recordPauses(t)
 			dir := privateDir(t)
 			p := newLedgerFile(t, dir)
-			r, err := Open(p, Options{ReadOnly: true})
+			r, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -258,7 +258,7 @@ func TestReadOnlySidecarAppearsMidRead(t *testing.T) {
 func TestReadOnlyShmDescriptorsBounded(t *testing.T) {
 	withReadLocks(t, true)
 	p := newLedgerFile(t, privateDir(t))
-	r, err := Open(p, Options{ReadOnly: true})
+	r, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +266,7 @@ func TestReadOnlyShmDescriptorsBounded(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		// A writer session that stays open while the read runs, so a -shm
 		// exists to lock; closing it removes that -shm.
-		w, err := Open(p, Options{Clock: fixedClock(1000)})
+		w, err := Open(p, Options{AllowExternalACL: onWindows, Clock: fixedClock(1000)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -295,7 +295,7 @@ func TestReadOnlyShmDescriptorsBounded(t *testing.T) {
 func TestReadOnlyRetriedChildren(t *testing.T) {
 	recordPauses(t)
 	p := filepath.Join(privateDir(t), "ledger.sqlite")
-	w, err := Open(p, Options{Clock: fixedClock(1000)})
+	w, err := Open(p, Options{AllowExternalACL: onWindows, Clock: fixedClock(1000)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +309,7 @@ func TestReadOnlyRetriedChildren(t *testing.T) {
 		}
 	}
 	w.Close()
-	r, err := Open(p, Options{ReadOnly: true})
+	r, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,7 +350,7 @@ func TestReadOnlyWriterStartsLogDuringRead(t *testing.T) {
 	if err := keeper.QueryRow("SELECT count(*) FROM tasks").Scan(&n); err != nil || n != 1 {
 		t.Fatal(n, err)
 	}
-	w, err := Open(p, Options{Clock: fixedClock(1000)})
+	w, err := Open(p, Options{AllowExternalACL: onWindows, Clock: fixedClock(1000)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,7 +358,7 @@ func TestReadOnlyWriterStartsLogDuringRead(t *testing.T) {
 	if st, err := os.Lstat(p + "-wal"); err != nil || st.Size() != 0 {
 		t.Fatalf("want an empty -wal before the read: %v %v", st, err)
 	}
-	r, err := Open(p, Options{ReadOnly: true})
+	r, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func TestReadOnlySourceChanged(t *testing.T) {
 	}
 	defer func() { duringReadOnlyRead = nil }()
 	pauses := recordPauses(t)
-	_, err := Open(p, Options{ReadOnly: true})
+	_, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true})
 	wantClass(t, err, ErrStateConflict)
 	if attempts != len(readOnlyPauses)+1 || len(*pauses) != len(readOnlyPauses) {
 		t.Fatalf("attempts %d, pauses %v", attempts, *pauses)
@@ -68,7 +68,7 @@ func TestReadOnlyPersistentJournal(t *testing.T) {
 	}
 	before := fileSHA(t, p)
 	pauses := recordPauses(t)
-	_, err := Open(p, Options{ReadOnly: true})
+	_, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true})
 	wantClass(t, err, ErrStateConflict)
 	if len(*pauses) != len(readOnlyPauses) {
 		t.Fatalf("pauses %v", *pauses)
@@ -88,7 +88,7 @@ func TestReadOnlyPersistentJournal(t *testing.T) {
 			os.Remove(p + "-journal")
 		}
 	}
-	l, err := Open(p, Options{ReadOnly: true})
+	l, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestReadOnlyRetrySucceeds(t *testing.T) {
 		}
 	}
 	defer func() { duringReadOnlyRead = nil }()
-	l, err := Open(p, Options{ReadOnly: true})
+	l, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestReadOnlyNeedsWAL(t *testing.T) {
 	db.Close()
 	os.Chmod(p, 0o600)
 	before := fileSHA(t, p)
-	_, err = Open(p, Options{ReadOnly: true})
+	_, err = Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true})
 	wantClass(t, err, ErrInvalidInput)
 	if fileSHA(t, p) != before {
 		t.Fatal("file changed")

@@ -18,7 +18,7 @@ import (
 // attempt and answering ErrBusy.
 func TestReadOnlyContextEndsTheLockWait(t *testing.T) {
 	p := newLedgerFile(t, privateDir(t))
-	l, err := Open(p, Options{ReadOnly: true, BusyTimeoutMS: 200})
+	l, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true, BusyTimeoutMS: 200})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 func TestIdleReadOnlyLedgerHoldsNothing(t *testing.T) {
 	withReadLocks(t, true)
 	p, w, keeper := livePair(t)
-	r, err := Open(p, Options{ReadOnly: true})
+	r, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestIdleReadOnlyLedgerHoldsNothing(t *testing.T) {
 	// Writer sessions that each make and remove the -wal/-shm pair.
 	before := -1
 	for i := 0; i < 8; i++ {
-		w, err := Open(p, Options{Clock: fixedClock(2000 + float64(i))})
+		w, err := Open(p, Options{AllowExternalACL: onWindows, Clock: fixedClock(2000 + float64(i))})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -50,7 +50,7 @@ func TestReadOnlyWaitsForCheckpointLock(t *testing.T) {
 		}
 	}
 	t.Cleanup(func() { lockPause = time.Sleep })
-	l, err := Open(p, Options{ReadOnly: true, BusyTimeoutMS: 1000})
+	l, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true, BusyTimeoutMS: 1000})
 	if err != nil {
 		t.Fatalf("after %v: %v", waited, err)
 	}
@@ -63,7 +63,7 @@ func TestReadOnlyWaitsForCheckpointLock(t *testing.T) {
 	waited = nil
 	lockPause = func(d time.Duration) { waited = append(waited, d) }
 	pauses := recordPauses(t)
-	_, err = Open(p, Options{ReadOnly: true, BusyTimeoutMS: 20})
+	_, err = Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true, BusyTimeoutMS: 20})
 	wantClass(t, err, ErrStateConflict)
 	var total time.Duration
 	for _, d := range waited {
@@ -83,7 +83,7 @@ func TestReadOnlyBusyLeavesNoLock(t *testing.T) {
 	lockPause = func(time.Duration) {}
 	t.Cleanup(func() { lockPause = time.Sleep })
 	p := newLedgerFile(t, privateDir(t))
-	w, err := Open(p, Options{Clock: fixedClock(1000)})
+	w, err := Open(p, Options{AllowExternalACL: onWindows, Clock: fixedClock(1000)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestReadOnlyBusyLeavesNoLock(t *testing.T) {
 	if err := unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, &lk); err != nil {
 		t.Fatal(err)
 	}
-	_, err = Open(p, Options{ReadOnly: true, BusyTimeoutMS: 5})
+	_, err = Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true, BusyTimeoutMS: 5})
 	wantClass(t, err, ErrStateConflict)
 	heldMu.Lock()
 	n := w.guard.held.dbLocks
@@ -115,7 +115,7 @@ func TestReadOnlyBusyLeavesNoLock(t *testing.T) {
 // the first pause that reaches it: never one pause more.
 func TestReadOnlyLockWaitEndsAtTheBusyTimeout(t *testing.T) {
 	p := newLedgerFile(t, privateDir(t))
-	l, err := Open(p, Options{ReadOnly: true})
+	l, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 
 func TestPathRules(t *testing.T) {
 	for _, p := range []string{"", ":memory:", "a\x00b", `\\server\share\db`, "/"} {
-		if _, err := Open(p, Options{}); !errors.Is(err, ErrInvalidInput) {
+		if _, err := Open(p, Options{AllowExternalACL: onWindows}); !errors.Is(err, ErrInvalidInput) {
 			t.Errorf("Open(%q): %v, want InvalidInput", p, err)
 		}
 	}
@@ -22,7 +22,7 @@ func TestPathRules(t *testing.T) {
 // an ordinary file name (only Windows reads "C:" as a drive).
 func TestTrailingColonIsAName(t *testing.T) {
 	p := filepath.Join(privateDir(t), "d", "tasks:")
-	l, err := Open(p, Options{Clock: fixedClock(1)})
+	l, err := Open(p, Options{AllowExternalACL: onWindows, Clock: fixedClock(1)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestTrailingColonIsAName(t *testing.T) {
 func TestMissingDirsCreatedPrivate(t *testing.T) {
 	base := privateDir(t)
 	p := filepath.Join(base, "a", "b", "ledger.sqlite")
-	l, err := Open(p+"/", Options{})
+	l, err := Open(p+"/", Options{AllowExternalACL: onWindows})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestMustExistCreatesNothing(t *testing.T) {
 		filepath.Join(base, "a", "b", "ledger.sqlite"),
 		filepath.Join(base, "ledger.sqlite"),
 	} {
-		_, err := Open(p, Options{MustExist: true})
+		_, err := Open(p, Options{AllowExternalACL: onWindows, MustExist: true})
 		if !errors.Is(err, ErrInvalidInput) {
 			t.Fatalf("%s: %v, want ErrInvalidInput", p, err)
 		}
@@ -69,12 +69,12 @@ func TestMustExistCreatesNothing(t *testing.T) {
 		t.Fatalf("MustExist created %v", left)
 	}
 	p := filepath.Join(base, "ledger.sqlite")
-	l, err := Open(p, Options{})
+	l, err := Open(p, Options{AllowExternalACL: onWindows})
 	if err != nil {
 		t.Fatal(err)
 	}
 	l.Close()
-	l, err = Open(p, Options{MustExist: true})
+	l, err = Open(p, Options{AllowExternalACL: onWindows, MustExist: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestSymlinkedParentAccepted(t *testing.T) {
 	if err := os.Symlink(real, link); err != nil {
 		t.Fatal(err)
 	}
-	l, err := Open(filepath.Join(link, "ledger.sqlite"), Options{})
+	l, err := Open(filepath.Join(link, "ledger.sqlite"), Options{AllowExternalACL: onWindows})
 	if err != nil {
 		t.Fatalf("symlinked parent: %v", err)
 	}
@@ -128,7 +128,7 @@ func sameSnapshot(a, b map[string]string) bool {
 func newLedgerFile(t *testing.T, dir string) string {
 	t.Helper()
 	p := filepath.Join(dir, "ledger.sqlite")
-	l, err := Open(p, Options{Clock: fixedClock(1000)})
+	l, err := Open(p, Options{AllowExternalACL: onWindows, Clock: fixedClock(1000)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestStorageRefusals(t *testing.T) {
 			target := setup(t, dir, db)
 			before := snapshotDir(t, dir)
 			for _, ro := range []bool{false, true} {
-				l, err := Open(target, Options{ReadOnly: ro})
+				l, err := Open(target, Options{AllowExternalACL: onWindows, ReadOnly: ro})
 				if err == nil {
 					l.Close()
 					t.Fatalf("read-only=%v: accepted", ro)
@@ -200,13 +200,13 @@ func TestNonStickyWritableAncestor(t *testing.T) {
 	os.Chmod(open, 0o777)
 	leaf := filepath.Join(open, "leaf")
 	os.Mkdir(leaf, 0o700)
-	_, err := Open(filepath.Join(leaf, "ledger.sqlite"), Options{})
+	_, err := Open(filepath.Join(leaf, "ledger.sqlite"), Options{AllowExternalACL: onWindows})
 	wantClass(t, err, ErrInvalidInput)
 	if _, err := os.Lstat(filepath.Join(leaf, "ledger.sqlite")); err == nil {
 		t.Fatal("refused open created the file")
 	}
 	os.Chmod(open, 0o777|os.ModeSticky)
-	l, err := Open(filepath.Join(leaf, "ledger.sqlite"), Options{})
+	l, err := Open(filepath.Join(leaf, "ledger.sqlite"), Options{AllowExternalACL: onWindows})
 	if err != nil {
 		t.Fatalf("sticky ancestor: %v", err)
 	}
@@ -217,7 +217,7 @@ func TestTightensModes(t *testing.T) {
 	dir := privateDir(t)
 	db := newLedgerFile(t, dir)
 	os.Chmod(db, 0o644)
-	if l, err := Open(db, Options{ReadOnly: true}); !errors.Is(err, ErrInvalidInput) {
+	if l, err := Open(db, Options{AllowExternalACL: onWindows, ReadOnly: true}); !errors.Is(err, ErrInvalidInput) {
 		if l != nil {
 			l.Close()
 		}
@@ -226,7 +226,7 @@ func TestTightensModes(t *testing.T) {
 	if info, _ := os.Stat(db); info.Mode().Perm() != 0o644 {
 		t.Fatal("read-only open tightened the file")
 	}
-	l, err := Open(db, Options{})
+	l, err := Open(db, Options{AllowExternalACL: onWindows})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +249,7 @@ func TestReplacedBetweenOperations(t *testing.T) {
 	dir := privateDir(t)
 	db := newLedgerFile(t, dir)
 	other := newLedgerFile(t, privateDir(t))
-	l, err := Open(db, Options{Clock: fixedClock(2000)})
+	l, err := Open(db, Options{AllowExternalACL: onWindows, Clock: fixedClock(2000)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,23 +280,23 @@ func TestReadOnlySidecarRules(t *testing.T) {
 	dir := privateDir(t)
 	db := newLedgerFile(t, dir)
 	os.WriteFile(db+"-journal", []byte("x"), 0o600)
-	_, err := Open(db, Options{ReadOnly: true})
+	_, err := Open(db, Options{AllowExternalACL: onWindows, ReadOnly: true})
 	wantClass(t, err, ErrStateConflict)
 	os.Remove(db + "-journal")
 	os.WriteFile(db+"-wal", nil, 0o600)
-	l, err := Open(db, Options{ReadOnly: true})
+	l, err := Open(db, Options{AllowExternalACL: onWindows, ReadOnly: true})
 	if err != nil {
 		t.Fatalf("lone empty -wal: %v", err)
 	}
 	l.Close()
 	os.Remove(db + "-wal")
 
-	w, err := Open(db, Options{Clock: fixedClock(3000)})
+	w, err := Open(db, Options{AllowExternalACL: onWindows, Clock: fixedClock(3000)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	ro, err := Open(db, Options{ReadOnly: true, Clock: fixedClock(3000)})
+	ro, err := Open(db, Options{AllowExternalACL: onWindows, ReadOnly: true, Clock: fixedClock(3000)})
 	if err != nil {
 		t.Fatalf("read-only beside a writer: %v", err)
 	}
@@ -317,9 +317,9 @@ func TestReadOnlySidecarRules(t *testing.T) {
 
 func TestReadOnlyMissingFile(t *testing.T) {
 	dir := privateDir(t)
-	_, err := Open(filepath.Join(dir, "none.sqlite"), Options{ReadOnly: true})
+	_, err := Open(filepath.Join(dir, "none.sqlite"), Options{AllowExternalACL: onWindows, ReadOnly: true})
 	wantClass(t, err, ErrInvalidInput)
-	_, err = Open(filepath.Join(dir, "nodir", "none.sqlite"), Options{ReadOnly: true})
+	_, err = Open(filepath.Join(dir, "nodir", "none.sqlite"), Options{AllowExternalACL: onWindows, ReadOnly: true})
 	wantClass(t, err, ErrInvalidInput)
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Fatal("read-only open created something")
@@ -331,7 +331,7 @@ func TestReadOnlyMissingFile(t *testing.T) {
 func TestOddPathCharacters(t *testing.T) {
 	dir := filepath.Join(privateDir(t), "a b?c#d%20e&f=g")
 	p := filepath.Join(dir, "l?mode=ro#x.sqlite")
-	l, err := Open(p, Options{Clock: fixedClock(1)})
+	l, err := Open(p, Options{AllowExternalACL: onWindows, Clock: fixedClock(1)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,7 +346,7 @@ func TestOddPathCharacters(t *testing.T) {
 	if len(entries) != 1 {
 		t.Fatalf("unexpected files: %v", entries)
 	}
-	ro, err := Open(p, Options{ReadOnly: true})
+	ro, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,7 +363,7 @@ func TestOddPathCharacters(t *testing.T) {
 // memory and query_only.
 func TestPageCacheBounded(t *testing.T) {
 	p := filepath.Join(privateDir(t), "cache.sqlite")
-	l, err := Open(p, Options{})
+	l, err := Open(p, Options{AllowExternalACL: onWindows})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,7 +372,7 @@ func TestPageCacheBounded(t *testing.T) {
 	if err != nil || got != cacheSizeKiB {
 		t.Fatalf("writable cache_size %d %v, want %d", got, err, cacheSizeKiB)
 	}
-	ro, err := Open(p, Options{ReadOnly: true, BusyTimeoutMS: 1234})
+	ro, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true, BusyTimeoutMS: 1234})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -399,7 +399,7 @@ func TestNonStickyWritableAncestorAboveMissingDirs(t *testing.T) {
 	open := filepath.Join(base, "open")
 	os.Mkdir(open, 0o700)
 	os.Chmod(open, 0o777)
-	l, err := Open(filepath.Join(open, "new", "ledger.sqlite"), Options{})
+	l, err := Open(filepath.Join(open, "new", "ledger.sqlite"), Options{AllowExternalACL: onWindows})
 	if l != nil {
 		l.Close()
 	}
@@ -423,7 +423,7 @@ func TestMissingDirCreatedMeanwhileByAnother(t *testing.T) {
 	os.Chmod(stickyDir, 0o777|os.ModeSticky)
 	planted := filepath.Join(stickyDir, "new")
 	plantForeignDir(t, planted)
-	l, err := Open(filepath.Join(planted, "sub", "ledger.sqlite"), Options{})
+	l, err := Open(filepath.Join(planted, "sub", "ledger.sqlite"), Options{AllowExternalACL: onWindows})
 	if l != nil {
 		l.Close()
 	}
@@ -437,7 +437,7 @@ func TestMissingDirCreatedMeanwhileByAnother(t *testing.T) {
 	// directory's rules (owner first), not only to the ancestors' rules.
 	last := filepath.Join(stickyDir, "last")
 	plantForeignDir(t, last)
-	l, err = Open(filepath.Join(last, "ledger.sqlite"), Options{})
+	l, err = Open(filepath.Join(last, "ledger.sqlite"), Options{AllowExternalACL: onWindows})
 	if l != nil {
 		l.Close()
 	}
@@ -474,7 +474,7 @@ func TestDotDotAfterSymlinkedParent(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := base + "/link/../ledger.sqlite"
-	l, err := Open(p, Options{Clock: fixedClock(1)})
+	l, err := Open(p, Options{AllowExternalACL: onWindows, Clock: fixedClock(1)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -487,7 +487,7 @@ func TestDotDotAfterSymlinkedParent(t *testing.T) {
 	}
 	// A missing directory followed by ".." is read lexically, as realpath
 	// does for names that do not exist.
-	l, err = Open(base+"/real/new/../other.sqlite", Options{Clock: fixedClock(1)})
+	l, err = Open(base+"/real/new/../other.sqlite", Options{AllowExternalACL: onWindows, Clock: fixedClock(1)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -505,7 +505,7 @@ func TestDoubleSlashIsNotUNC(t *testing.T) {
 		t.Skip("on Windows // starts a UNC path")
 	}
 	p := "/" + filepath.Join(privateDir(t), "ledger.sqlite")
-	l, err := Open(p, Options{Clock: fixedClock(1)})
+	l, err := Open(p, Options{AllowExternalACL: onWindows, Clock: fixedClock(1)})
 	if err != nil {
 		t.Fatalf("Open(%q): %v", p, err)
 	}
@@ -518,7 +518,7 @@ func TestDoubleSlashIsNotUNC(t *testing.T) {
 func TestDotDotPastMissingDirs(t *testing.T) {
 	base := privateDir(t)
 	p := filepath.Join(base, "nope") + "/../../" + filepath.Base(base) + "/sub/ledger.sqlite"
-	l, err := Open(p, Options{Clock: fixedClock(1)})
+	l, err := Open(p, Options{AllowExternalACL: onWindows, Clock: fixedClock(1)})
 	if err != nil {
 		t.Fatalf("Open(%q): %v", p, err)
 	}
@@ -542,7 +542,7 @@ func TestMissingDirectoryUnderRoot(t *testing.T) {
 	if _, err := os.Lstat(filepath.Dir(p)); err == nil {
 		t.Skipf("%s exists here", filepath.Dir(p))
 	}
-	_, err := Open(p, Options{ReadOnly: true})
+	_, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true})
 	wantClass(t, err, ErrInvalidInput)
 	if err == nil || !strings.Contains(err.Error(), "database directory does not exist") {
 		t.Errorf("got %v, want the missing directory named as such", err)

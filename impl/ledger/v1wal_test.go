@@ -106,7 +106,7 @@ func TestV1RefusalWithWALLeavesFilesUnchanged(t *testing.T) {
 				}
 			}
 			before := dirNames(t, dir)
-			l, err := Open(p, Options{Clock: fixedClock(1e9)})
+			l, err := Open(p, Options{AllowExternalACL: onWindows, Clock: fixedClock(1e9)})
 			if err == nil {
 				l.Close()
 			}
@@ -141,7 +141,7 @@ func TestV1MigratesWhenItsWALMakesItSafe(t *testing.T) {
 	if err := os.WriteFile(p+"-wal", wal, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	l, err := Open(p, Options{Clock: fixedClock(1e9)})
+	l, err := Open(p, Options{AllowExternalACL: onWindows, Clock: fixedClock(1e9)})
 	if err != nil {
 		t.Fatalf("writable open: %v", err)
 	}

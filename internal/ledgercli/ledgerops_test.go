@@ -11,13 +11,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/stateguard/stateguard/internal/ledgercli"
+	"github.com/stateguard/stateguard/internal/platformtest"
 	model "github.com/stateguard/stateguard/model/ledger"
 )
 
@@ -43,11 +43,7 @@ func ledgerBinary(t *testing.T) string {
 	binOnce.Do(func() {
 		binDir, binErr = os.MkdirTemp("", "task-state-guard-bin-")
 		if binErr == nil {
-			binFile = filepath.Join(binDir, "task-state-guard")
-			out, err := exec.Command("go", "build", "-o", binFile, "github.com/stateguard/stateguard/cmd/task-state-guard").CombinedOutput()
-			if err != nil {
-				binErr = fmt.Errorf("building task-state-guard: %v\n%s", err, out)
-			}
+			binFile, binErr = platformtest.CommandBinary(binDir, "task-state-guard")
 			// Tests that run the binary as another user need to reach it.
 			os.Chmod(binDir, 0o711)
 		}

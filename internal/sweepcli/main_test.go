@@ -3,9 +3,9 @@ package sweepcli_test
 import (
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
+
+	"github.com/stateguard/stateguard/internal/platformtest"
 )
 
 // binPath is the sweep-state binary built once for the tests that run real
@@ -25,11 +25,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	binPath = filepath.Join(dir, "sweep-state")
-	build := exec.Command("go", "build", "-o", binPath, "github.com/stateguard/stateguard/cmd/sweep-state")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building sweep-state:", err)
+	binPath, err = platformtest.CommandBinary(dir, "sweep-state")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}

@@ -1,0 +1,100 @@
+// Package platformtest names, in one place, every platform condition under
+// which a test does not run, and builds the command binaries that process
+// tests run. spec/README.md lists the conditions ("Platform conditions of
+// the tests"); a test that needs one calls it first, so the reason for a
+// skip reads the same everywhere:
+//
+//	platformtest.POSIXModes(t)
+//
+// These are facts of a platform, not missing equipment: they skip under
+// CI=true too. A test of a Windows path says so by its name and runs there.
+// Files whose name ends in _unix_test.go or _linux_test.go, or that carry a
+// build constraint, are the compile-time form of the same conditions
+// (signals, process groups, OFD locks, FUSE) and are listed beside them.
+package platformtest
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// Windows is true where the code under test takes its Windows paths.
+const Windows = runtime.GOOS == "windows"
+
+// POSIXModes skips t where files carry no POSIX permission bits: on
+// Windows the directory's ACL decides, and Go reports 0666 or 0444.
+func POSIXModes(t testing.TB) {
+	t.Helper()
+	if Windows {
+		t.Skip("platform condition POSIXModes: no POSIX permission bits on Windows")
+	}
+}
+
+// POSIXLinks skips t where symbolic links and hard links cannot be made
+// freely by any user (Windows: a symbolic link needs a privilege, and the
+// engines refuse reparse points instead of resolving them).
+func POSIXLinks(t testing.TB) {
+	t.Helper()
+	if Windows {
+		t.Skip("platform condition POSIXLinks: no unprivileged POSIX links on Windows")
+	}
+}
+
+// Ownership skips t where files have no numeric owner to compare with the
+// effective user (Windows: an owner is a SID, and no ownership check runs).
+func Ownership(t testing.TB) {
+	t.Helper()
+	if Windows {
+		t.Skip("platform condition Ownership: no numeric file owner on Windows")
+	}
+}
+
+// OFDLocks skips t where open file description locks do not exist (all but
+// Linux): the read-only view then relies on change detection alone.
+func OFDLocks(t testing.TB) {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("platform condition OFDLocks: no OFD locks on " + runtime.GOOS)
+	}
+}
+
+// BinDirEnv names the folder of prebuilt command binaries: tools/winetest
+// builds them for Windows, because a test under Wine cannot run the go
+// command.
+const BinDirEnv = "STATEGUARD_TEST_BINDIR"
+
+// GoCommand skips t where the go command cannot run from the test: under
+// tools/winetest's Wine run (a Linux go cannot be started from inside
+// Wine). Tests that only need the command binaries use CommandBinary.
+func GoCommand(t testing.TB) {
+	t.Helper()
+	if os.Getenv(BinDirEnv) != "" {
+		t.Skip("platform condition GoCommand: no go command inside the Wine run")
+	}
+}
+
+// CommandBinary returns the binary of cmd/<name> (such as "sweep-state"):
+// the prebuilt one from BinDirEnv when set, otherwise one built into dir.
+func CommandBinary(dir, name string) (string, error) {
+	exe := name
+	if Windows {
+		exe += ".exe"
+	}
+	if prebuilt := os.Getenv(BinDirEnv); prebuilt != "" {
+		p := filepath.Join(prebuilt, exe)
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("%s=%s: %w", BinDirEnv, prebuilt, err)
+		}
+		return p, nil
+	}
+	p := filepath.Join(dir, exe)
+	out, err := exec.Command("go", "build", "-o", p, "github.com/stateguard/stateguard/cmd/"+name).CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("building %s: %v\n%s", name, err, out)
+	}
+	return p, nil
+}
