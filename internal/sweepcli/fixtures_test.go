@@ -40,7 +40,7 @@ type fixture struct {
 // stdout and the state file's bytes and mode after every call.
 func TestFixtureReplay(t *testing.T) {
 	root := fixtureDir(t)
-	for _, sub := range []string{"edge", "sequences"} {
+	for _, sub := range []string{"edge", "sequences", "python-written"} {
 		files, _ := filepath.Glob(filepath.Join(root, sub, "*.json"))
 		if len(files) == 0 {
 			t.Fatalf("no fixtures in %s", sub)

@@ -42,15 +42,15 @@ type fixtureStep struct {
 func TestFixtureReplay(t *testing.T) {
 	root := testfixtures.Dir(t, "sweep")
 	var files []string
-	for _, sub := range []string{"sequences", "edge"} {
+	for _, sub := range []string{"sequences", "edge", "python-written"} {
 		m, err := filepath.Glob(filepath.Join(root, sub, "*.json"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		files = append(files, m...)
 	}
-	if len(files) < 171 {
-		t.Fatalf("found %d fixture files, want 171", len(files))
+	if len(files) < 176 {
+		t.Fatalf("found %d fixture files, want 176", len(files))
 	}
 	sort.Strings(files)
 	for _, path := range files {
