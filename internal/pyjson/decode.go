@@ -54,6 +54,19 @@ func DecodePrefix(text string, maxDepth int) (value.Value, int, error) {
 	return v, d.pos, err
 }
 
+// DecodeFilePrefix is DecodePrefix for the inline JSON of a state file: the
+// literals NaN, Infinity and -Infinity inside an array (at any depth below
+// it) are read as floats, because the reference writer's json.dumps puts a
+// non-finite float of a list there and its reader takes it back as that
+// float (spec/sweep-state.md §15.2.3). Anywhere else they, and a number
+// that overflows to infinity, are still ErrNonFinite.
+func DecodeFilePrefix(text string, maxDepth int) (value.Value, int, error) {
+	d := decoder{text: text, maxDepth: maxDepth, listFloats: true}
+	v := d.value()
+	v, err := d.result(v)
+	return v, d.pos, err
+}
+
 // decoder is a recursive-descent reader over text. The first error stops
 // it; a non-finite number is only noted so that a later syntax error still
 // wins, as Python would fail on the syntax first.
@@ -64,6 +77,10 @@ type decoder struct {
 	maxDepth  int
 	err       error
 	nonFinite bool
+	// listFloats admits the non-finite literals inside an array;
+	// arrays counts the arrays open around the current position.
+	listFloats bool
+	arrays     int
 }
 
 func (d *decoder) result(v value.Value) (value.Value, error) {
@@ -125,20 +142,27 @@ func (d *decoder) value() value.Value {
 		return false
 	case c == 'N' && d.hasPrefix("NaN"):
 		d.pos += 3
-		d.nonFinite = true
-		return nil
+		return d.nonFiniteLiteral(math.NaN())
 	case c == 'I' && d.hasPrefix("Infinity"):
 		d.pos += 8
-		d.nonFinite = true
-		return nil
+		return d.nonFiniteLiteral(math.Inf(1))
 	case c == '-' && d.hasPrefix("-Infinity"):
 		d.pos += 9
-		d.nonFinite = true
-		return nil
+		return d.nonFiniteLiteral(math.Inf(-1))
 	case c == '-' || (c >= '0' && c <= '9'):
 		return d.number()
 	}
 	d.fail("expecting value")
+	return nil
+}
+
+// nonFiniteLiteral is the value of NaN, Infinity or -Infinity: f where the
+// decoder admits it, else a noted refusal.
+func (d *decoder) nonFiniteLiteral(f float64) value.Value {
+	if d.listFloats && d.arrays > 0 {
+		return f
+	}
+	d.nonFinite = true
 	return nil
 }
 
@@ -207,7 +231,8 @@ func (d *decoder) array() value.Value {
 	if !d.enter() {
 		return nil
 	}
-	defer func() { d.depth-- }()
+	d.arrays++
+	defer func() { d.depth--; d.arrays-- }()
 	d.pos++ // '['
 	d.skipSpace()
 	if d.pos < len(d.text) && d.text[d.pos] == ']' {

@@ -13,6 +13,10 @@
 //	DecodePrefix(text string, maxDepth int) (value.Value, int, error)
 //	DecodeStringPrefix(text string) (string, int, error)
 //	    One value (or one string) at the start of text and the bytes used.
+//	DecodeFilePrefix(text string, maxDepth int) (value.Value, int, error)
+//	    DecodePrefix for a state file's inline JSON: NaN, Infinity and
+//	    -Infinity inside an array are floats (the reference writer puts them
+//	    there); elsewhere they are refused as by Decode.
 //	Encode(v value.Value) []byte
 //	    json.dumps default: ensure_ascii (non-ASCII and DEL as \uXXXX, lowercase
 //	    hex, surrogate pairs above U+FFFF), ", " and ": " separators, keys in

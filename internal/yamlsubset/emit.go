@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"math"
 	"math/big"
 	"slices"
 	"strconv"
@@ -198,12 +199,31 @@ func (e *emitter) block(m *value.Map, depth int, l level) {
 			continue
 		}
 		e.buf = append(e.buf, ':', ' ')
-		e.buf = appendInline(e.buf, v)
+		if f, ok := v.(float64); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
+			// Only a list can hold such a float (the reader and the JSON
+			// input admit no other place); should one reach a block, it
+			// is written as the reference writes it (repr), which both
+			// readers take for the string.
+			e.buf = append(e.buf, pyRepr(f)...)
+		} else {
+			e.buf = appendInline(e.buf, v)
+		}
 		e.buf = append(e.buf, '\n')
 		if e.w != nil && len(e.buf) >= flushSize {
 			e.flush()
 		}
 	}
+}
+
+// pyRepr is Python's repr of a non-finite float.
+func pyRepr(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "nan"
+	case f > 0:
+		return "inf"
+	}
+	return "-inf"
 }
 
 // appendInline writes a scalar, a list or a map as one line of JSON with

@@ -277,6 +277,10 @@ func parseValue(s string, depthLeft, lineNo int) (value.Value, error) {
 		return true, nil
 	case "false":
 		return false, nil
+	case "nan", "inf", "-inf":
+		// The reference writer's repr of a non-finite float; its reader
+		// takes the word back as a string.
+		return s, nil
 	}
 	switch c := s[0]; {
 	case c == '"': // the common case, without the general decoder
@@ -289,7 +293,7 @@ func parseValue(s string, depthLeft, lineNo int) (value.Value, error) {
 		}
 		return str, nil
 	case c == '[' || c == '{' || c == '-' || (c >= '0' && c <= '9'):
-		v, n, err := pyjson.DecodePrefix(s, depthLeft)
+		v, n, err := pyjson.DecodeFilePrefix(s, depthLeft)
 		if err != nil {
 			return nil, corruptf(lineNo, "bad JSON value")
 		}
@@ -326,14 +330,17 @@ func isPlainValue(s string) bool {
 	return true
 }
 
-// isPlainKey is the rule for a bare key: it passes isPlainWord (after its
-// trailing spaces, which the key keeps, are set aside) and is not one of the
-// exact YAML 1.1 boolean and null spellings of divergence D8. Other case
-// mixes (tRUE) and words like nan are strings to every YAML reader and the
-// writer puts them bare, so they must read back.
+// isPlainKey is the rule for a bare key. A key matching the reference
+// writer's bare-key pattern is that writer's own form and always reads as
+// itself, a YAML 1.1 word (y, No, OFF, null) included. Any other bare key is
+// a hand edit: it must pass isPlainWord (after its trailing spaces, which
+// the key keeps, are set aside) and must not be one of the exact YAML 1.1
+// boolean and null spellings of divergence D8.
 func isPlainKey(s string) bool {
-	if isBareWord(s) { // fast path: the writer's own bare keys
-		return !isYAML11Word(s)
+	if isBareWord(s) {
+		// The reference writer puts every key of this shape bare, the
+		// YAML 1.1 words among them, and reads it back as that string.
+		return true
 	}
 	s = strings.TrimRight(s, " ")
 	return isPlainWord(s) && !isYAML11Word(s)

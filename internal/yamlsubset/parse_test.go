@@ -94,7 +94,10 @@ func TestParseRefuses(t *testing.T) {
 		{"too many digits", "a: " + strings.Repeat("1", pyjson.MaxIntDigits+1) + "\n"},
 		{"invalid UTF-8", "a: \"\xff\"\n"},
 		{"lone surrogate escape", "a: \"\\ud800\"\n"},
-		{"ambiguous bare key true", "true: 1\n"},
+		{"ambiguous bare key true with a space", "true : 1\n"},
+		{"NaN inside an inline object", "a: {\"v\": NaN}\n"},
+		{"overflowing float in a list", "a: [1e400]\n"},
+		{"NaN spelled otherwise in a list", "a: [nan]\n"},
 		{"ambiguous bare key number", "123: 1\n"},
 		{"ambiguous bare key empty", ": 1\n"},
 		{"bare key with comment marker", "a #b: 1\n"},
@@ -117,7 +120,7 @@ func TestUnquotedWordRule(t *testing.T) {
 	}
 	ambiguous := []string{
 		"yes", "Yes", "YES", "yEs", "y", "Y", "n", "N", "no", "NO", "nO", "on", "On", "oN", "off", "OFF", "oFF",
-		"True", "TRUE", "tRUE", "False", "FALSE", "Null", "NULL", "nULL", "~", "nan", "NaN", "NAN", "inf", "Inf", "infinity", "Infinity",
+		"True", "TRUE", "tRUE", "False", "FALSE", "Null", "NULL", "nULL", "~", "NaN", "NAN", "Nan", "Inf", "INF", "-Inf", "-nan", "+inf", "infinity", "Infinity", "-Infinity",
 		"0x10", "0o17", ".5", "1_000", "+1", "-", "- a", "'x'", "2026-07-02", "12:30", "1.", "01", ".inf", "-.inf", ".nan",
 		"a: b", "a:", "a #b", "&anchor", "*alias", "!tag x", "|", ">", "%x", "@x", "`x`", "? x", "é", "\u00a0x", "<<", "=",
 		"a\tb", "a\u0085b", "a\u2028b", "a\u007fb", "a\ufeffb", "#x", "[a", "{a",
@@ -138,13 +141,22 @@ func TestUnquotedWordRule(t *testing.T) {
 		}
 	}
 	// The same rule guards bare keys.
-	for _, w := range []string{"yes", "Null", "true", "Y", "~", "1", "-x", "é", ".5", "a #b"} {
+	for _, w := range []string{"yes ", "Null ", "true  ", "Y ", "~", "1", "-x", "é", ".5", "a #b"} {
 		if _, err := yamlsubset.Parse([]byte(w + ": 1\n")); !errors.Is(err, yamlsubset.ErrCorrupt) {
 			t.Errorf("bare key %q: %v, want ErrCorrupt", w, err)
 		}
 	}
-	// Keys the writer puts bare although values of that spelling are refused.
-	for _, w := range []string{"tRUE", "nULL", "yES", "nan", "Infinity", "inf"} {
+	// Python's repr of the non-finite floats, as the reference writes them
+	// bare, reads back as that string (its reader's reading).
+	for _, w := range []string{"nan", "inf", "-inf"} {
+		doc, err := yamlsubset.Parse([]byte("k: " + w + "\n"))
+		if v, _ := doc.Get("k"); err != nil || v != w {
+			t.Errorf("repr word %q: %#v, %v", w, v, err)
+		}
+	}
+	// Keys the reference writer puts bare (its bare-key pattern, the YAML
+	// 1.1 words included) read back as themselves.
+	for _, w := range []string{"tRUE", "nULL", "yES", "nan", "Infinity", "inf", "y", "Y", "yes", "No", "OFF", "on", "True", "false", "null", "Null", "NULL"} {
 		doc, err := yamlsubset.Parse([]byte(w + ": 1\n"))
 		if err != nil || !doc.Has(w) {
 			t.Errorf("bare key %q: %v", w, err)

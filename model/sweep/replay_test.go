@@ -121,7 +121,10 @@ func checkNext(t *testing.T, where string, res sweep.Result, next sweep.State, f
 		return
 	}
 	if !res.Wrote {
-		if string(fs[statePath]) != *after {
+		// A raw file the reference wrote (the python-written family) stays
+		// as it was, while its recording is D8-normalised text: then the
+		// two must hold the same document, keys in the same order.
+		if string(fs[statePath]) != *after && !sameDocument(fs[statePath], *after) {
 			t.Fatalf("%s: model did not write, but the file changed to\n%s", where, *after)
 		}
 		return
@@ -308,4 +311,12 @@ func parseArgv(args []string, fs map[string][]byte) (sweep.Command, string, erro
 		}
 	}
 	return cmd, got["state"], nil
+}
+
+// sameDocument reports whether raw and text parse to the same document, the
+// same keys in the same order.
+func sameDocument(raw []byte, text string) bool {
+	a, err1 := yamlsubset.Parse(raw)
+	b, err2 := yamlsubset.Parse([]byte(text))
+	return err1 == nil && err2 == nil && value.EqualOrdered(a, b)
 }
