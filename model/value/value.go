@@ -10,7 +10,8 @@
 //	nil          null
 //	bool         true / false
 //	*big.Int     an integer of any size (never nil)
-//	float64      a finite float (NaN and infinities never appear)
+//	float64      a float; NaN and the infinities only inside a list read
+//	             from a state file (the reference writer puts them there)
 //	string       text (valid UTF-8 is not enforced here)
 //	[]Value      a list
 //	*Map         a map with string keys in insertion order
