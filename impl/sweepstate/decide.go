@@ -56,8 +56,12 @@ func single(k string, v value.Value) *value.Map {
 }
 
 func cursorGet(in input, c CursorGet) Result {
+	sources, isMap := sourcesOf(in.doc)
+	if !isMap {
+		return errBadSources
+	}
 	var cursor value.Value
-	if src, isMap := getMap(mapAt(in.doc, "sources"), c.Source); isMap {
+	if src, isMap := getMap(sources, c.Source); isMap {
 		cursor, _ = src.Get("cursor")
 	}
 	return ok(single("cursor", cursor))
@@ -120,6 +124,9 @@ func upsertItem(in input, c UpsertItem) (Result, bool) {
 	if !isMap {
 		return errorResult("--json is not a JSON object"), false
 	}
+	if _, isMap := sourcesOf(in.doc); !isMap {
+		return errBadSources, false
+	}
 	items := mapAt(in.doc, "items")
 	key := c.Source + ":" + c.ID
 	item, isMap := getMap(items, key)
@@ -163,8 +170,14 @@ func cursorAdvance(in input, c CursorAdvance) (Result, bool) {
 	if !mapAt(in.doc, "items").Has(c.Source + ":" + c.PastItem) {
 		return Result{Word: WordRefused}, false
 	}
-	sources := mapAt(in.doc, "sources")
+	sources, isMap := sourcesOf(in.doc)
+	if !isMap {
+		return errBadSources, false
+	}
 	src, isMap := getMap(sources, c.Source)
+	if !isMap && sources.Has(c.Source) {
+		return errBadSourceEntry, false
+	}
 	if isMap {
 		if cur, _ := src.Get("cursor"); cur != nil && cursorLess(c.To, pyStr(cur)) {
 			return Result{Word: WordRefused}, false
@@ -285,7 +298,10 @@ func importLegacy(in input, c ImportLegacy) (Result, bool) {
 	cursors, items := 0, 0
 	if legacy != nil {
 		if channels, isMap := getMap(legacy, "channels"); isMap {
-			cursors = importChannels(in.doc, channels, sourceMap)
+			var failed *Result
+			if cursors, failed = importChannels(in.doc, channels, sourceMap); failed != nil {
+				return *failed, false
+			}
 		}
 		items = importItems(in.doc, mapGet(legacy, "items"))
 	}
@@ -311,9 +327,12 @@ func parseLegacy(l legacyInput) *value.Map {
 	return nil
 }
 
-func importChannels(doc, channels, sourceMap *value.Map) int {
+// importChannels sets the channels' cursors; a channel that reaches a
+// sources or a source entry that is not a map fails the call (as in the
+// reference), with nothing written.
+func importChannels(doc, channels, sourceMap *value.Map) (int, *Result) {
 	n := 0
-	sources := mapAt(doc, "sources")
+	sources, sourcesOK := sourcesOf(doc)
 	for _, ch := range channels.Keys() {
 		entry, isMap := getMap(channels, ch)
 		if !isMap {
@@ -335,7 +354,13 @@ func importChannels(doc, channels, sourceMap *value.Map) int {
 		if mapped, has := sourceMap.Get(ch); has {
 			name = pyStr(mapped)
 		}
+		if !sourcesOK {
+			return 0, &errBadSources
+		}
 		src, isMap := getMap(sources, name)
+		if !isMap && sources.Has(name) {
+			return 0, &errBadSourceEntry
+		}
 		if isMap {
 			if cur := mapGet(src, "cursor"); cur != nil && cursorLess(to, pyStr(cur)) {
 				continue
@@ -347,7 +372,7 @@ func importChannels(doc, channels, sourceMap *value.Map) int {
 		src.Set("cursor", cursor)
 		n++
 	}
-	return n
+	return n, nil
 }
 
 func importItems(doc *value.Map, legacyItems value.Value) int {

@@ -143,14 +143,17 @@ func load(path string) (loaded, *Result) {
 	if !doc.Has("schema_version") {
 		return loaded{}, corrupt("the state file has no schema_version")
 	}
+	// A sources that is not a map is kept: only the calls that use it
+	// answer ERROR (sourcesOf), as the reference does; items that is not
+	// a map fails every call.
 	for _, k := range []string{"sources", "items"} {
 		v, ok := doc.Get(k)
 		if !ok {
 			doc.Set(k, value.NewMap())
 			continue
 		}
-		if _, isMap := v.(*value.Map); !isMap {
-			r := errorResult("the state file's " + k + " is not a mapping")
+		if _, isMap := v.(*value.Map); !isMap && k == "items" {
+			r := errorResult("the state file's items is not a mapping")
 			return loaded{}, &r
 		}
 	}
@@ -226,7 +229,22 @@ func stampVersion(st loaded) {
 	st.doc.Set("schema_version", value.Int(1))
 }
 
-// mapAt returns doc[k] as a map; load guarantees it for sources and items.
+// sourcesOf returns doc's sources map; a hand edit may have made it
+// something else, which fails the calls that use it (errBadSources).
+func sourcesOf(doc *value.Map) (*value.Map, bool) {
+	v, _ := doc.Get("sources")
+	m, isMap := v.(*value.Map)
+	return m, isMap
+}
+
+var errBadSources = errorResult("the state file's sources is not a mapping")
+
+// errBadSourceEntry answers a cursor set on a source entry that is not a
+// map, which the reference fails on.
+var errBadSourceEntry = errorResult("a source entry in the state file is not a mapping")
+
+// mapAt returns doc[k] as a map; load guarantees it for items (sources:
+// see sourcesOf).
 func mapAt(doc *value.Map, k string) *value.Map {
 	v, _ := doc.Get(k)
 	m, _ := v.(*value.Map)

@@ -87,6 +87,9 @@ func upsertItem(doc *value.Map, c UpsertItem) Result {
 	if !c.Item.OK || !isMap {
 		return Result{Word: Error}
 	}
+	if badSources(doc) {
+		return Result{Word: Error}
+	}
 	items := mapAt(doc, "items")
 	key := c.Source + ":" + c.ID
 	item := mapAt(items, key) // a non-map value counts as an empty item
@@ -122,6 +125,9 @@ func isTrue(m *value.Map, k string) bool {
 // cursorGet answers the stored cursor, null when there is none (§9.1). A
 // source entry that is not a map has no cursor (a model decision).
 func cursorGet(doc *value.Map, c CursorGet) Result {
+	if badSources(doc) {
+		return Result{Word: Error}
+	}
 	var cursor value.Value
 	if entry := mapAt(mapAt(doc, "sources"), c.Source); entry != nil {
 		cursor, _ = entry.Get("cursor")
@@ -164,6 +170,9 @@ func cursorAdvance(doc *value.Map, c CursorAdvance) Result {
 	}
 	if !mapAt(doc, "items").Has(c.Source + ":" + c.PastItem) {
 		return Result{Word: Refused}
+	}
+	if badSources(doc) || badEntry(mapAt(doc, "sources"), c.Source) {
+		return Result{Word: Error}
 	}
 	sources := mapAt(doc, "sources")
 	if cur, ok := storedCursor(sources, c.Source); ok && CursorLess(c.To, cur) {
@@ -273,7 +282,10 @@ func importLegacy(doc *value.Map, c ImportLegacy) (Result, *value.Map) {
 	if !c.SourceMap.OK {
 		sourceMap = nil // absent, not JSON, or not an object: unmapped
 	}
-	cursors := importCursors(mapAt(doc, "sources"), mapAt(legacy, "channels"), sourceMap)
+	cursors, failed := importCursors(doc, mapAt(legacy, "channels"), sourceMap)
+	if failed {
+		return Result{Word: Error}, nil
+	}
 	var legacyItems value.Value
 	if legacy != nil {
 		legacyItems, _ = legacy.Get("items")
@@ -293,8 +305,12 @@ func importLegacy(doc *value.Map, c ImportLegacy) (Result, *value.Map) {
 // value is stored as it is (1.5 stays a number), as the reference does. The
 // ordering compares through Python str() (a model decision: the
 // reference's comparison of a non-string candidate is not recorded).
-func importCursors(sources, channels, sourceMap *value.Map) int {
-	n := 0
+//
+// A channel that reaches its source while sources is not a map, or while
+// that source's entry is not a map, fails the call (failed), as in the
+// reference.
+func importCursors(doc, channels, sourceMap *value.Map) (n int, failed bool) {
+	sources := mapAt(doc, "sources")
 	for _, ch := range keysOf(channels) {
 		entry := mapAt(channels, ch)
 		if entry == nil {
@@ -311,13 +327,16 @@ func importCursors(sources, channels, sourceMap *value.Map) int {
 		if mapped, ok := sourceMapGet(sourceMap, ch); ok {
 			name = PyStr(mapped)
 		}
+		if sources == nil || badEntry(sources, name) {
+			return 0, true
+		}
 		if old, ok := storedCursor(sources, name); ok && CursorLess(PyStr(cur), old) {
 			continue
 		}
 		setCursor(sources, name, value.Clone(cur))
 		n++
 	}
-	return n
+	return n, false
 }
 
 func sourceMapGet(m *value.Map, k string) (value.Value, bool) {

@@ -10,16 +10,18 @@
 //
 // Where the contract is silent the model decides as follows (each decision
 // belongs in spec/sweep-state.md as well):
-//   - Load: no schema_version is CORRUPT before items/sources that are not
-//     maps are ERROR; missing sources then items are appended in that order.
+//   - Load: no schema_version is CORRUPT before items that is not a map is
+//     ERROR; missing sources then items are appended in that order. A
+//     sources that is not a map is ERROR only in the calls that use it.
 //   - "Has no verified_revision_id" means the key is absent.
 //   - upsert-item judges, in order: the file (CORRUPT/ERROR), the lease
 //     (LEASE-LOST), the --json (ERROR).
 //   - A lease is held when its writer is truthy; only a string equal to
 //     --writer is the caller.
 //   - Sources: a null cursor is no cursor; a non-string cursor compares by
-//     its Python str(); a non-map source entry has no cursor and is replaced
-//     by a new map when a cursor is set.
+//     its Python str(); a non-map source entry has no cursor, and setting
+//     a cursor on it (cursor-advance, import-legacy) is ERROR, as in the
+//     reference.
 //   - import-legacy: a legacy cursor is compared through its Python str()
 //     (it is stored as it is, as the reference does); a source map that is JSON but not an object is ignored; dict-form
 //     entries with an empty id or non-map fields are skipped (not counted);
@@ -199,11 +201,12 @@ func load(st State) (*value.Map, string) {
 	if !st.Doc.Has("schema_version") {
 		return nil, Corrupt
 	}
-	for _, k := range []string{"items", "sources"} {
-		if v, ok := st.Doc.Get(k); ok {
-			if _, isMap := v.(*value.Map); !isMap {
-				return nil, Error
-			}
+	// items that is not a map is ERROR for every call (recorded); sources
+	// that is not a map is kept, and only a call that uses it is ERROR,
+	// as in the reference (badSources).
+	if v, ok := st.Doc.Get("items"); ok {
+		if _, isMap := v.(*value.Map); !isMap {
+			return nil, Error
 		}
 	}
 	doc := value.Clone(st.Doc).(*value.Map)
@@ -253,6 +256,27 @@ func written(doc *value.Map) *value.Map {
 		doc.Set("schema_version", value.Int(1))
 	}
 	return Canonical(doc)
+}
+
+// badSources reports a sources value that is not a map (a hand edit): the
+// reference answers every call that does not use it and fails, ERROR with
+// nothing written, in those that do (cursor-get, an owned upsert-item or
+// cursor-advance, an import of a channel).
+func badSources(doc *value.Map) bool {
+	if doc == nil {
+		return false // no file: nothing to fail on
+	}
+	v, _ := doc.Get("sources")
+	_, isMap := v.(*value.Map)
+	return !isMap
+}
+
+// badEntry reports a source entry that is present but not a map, which the
+// reference fails on where it would set a cursor on it.
+func badEntry(sources *value.Map, source string) bool {
+	v, ok := sources.Get(source)
+	_, isMap := v.(*value.Map)
+	return ok && !isMap
 }
 
 // mapAt returns m[k] when it is a map, else nil.
