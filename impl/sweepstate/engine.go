@@ -270,7 +270,14 @@ func readLegacy(path string) legacyInput {
 		return legacyInput{}
 	}
 	defer f.Close()
-	if fi.Size() > MaxFileSize {
+	return readLegacyFrom(f, fi.Size())
+}
+
+// readLegacyFrom reads the open legacy file f, whose size was measured as
+// size: the file may grow after, so at most MaxFileSize bytes are read
+// whatever size says.
+func readLegacyFrom(f *os.File, size int64) legacyInput {
+	if size > MaxFileSize {
 		return legacyInput{}
 	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))

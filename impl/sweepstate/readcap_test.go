@@ -1,0 +1,41 @@
+package sweepstate
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestReadCapStaleSize: the 256 MiB cap also holds for a file that grew
+// after it was measured. The file is one byte over the cap (sparse) and
+// the size given is the one measured before it grew, exactly the cap, so
+// only the check after the read can refuse it: the state file is too large
+// (CORRUPT), the legacy file imports nothing. Planted bug: either check
+// after the read removed (the cap tests always pass the true size).
+func TestReadCapStaleSize(t *testing.T) {
+	if raceDetector {
+		t.Skip("single-goroutine reads of 512 MiB; checked without -race")
+	}
+	p := filepath.Join(t.TempDir(), "grown")
+	if err := os.WriteFile(p, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(p, MaxFileSize+1); err != nil {
+		t.Skipf("no sparse file of %d bytes here: %v", MaxFileSize+1, err)
+	}
+	const measured = MaxFileSize // the size before the last byte came
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if text, err := readString(f, measured); err != errTooLarge {
+		t.Errorf("state file grown past the cap after its stat: read %d bytes, %v; want errTooLarge", len(text), err)
+	}
+	if _, err := f.Seek(0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if in := readLegacyFrom(f, measured); in.present || in.data != nil {
+		t.Errorf("legacy file grown past the cap after its stat: present %v, %d bytes; want nothing imported", in.present, len(in.data))
+	}
+}
