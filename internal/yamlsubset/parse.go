@@ -3,6 +3,7 @@ package yamlsubset
 import (
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/stateguard/stateguard/internal/pyjson"
@@ -355,7 +356,8 @@ func isPlainKey(s string) bool {
 //     (a nested mapping);
 //   - it contains no control character, tab, DEL, C1 control, U+2028,
 //     U+2029, U+FEFF, U+FFFE or U+FFFF (forbidden raw, or line breaks to a
-//     YAML 1.1 reader).
+//     YAML 1.1 reader);
+//   - it neither starts nor ends with a Unicode space (U+00A0, U+3000, ...).
 func isPlainWord(s string) bool {
 	s = strings.Trim(s, " ")
 	if s == "" {
@@ -373,7 +375,12 @@ func isPlainWord(s string) bool {
 			return false
 		}
 	}
-	return true
+	// The reference strips every Unicode space (str.strip) where this
+	// reader strips only spaces and tabs: a word that starts or ends with
+	// another one (U+00A0, U+3000) would read differently, so it is refused.
+	first, _ := utf8.DecodeRuneInString(s)
+	last, _ := utf8.DecodeLastRuneInString(s)
+	return !unicode.IsSpace(first) && !unicode.IsSpace(last)
 }
 
 func corruptf(lineNo int, what string) error {
