@@ -116,8 +116,11 @@ func runExplained(args []string, stdout, stderr io.Writer, getenv func(string) s
 		return writeError(stdout, err)
 	}
 	if out != "" {
-		// --help or --version: plain text, exit 0.
-		_, _ = io.WriteString(stdout, out)
+		// --help or --version: plain text, exit 0; 3, as for every
+		// answer, when stdout cannot take it.
+		if _, err := io.WriteString(stdout, out); err != nil {
+			return exitInternal
+		}
 		return exitOK
 	}
 	clock, err := clockFromEnv(getenv)
@@ -129,6 +132,8 @@ func runExplained(args []string, stdout, stderr io.Writer, getenv func(string) s
 		return writeError(stdout, err)
 	}
 	if _, err := stdout.Write(encodeLine(result)); err != nil {
+		// The call may have committed, but exit 0 without the answer
+		// would read as success unseen: exit 3 (spec L-table).
 		return exitInternal
 	}
 	return status

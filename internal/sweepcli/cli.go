@@ -123,7 +123,8 @@ var topSpec = parserSpec{version: true}
 const prog = "sweep-state"
 
 // Main runs the command line and returns the exit status: 0 for every
-// operational outcome (ERROR included), 2 for misuse. It never exits, and a
+// operational outcome (ERROR included), 2 for misuse, 1 when stdout could
+// not take the answer. It never exits, and a
 // panic (a defect) becomes the contract's ERROR: one line on stderr, no
 // stack trace, exit 0.
 func Main(args []string, stdout, stderr io.Writer) (code int) {
@@ -139,16 +140,16 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 		return usage(stderr, cl.sub, err)
 	}
 	if cl.version {
-		io.WriteString(stdout, prog+" "+version.String()+"\n")
-		return 0
+		_, err := io.WriteString(stdout, prog+" "+version.String()+"\n")
+		return answered(err, stderr)
 	}
 	if cl.help {
-		if cl.sub == nil {
-			io.WriteString(stdout, topHelp())
-		} else {
-			io.WriteString(stdout, subHelp(cl.sub))
+		text := topHelp()
+		if cl.sub != nil {
+			text = subHelp(cl.sub)
 		}
-		return 0
+		_, err := io.WriteString(stdout, text)
+		return answered(err, stderr)
 	}
 	if err := checkUTF8(cl.sub, cl.values); err != nil {
 		return usage(stderr, cl.sub, err)
@@ -243,11 +244,23 @@ func run(cmd sweepstate.Command, state string, stdout, stderr io.Writer) int {
 		pyjson.EncodeTo(out, res.Payload)
 		out.WriteByte('\n')
 	}
-	out.Flush()
+	err := out.Flush()
 	if res.Word == sweepstate.WordError {
 		fmt.Fprintf(stderr, "%s: error: %s\n", prog, res.Reason)
 	}
-	return 0
+	return answered(err, stderr)
+}
+
+// answered is the exit status once stdout was written: 0, or 1 when the
+// answer could not be written (a full disk, a closed pipe). The call may
+// have taken effect, but a caller must never see exit 0 without its status
+// word (the reference exits 1 there too).
+func answered(writeErr error, stderr io.Writer) int {
+	if writeErr == nil {
+		return 0
+	}
+	fmt.Fprintf(stderr, "%s: error: the answer could not be written to stdout\n", prog)
+	return 1
 }
 
 func usage(stderr io.Writer, sub *subcommand, err error) int {

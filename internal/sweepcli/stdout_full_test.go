@@ -1,0 +1,61 @@
+package sweepcli_test
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stateguard/stateguard/internal/sweepcli"
+)
+
+// fullWriter refuses every write, as stdout on a full disk or a closed pipe.
+type fullWriter struct{}
+
+func (fullWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// TestUnwritableStdoutExitsOne: when stdout cannot take the answer, every
+// subcommand (and help and version) exits 1 with one line on stderr, never
+// 0 without its status word, even though the call took effect (issue 15 c;
+// the reference exits 1 there too).
+func TestUnwritableStdoutExitsOne(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state.yml")
+	legacy := filepath.Join(dir, "legacy.json")
+	if err := os.WriteFile(legacy, []byte(`{"channels": {"gh": {"cursor": "1"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	now := "--now=2026-07-02T12:00:00Z"
+	calls := [][]string{
+		{"lease-acquire", "--state", state, "--writer", "w", now},
+		{"upsert-item", "--state", state, "--writer", "w", "--source", "gh", "--id", "1", "--json", `{"status": "ingested"}`, now},
+		{"cursor-advance", "--state", state, "--writer", "w", "--source", "gh", "--to", "2", "--past-item", "1", now},
+		{"cursor-get", "--state", state, "--source", "gh"},
+		{"validate", "--state", state},
+		{"run-record", "--state", state, "--writer", "w", "--outcome", "completed", "--counts", "{}", "--timestamp", "2026-07-02T12:01:00Z"},
+		{"import-legacy", "--state", state, "--file", legacy},
+		{"read", "--state", state},
+		{"lease-release", "--state", state, "--writer", "w"},
+		{"--version"},
+		{"--help"},
+		{"read", "--help"},
+	}
+	for _, args := range calls {
+		var stderr bytes.Buffer
+		rc := sweepcli.Main(args, fullWriter{}, &stderr)
+		if rc != 1 || stderr.String() != "sweep-state: error: the answer could not be written to stdout\n" {
+			t.Errorf("%s: exit %d, stderr %q; want 1 and the one line", args[0], rc, stderr.String())
+		}
+		if args[0] == "lease-acquire" {
+			// The call took effect all the same: the lease is held.
+			if b, _ := os.ReadFile(state); !strings.Contains(string(b), "writer: \"w\"") {
+				t.Fatalf("lease-acquire did not take effect:\n%s", b)
+			}
+		}
+	}
+	if b, _ := os.ReadFile(state); strings.Contains(string(b), "lease:") || !strings.Contains(string(b), "cursor: \"2\"") {
+		t.Errorf("the calls did not all take effect:\n%s", b)
+	}
+}
