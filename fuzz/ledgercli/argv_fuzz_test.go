@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/stateguard/stateguard/internal/ledgercli"
+	"github.com/stateguard/stateguard/internal/platformtest"
 )
 
 // Ids present in the seeded ledger, so fuzzed commands reach the ledger's
@@ -49,7 +50,7 @@ func seedLedger(f testing.TB) []byte {
 		{"create", "--task-id", internalID, "--internal", "--payload-sha256", strings.Repeat("ab", 32)},
 	} {
 		var out bytes.Buffer
-		if status := ledgercli.Main(append([]string{"--db", db}, argv...), &out, &out); status != 0 {
+		if status := ledgercli.Main(append(platformtest.ACLArgs("--db", db), argv...), &out, &out); status != 0 {
 			f.Fatalf("seeding %v: exit %d: %s", argv, status, out.String())
 		}
 	}
@@ -127,7 +128,7 @@ func FuzzArgv(f *testing.F) {
 		if err := os.WriteFile(db, seed, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		argv := append([]string{"--db", db}, splitArgs(input)...)
+		argv := append(platformtest.ACLArgs("--db", db), splitArgs(input)...)
 		var stdout, stderr bytes.Buffer
 		status := ledgercli.Main(argv, &stdout, &stderr)
 		if err := judgeArgv(argv, status, stdout.String(), stderr.String(), db); err != nil {
@@ -176,7 +177,7 @@ func judgeArgv(argv []string, status int, out, stderr, db string) error {
 // command line that corrupts the ledger shows here, not in its own output.
 func ledgerHealthy(argv []string, db string) error {
 	var stdout, stderr bytes.Buffer
-	status := ledgercli.Main([]string{"--db", db, "doctor"}, &stdout, &stderr)
+	status := ledgercli.Main(platformtest.ACLArgs("--db", db, "doctor"), &stdout, &stderr)
 	var rep struct {
 		Healthy *bool `json:"healthy"`
 	}

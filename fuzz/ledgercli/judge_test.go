@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stateguard/stateguard/internal/ledgercli"
+	"github.com/stateguard/stateguard/internal/platformtest"
 )
 
 // TestJudgeArgvCorruptedLedger: a delivery call that answers OK but leaves
@@ -28,7 +29,7 @@ func TestJudgeArgvCorruptedLedger(t *testing.T) {
 	if err := os.WriteFile(db, seed, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	argv := []string{"--db", db, "delivery", closedID, "--status", "delivered", "--code", "transport_acknowledged"}
+	argv := platformtest.ACLArgs("--db", db, "delivery", closedID, "--status", "delivered", "--code", "transport_acknowledged")
 	var stdout, stderr bytes.Buffer
 	status := ledgercli.Main(argv, &stdout, &stderr)
 	if err := judgeArgv(argv, status, stdout.String(), stderr.String(), db); err != nil {

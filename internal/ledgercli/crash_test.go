@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stateguard/stateguard/internal/platformtest"
 )
 
 // TestReadCommandsOnLoneWAL is issue 7's defect through the command line:
@@ -20,7 +22,7 @@ func TestReadCommandsOnLoneWAL(t *testing.T) {
 	mustRun := func(db string, args ...string) string {
 		t.Helper()
 		var out bytes.Buffer
-		if st := run(append([]string{"--db", db}, args...), &out, env); st != 0 {
+		if st := run(platformtest.ACLArgs(append([]string{"--db", db}, args...)...), &out, env); st != 0 {
 			t.Fatalf("%v: exit %d %s", args, st, out.String())
 		}
 		return out.String()

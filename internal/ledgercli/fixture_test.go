@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/stateguard/stateguard/internal/platformtest"
 	"github.com/stateguard/stateguard/internal/testfixtures"
 	"os"
 	"path/filepath"
@@ -161,7 +162,9 @@ func replayRun(t *testing.T, fx fixtureFile, runIndex int, source []byte) {
 		}
 		before := readFile(t, db)
 		var stdout bytes.Buffer
-		rc := run(argv, &stdout, pinnedEnv(fixtureNow))
+		// Windows needs the acknowledgement to open at all.
+		wantStdout = hereModel(wantStdout)
+		rc := run(platformtest.ACLArgs(argv...), &stdout, pinnedEnv(fixtureNow))
 		after := readFile(t, db)
 		if rc != wantRC || stdout.String() != wantStdout {
 			t.Fatalf("step %d %q:\n got rc=%d %s\nwant rc=%d %s", si, step.Argv, rc, stdout.String(), wantRC, wantStdout)
@@ -313,7 +316,7 @@ func TestTranscriptReplay(t *testing.T) {
 			}
 		}
 		var stdout bytes.Buffer
-		rc := run(args, &stdout, pinnedEnv("1700000000.25"))
+		rc := run(platformtest.ACLArgs(args...), &stdout, pinnedEnv("1700000000.25"))
 		got := stdout.String()
 		if strings.HasSuffix(title, "--help") && !strings.HasPrefix(title, "top-level") || title == "create --help without --db" {
 			// Help texts are compared exactly.
@@ -334,6 +337,7 @@ func TestTranscriptReplay(t *testing.T) {
 				got = strings.ReplaceAll(got, goID, ref)
 			}
 		}
+		wantOut = hereModel(wantOut)
 		if rc != wantRC || got != wantOut {
 			t.Fatalf("%s:\n got rc=%d\n%s\nwant rc=%d\n%s", title, rc, got, wantRC, wantOut)
 		}
@@ -356,4 +360,10 @@ func stripGoOnlyCommands(help string) string {
 		kept = append(kept, line)
 	}
 	return strings.Join(kept, "")
+}
+
+// hereModel puts this platform's permission model where a recording made
+// on Linux has the POSIX one (Windows reports external_acl).
+func hereModel(recorded string) string {
+	return strings.ReplaceAll(recorded, `"permission_model":"posix_mode"`, `"permission_model":"`+platformtest.PermissionModel()+`"`)
 }

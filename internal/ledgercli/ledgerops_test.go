@@ -72,7 +72,7 @@ type ledgerOp struct {
 
 // args is the command line after the binary's name.
 func (o ledgerOp) args(db string) []string {
-	a := []string{"--db", db, o.Kind}
+	a := platformtest.ACLArgs("--db", db, o.Kind)
 	switch o.Kind {
 	case "create":
 		a = append(a, "--task-id", o.ID)
@@ -243,7 +243,7 @@ func cliAnswer(stdout string, rc int) string {
 
 // runLedger runs the binary and returns stdout and the exit status.
 func runLedger(bin string, args ...string) (string, int) {
-	out, err := exec.Command(bin, args...).Output()
+	out, err := exec.Command(bin, platformtest.ACLArgs(args...)...).Output()
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
 		return string(out), exit.ExitCode()

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/stateguard/stateguard/internal/platformtest"
 )
 
 // TestPyFloat pins float text against values printed by Python 3.11's
@@ -86,6 +88,13 @@ func TestParseCommandLineOutcomes(t *testing.T) {
 		help
 		version
 	)
+	// On Windows a path whose final name ends in ":" names a drive's
+	// current directory and "//host/share" is a UNC path; elsewhere both
+	// are ordinary paths (spec/task-state-guard.md 11.1).
+	trailingColon, uncSlashes := ok, ok
+	if platformtest.Windows {
+		trailingColon, uncSlashes = usage, usage
+	}
 	cases := []struct {
 		argv string
 		want outcome
@@ -179,7 +188,10 @@ func TestParseCommandLineOutcomes(t *testing.T) {
 		{"--db d/.. init", usage, ""},
 		{"--db / start " + testID, usage, ""},
 		{`--db \\server\share\x.db doctor`, usage, ""},
-		{"--db d/tasks: init", ok, ""},
+		{"--db d/tasks: init", trailingColon, ""},
+		{"--db C: init", trailingColon, ""},
+		{`--db C:\ init`, trailingColon, ""},
+		{"--db //server/share/x.db doctor", uncSlashes, ""},
 		{"--db x create --payload-sha256 " + strings.Repeat("ab", 32), ok, ""},
 		{"--db x create --payload-sha256 " + strings.Repeat("AB", 32), usage, ""},
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/stateguard/stateguard/internal/platformtest"
 )
 
 // startRaces is how many fresh ledgers each case of
@@ -81,7 +83,7 @@ func raceProcesses(t *testing.T, bin string, n int, args ...string) []string {
 	cmds := make([]*exec.Cmd, n)
 	outs := make([]strings.Builder, n)
 	for i := range cmds {
-		cmds[i] = exec.Command(bin, args...)
+		cmds[i] = exec.Command(bin, platformtest.ACLArgs(args...)...)
 		cmds[i].Stdout = &outs[i]
 		cmds[i].Env = append(os.Environ(), "TASK_STATE_GUARD_EXPLAIN=1")
 		var stderr strings.Builder

@@ -25,11 +25,15 @@ import (
 // Windows is true where the code under test takes its Windows paths.
 const Windows = runtime.GOOS == "windows"
 
-// POSIXModes skips t where files carry no POSIX permission bits: on
-// Windows the directory's ACL decides, and Go reports 0666 or 0444.
+// HasPOSIXModes is false where files carry no POSIX permission bits: on
+// Windows the directory's ACL decides, and Go reports 0666 or 0444. A test
+// whose other checks hold everywhere guards only its mode check with it.
+const HasPOSIXModes = !Windows
+
+// POSIXModes skips t where HasPOSIXModes is false.
 func POSIXModes(t testing.TB) {
 	t.Helper()
-	if Windows {
+	if !HasPOSIXModes {
 		t.Skip("platform condition POSIXModes: no POSIX permission bits on Windows")
 	}
 }
@@ -97,4 +101,42 @@ func CommandBinary(dir, name string) (string, error) {
 		return "", fmt.Errorf("building %s: %v\n%s", name, err, out)
 	}
 	return p, nil
+}
+
+// ACLArgs returns task-state-guard's args with the external-ACL
+// acknowledgement first on Windows, where opening a ledger requires it
+// (spec/task-state-guard.md 11.3), and args unchanged elsewhere. Giving the
+// flag twice is harmless.
+func ACLArgs(args ...string) []string {
+	if !Windows {
+		return args
+	}
+	return append([]string{"--allow-external-acl"}, args...)
+}
+
+// PermissionModel is the permission_model task-state-guard reports here.
+func PermissionModel() string {
+	if Windows {
+		return "external_acl"
+	}
+	return "posix_mode"
+}
+
+// ByteArgs is false where a command line cannot carry bytes that are not
+// valid UTF-8 (Windows passes it as UTF-16, so such bytes never arrive).
+const ByteArgs = !Windows
+
+// ScriptCondition answers the conditions the txtar scripts use, one per
+// function above: [posixmodes], [posixlinks], [ownership], [byteargv].
+// Any other name is left to testscript (ok false).
+func ScriptCondition(cond string) (holds, ok bool) {
+	switch cond {
+	case "posixmodes":
+		return HasPOSIXModes, true
+	case "posixlinks", "ownership":
+		return !Windows, true
+	case "byteargv":
+		return ByteArgs, true
+	}
+	return false, false
 }

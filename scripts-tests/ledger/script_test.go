@@ -9,6 +9,7 @@ import (
 	"database/sql"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -19,6 +20,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/stateguard/stateguard/internal/ledgercli"
+	"github.com/stateguard/stateguard/internal/platformtest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of failing cmp commands")
@@ -29,8 +31,12 @@ const scriptNow = "978307200"
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		// ledgercli.Main returns the status; only this wrapper exits.
-		"task-state-guard": func() { os.Exit(ledgercli.Main(os.Args[1:], os.Stdout, os.Stderr)) },
+		// ledgercli.Main returns the status; only this wrapper exits. On
+		// Windows every call carries the external-ACL acknowledgement, as a
+		// user there must give it (spec/task-state-guard.md 11.3).
+		"task-state-guard": func() {
+			os.Exit(ledgercli.Main(platformtest.ACLArgs(os.Args[1:]...), os.Stdout, os.Stderr))
+		},
 	})
 }
 
@@ -40,6 +46,12 @@ func TestScripts(t *testing.T) {
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		UpdateScripts:       *update,
+		Condition: func(cond string) (bool, error) {
+			if holds, ok := platformtest.ScriptCondition(cond); ok {
+				return holds, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 		Setup: func(env *testscript.Env) error {
 			env.Setenv(ledgercli.TestClockEnv, "1")
 			env.Setenv(ledgercli.TestNowEnv, scriptNow)

@@ -3,6 +3,7 @@ package sweep_test
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/stateguard/stateguard/internal/platformtest"
 	"github.com/stateguard/stateguard/internal/sweepcli"
 )
 
@@ -41,7 +43,13 @@ func TestScripts(t *testing.T) {
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		UpdateScripts:       *update,
-		Cmds:                map[string]func(ts *testscript.TestScript, neg bool, args []string){"exits": exits},
+		Condition: func(cond string) (bool, error) {
+			if holds, ok := platformtest.ScriptCondition(cond); ok {
+				return holds, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"exits": exits},
 	})
 }
 

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stateguard/stateguard/internal/platformtest"
 )
 
 // moduleRoot is two levels up from this package.
@@ -42,6 +44,7 @@ func runtimeDeps(t *testing.T) []string {
 // allowed set, or when the project's own runtime packages import a network
 // package.
 func TestRuntimeDependencies(t *testing.T) {
+	platformtest.GoCommand(t)
 	deps := runtimeDeps(t)
 	if len(deps) == 0 {
 		t.Fatal("no dependencies listed: the check would be vacuous")
@@ -84,6 +87,7 @@ func TestRuntimeDependencies(t *testing.T) {
 // elimination. (modernc.org/sqlite links net/url for its DSN parser and a
 // UUID helper that can list interfaces; neither opens a connection.)
 func TestBinariesHaveNoSocketCode(t *testing.T) {
+	platformtest.GoCommand(t)
 	if testing.Short() {
 		t.Skip("builds binaries")
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stateguard/stateguard/internal/platformtest"
 )
 
 func TestLastStatus(t *testing.T) {
@@ -72,6 +74,7 @@ func TestFlags(t *testing.T) {
 // the exit status is 1. Skipped with -short (it builds with fuzzing
 // instrumentation: a few seconds).
 func TestCampaign(t *testing.T) {
+	platformtest.GoCommand(t)
 	if testing.Short() {
 		t.Skip("builds and fuzzes a module")
 	}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/stateguard/stateguard/internal/platformtest"
 )
 
 // TestShortLoad is the short variant of loadrun: 16 processes for two
@@ -12,6 +14,7 @@ import (
 // InternalError (ledger), and the model must find nothing lost.
 // STATEGUARD_LOAD_DURATION (a Go duration) runs longer.
 func TestShortLoad(t *testing.T) {
+	platformtest.GoCommand(t)
 	d := 2 * time.Second
 	if s := os.Getenv("STATEGUARD_LOAD_DURATION"); s != "" {
 		var err error

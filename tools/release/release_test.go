@@ -10,11 +10,14 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/stateguard/stateguard/internal/platformtest"
 )
 
 // A stamped host binary reports the stamped version, not the fallback.
 // sweep-state is used because it builds in seconds (no SQLite).
 func TestStampedBinaryReportsVersion(t *testing.T) {
+	platformtest.GoCommand(t)
 	if testing.Short() {
 		t.Skip("builds a binary")
 	}

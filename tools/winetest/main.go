@@ -147,7 +147,9 @@ func run(parallel int, runPat string, timeout time.Duration, work, prefix string
 	}
 	fmt.Printf("winetest: prefix %s ready in %.1fs; %d packages with tests\n", prefix, time.Since(start).Seconds(), len(pkgs))
 
-	runEnv := append(wineEnv, "STATEGUARD_TEST_BINDIR="+binDir)
+	// As a Windows path: Wine maps drive Z: to /, and CreateProcess wants
+	// a drive letter.
+	runEnv := append(wineEnv, "STATEGUARD_TEST_BINDIR=Z:"+strings.ReplaceAll(binDir, "/", `\`))
 	results := make([]result, len(pkgs))
 	sem := make(chan struct{}, max(parallel, 1))
 	var wg sync.WaitGroup
