@@ -3,6 +3,7 @@ package sweepstate
 import (
 	"math/big"
 
+	"github.com/stateguard/stateguard/internal/pyjson"
 	"github.com/stateguard/stateguard/model/value"
 )
 
@@ -24,8 +25,9 @@ const (
 // Result is the answer of one engine call.
 type Result struct {
 	Word Word
-	// Payload is the JSON line after the word; nil means no payload line.
-	Payload *value.Map
+	// Payload is the JSON line after the word; Payload.Map is nil when
+	// there is no payload line.
+	Payload Payload
 	// Reason is a one-line explanation for ERROR (the CLI prints it on
 	// stderr) and for CORRUPT (for library callers only: the CLI prints the
 	// word alone), such as the parser's "line 3: ambiguous unquoted scalar"
@@ -33,9 +35,50 @@ type Result struct {
 	// phrases and line numbers and never contains a value from the file or
 	// the command line.
 	Reason string
+	// Err is non-nil only when the call did nothing at all (nothing read,
+	// nothing written) because of the caller: it wraps ErrInvalidCommand
+	// for a command the CLI would refuse as misuse, or is the context's
+	// error (RunContext). Word is then ERROR and Reason says why.
+	Err error
 }
 
-// Command is one subcommand with its already validated arguments.
+// Payload is the JSON object an answer carries on the line after its word
+// (for read, the whole document). The map is the engine's own: it is not
+// shared with any other call, and changing it changes nothing on disk.
+type Payload struct{ *value.Map }
+
+// MarshalJSON writes the payload exactly as the sweep-state command prints
+// it after the word (Python's json.dumps with its defaults: ", " and ": "
+// between elements, keys in the document's order, non-ASCII characters as
+// \u escapes, integers of any size in full), without the newline; a
+// Payload without a map is null. json.Marshal compacts what a Marshaler
+// writes and escapes <, > and & in strings, so its bytes differ from the
+// command's by those spaces and escapes only: the same values in the same
+// order. Call MarshalJSON itself for the command's bytes.
+func (p Payload) MarshalJSON() ([]byte, error) {
+	if p.Map == nil {
+		return []byte("null"), nil
+	}
+	return pyjson.Encode(p.Map), nil
+}
+
+// Command is one subcommand and its arguments. The engine checks every
+// command by the rules the sweep-state command line applies to its
+// arguments (spec/sweep-state.md §16.3) before it touches the file, and
+// answers a command that breaks one with ERROR and an Err wrapping
+// ErrInvalidCommand:
+//   - LeaseAcquire.TTLMinutes must not be negative (nil means 60);
+//   - RunRecord.Outcome must be "completed", "aborted-locked", "partial"
+//     or "failed";
+//   - every string field must be valid UTF-8;
+//   - the command must not be nil (a non-nil pointer to a command is
+//     accepted as the command itself).
+//
+// Empty strings are accepted where the command line accepts an empty
+// value: UpsertItem{Source: "", ID: ""} merges into the item keyed ":",
+// as the command line's upsert-item with empty --source and --id does. An empty Writer never holds
+// the lease: LeaseAcquire{Writer: ""} stores a lease that no command can
+// use, and the lease-holder commands answer LEASE-LOST for it.
 type Command interface {
 	// mutating reports whether the command takes the file lock and may write.
 	mutating() bool
@@ -65,7 +108,8 @@ type CursorAdvance struct {
 // LeaseAcquire takes, re-stamps or reclaims the lease.
 type LeaseAcquire struct {
 	Writer string
-	// TTLMinutes is nil for the default of 60; the CLI refuses negatives (D7).
+	// TTLMinutes is nil for the default of 60; a negative TTL is refused
+	// (ErrInvalidCommand), as the command line refuses it (D7).
 	TTLMinutes *big.Int
 	Now        string
 }
@@ -73,7 +117,8 @@ type LeaseAcquire struct {
 // LeaseRelease drops the lease held by Writer.
 type LeaseRelease struct{ Writer string }
 
-// RunRecord replaces last_run.
+// RunRecord replaces last_run. Outcome must be "completed",
+// "aborted-locked", "partial" or "failed".
 type RunRecord struct {
 	Writer, Outcome, Counts, Timestamp string
 }
@@ -94,6 +139,3 @@ func (LeaseAcquire) mutating() bool  { return true }
 func (LeaseRelease) mutating() bool  { return true }
 func (RunRecord) mutating() bool     { return true }
 func (ImportLegacy) mutating() bool  { return true }
-
-// Outcomes lists the run-record outcomes the contract allows (spec/sweep-state.md §10).
-var Outcomes = []string{"completed", "aborted-locked", "partial", "failed"}

@@ -26,7 +26,7 @@ func decide(in input, cmd Command) (Result, bool) {
 		if in.fresh {
 			return Result{Word: WordNoState}, false
 		}
-		return Result{Word: WordOK, Payload: in.doc}, false
+		return Result{Word: WordOK, Payload: Payload{in.doc}}, false
 	case CursorGet:
 		return cursorGet(in, c), false
 	case Validate:
@@ -47,7 +47,7 @@ func decide(in input, cmd Command) (Result, bool) {
 	return errorResult("unknown command"), false
 }
 
-func ok(payload *value.Map) Result { return Result{Word: WordOK, Payload: payload} }
+func ok(payload *value.Map) Result { return Result{Word: WordOK, Payload: Payload{payload}} }
 
 func single(k string, v value.Value) *value.Map {
 	m := value.NewMap()
@@ -221,7 +221,7 @@ func leaseAcquire(in input, c LeaseAcquire) (Result, bool) {
 	payload.Set("previous_writer", holder)
 	payload.Set("previous_timestamp", prevTS)
 	in.doc.Set("lease", fresh)
-	return Result{Word: WordStaleReclaimed, Payload: payload}, true
+	return Result{Word: WordStaleReclaimed, Payload: Payload{payload}}, true
 }
 
 // microsPerMinute converts the TTL for the exact comparison.

@@ -13,9 +13,13 @@
 //	if res.Word != sweepstate.WordOK { ... } // LOCKED: another writer holds the lease
 //
 // Every call answers one status word (Result.Word) and, for some commands,
-// a JSON-like payload (Result.Payload); Result.Reason says why for ERROR and
+// a JSON-like payload (Result.Payload, whose MarshalJSON writes the bytes
+// the sweep-state command prints); Result.Reason says why for ERROR and
 // CORRUPT. A file that is not a valid state document is CORRUPT and is never
-// overwritten. The Example shows a whole sweep.
+// overwritten. A command that breaks one of the command line's argument
+// rules (a negative TTL, an unknown outcome, text that is not UTF-8, a nil
+// Command) answers ERROR with Result.Err wrapping ErrInvalidCommand, before
+// any file is touched. The Example shows a whole sweep.
 //
 // Time is an input: give UpsertItem, CursorAdvance and LeaseAcquire an
 // RFC 3339 UTC time in Now; only when it is empty is Engine.Clock read,
@@ -28,8 +32,9 @@
 // One call is one load, one decision and at most one write. Every mutating
 // command holds an exclusive lock (flock on "<state>.lock"; LockFileEx on
 // Windows) for its whole load-decide-write cycle, so calls from any number
-// of goroutines or processes serialise; a held lock is waited for without a
-// time limit. Writes go to a fresh temporary file that is synced and renamed
+// of goroutines or processes serialise. Run waits for a held lock without a
+// time limit, as the command line does; RunContext stops waiting when its
+// context ends and then writes nothing. Writes go to a fresh temporary file that is synced and renamed
 // over the state file, then the directory is synced. An Engine has no
 // mutable state and may be shared. Local filesystems only (no NFS).
 package sweepstate

@@ -1,7 +1,9 @@
 package sweepstate
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"math/big"
@@ -33,13 +35,39 @@ type loaded struct {
 }
 
 // Run executes cmd against the state file at path: one load, one decision,
-// at most one write. Mutating commands hold the file lock throughout.
+// at most one write. Mutating commands hold the file lock throughout and
+// wait for it without a time limit, as the sweep-state command does. Run is
+// RunContext with context.Background().
 func (e *Engine) Run(path string, cmd Command) Result {
+	return e.RunContext(context.Background(), path, cmd)
+}
+
+// RunContext is Run whose wait for the file lock ends with ctx. Once ctx
+// is done, RunContext writes nothing: a context that ends before the lock
+// is held, or before the write begins, answers ERROR with Result.Err set to
+// ctx.Err() and leaves the file as it was (a lock file it created may
+// stay). A context that ends after the write began does not undo it.
+// A command that breaks a rule (see Command) answers before any file is
+// touched.
+func (e *Engine) RunContext(ctx context.Context, path string, cmd Command) Result {
+	cmd, present := normalize(cmd)
+	if !present {
+		return Result{Word: WordError, Reason: "no command", Err: fmt.Errorf("%w: nil Command", ErrInvalidCommand)}
+	}
+	if res, valid := check(cmd); !valid {
+		return res
+	}
+	if err := ctx.Err(); err != nil {
+		return ended(err)
+	}
 	if cmd.mutating() {
 		if err := durable.EnsureParent(path); err != nil {
 			return errorResult("cannot create the state file's parent directory")
 		}
-		lock, err := durable.Acquire(durable.LockPath(path))
+		lock, err := durable.AcquireContext(ctx, durable.LockPath(path))
+		if ctxErr := ctx.Err(); err != nil && ctxErr != nil {
+			return ended(ctxErr)
+		}
 		if err != nil {
 			return errorResult("cannot lock the state file")
 		}
@@ -57,6 +85,9 @@ func (e *Engine) Run(path string, cmd Command) Result {
 	if !write {
 		return res
 	}
+	if err := ctx.Err(); err != nil {
+		return ended(err)
+	}
 	stampVersion(st)
 	// Streamed: the new text is never held whole next to the old text and
 	// the tree.
@@ -65,6 +96,11 @@ func (e *Engine) Run(path string, cmd Command) Result {
 		return errorResult("cannot write the state file")
 	}
 	return res
+}
+
+// ended is the answer of a call whose context ended before the write.
+func ended(err error) Result {
+	return Result{Word: WordError, Reason: "the context ended before the state file was written", Err: err}
 }
 
 // now resolves the command's --now: verbatim when given, else the clock in

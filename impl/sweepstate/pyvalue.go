@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/stateguard/stateguard/internal/pyjson"
+	"github.com/stateguard/stateguard/internal/sweeprules"
 	"github.com/stateguard/stateguard/model/value"
 )
 
@@ -43,78 +44,6 @@ func isPySpace(r rune) bool {
 	return unicode.IsSpace(r) || (r >= 0x1c && r <= 0x1f)
 }
 
-// isIntSpace is what int() skips around a number: str.isspace without the
-// separators U+001C..U+001F. CPython maps non-ASCII whitespace to a space
-// and leaves ASCII as it is for a C parser that knows only the six ASCII
-// spaces; that set is exactly Go's unicode.IsSpace.
-func isIntSpace(r rune) bool { return unicode.IsSpace(r) }
-
-// digitValue returns the value of a Unicode decimal digit (category Nd).
-// Every Nd block is a contiguous run of ten starting at zero.
-func digitValue(r rune) (int, bool) {
-	if r >= '0' && r <= '9' {
-		return int(r - '0'), true
-	}
-	if !unicode.IsDigit(r) {
-		return 0, false
-	}
-	start := r
-	for unicode.IsDigit(start - 1) {
-		start--
-	}
-	return int(r-start) % 10, true
-}
-
-// PythonInt is Python's int(s) for text (also used for --ttl-minutes): surrounding whitespace, an
-// optional sign, decimal digits of any script, single underscores between
-// digits.
-func PythonInt(s string) (*big.Int, bool) {
-	s = strings.TrimFunc(s, isIntSpace)
-	neg := false
-	if s != "" && (s[0] == '+' || s[0] == '-') {
-		neg = s[0] == '-'
-		s = s[1:]
-	}
-	if s == "" {
-		return nil, false
-	}
-	var b strings.Builder
-	prevDigit := false
-	for _, r := range s {
-		if r == '_' {
-			if !prevDigit {
-				return nil, false
-			}
-			prevDigit = false
-			continue
-		}
-		d, ok := digitValue(r)
-		if !ok {
-			return nil, false
-		}
-		b.WriteByte(byte('0' + d))
-		prevDigit = true
-	}
-	if !prevDigit {
-		return nil, false // trailing underscore
-	}
-	if b.Len() > maxIntDigits {
-		return nil, false // Python 3.11 refuses to convert longer text
-	}
-	n, ok := new(big.Int).SetString(b.String(), 10)
-	if !ok {
-		return nil, false
-	}
-	if neg {
-		n.Neg(n)
-	}
-	return n, true
-}
-
-// maxIntDigits is Python 3.11's default limit on the digits int() converts
-// from text (sys.get_int_max_str_digits()).
-const maxIntDigits = 4300
-
 // pyInt is Python's int(v) for the values a state file can hold; false where
 // Python raises.
 func pyInt(v value.Value) (*big.Int, bool) {
@@ -133,7 +62,7 @@ func pyInt(v value.Value) (*big.Int, bool) {
 		n, _ := big.NewFloat(math.Trunc(t)).Int(nil)
 		return n, true
 	case string:
-		return PythonInt(t)
+		return sweeprules.PythonInt(t)
 	}
 	return nil, false
 }
@@ -235,7 +164,7 @@ func decimalDigits(s string) ([]int, bool) {
 	}
 	out := make([]int, 0, utf8.RuneCountInString(s))
 	for _, r := range s {
-		d, ok := digitValue(r)
+		d, ok := sweeprules.DigitValue(r)
 		if !ok {
 			return nil, false
 		}

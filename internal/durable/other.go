@@ -11,6 +11,12 @@ type Lock struct{}
 // without one could interleave two writers.
 func Acquire(path string) (*Lock, error) { return nil, ErrUnsupported }
 
+func openLock(path string) (*Lock, error) { return nil, ErrUnsupported }
+
+func (l *Lock) tryLock() (bool, error) { return false, ErrUnsupported }
+
+func (l *Lock) close() {}
+
 // Unlock does nothing.
 func (l *Lock) Unlock() error { return nil }
 

@@ -34,6 +34,45 @@ func Acquire(path string) (*Lock, error) {
 	return &Lock{f: os.NewFile(uintptr(fd), path)}, nil
 }
 
+// openLock opens (creating) the lock file as Acquire does, holding no lock yet.
+func openLock(path string) (*Lock, error) {
+	fd, err := openLockFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("open lock file: %w", err)
+	}
+	return &Lock{f: os.NewFile(uintptr(fd), path)}, nil
+}
+
+// tryLock takes the exclusive flock without waiting; false means another
+// descriptor holds it.
+func (l *Lock) tryLock() (bool, error) {
+	conn, err := l.f.SyscallConn()
+	if err != nil {
+		return false, fmt.Errorf("flock: %w", err)
+	}
+	var ferr error
+	if err := conn.Control(func(fd uintptr) {
+		for {
+			ferr = unix.Flock(int(fd), unix.LOCK_EX|unix.LOCK_NB)
+			if ferr != unix.EINTR {
+				return
+			}
+		}
+	}); err != nil {
+		return false, fmt.Errorf("flock: %w", err)
+	}
+	if ferr == unix.EWOULDBLOCK {
+		return false, nil
+	}
+	if ferr != nil {
+		return false, fmt.Errorf("flock: %w", ferr)
+	}
+	return true, nil
+}
+
+// close drops the descriptor (and with it any lock it holds).
+func (l *Lock) close() { l.f.Close() }
+
 // openLockFile opens the lock file read-write without following a link in
 // its last component. A file it creates is set to 0600 whatever the umask
 // (as the temporary file is): a umask without the owner's write bit would

@@ -16,6 +16,20 @@ type Lock struct{ h windows.Handle }
 // file is created if missing, never truncated, and opened without following
 // a reparse point (the Windows counterpart of O_NOFOLLOW).
 func Acquire(path string) (*Lock, error) {
+	l, err := openLock(path)
+	if err != nil {
+		return nil, err
+	}
+	ol := new(windows.Overlapped)
+	if err := windows.LockFileEx(l.h, windows.LOCKFILE_EXCLUSIVE_LOCK, 0, 1, 0, ol); err != nil {
+		l.close()
+		return nil, fmt.Errorf("LockFileEx: %w", err)
+	}
+	return l, nil
+}
+
+// openLock opens (creating) the lock file as Acquire does, holding no lock yet.
+func openLock(path string) (*Lock, error) {
 	p, err := windows.UTF16PtrFromString(path)
 	if err != nil {
 		return nil, fmt.Errorf("open lock file: %w", err)
@@ -26,13 +40,25 @@ func Acquire(path string) (*Lock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open lock file: %w", err)
 	}
-	ol := new(windows.Overlapped)
-	if err := windows.LockFileEx(h, windows.LOCKFILE_EXCLUSIVE_LOCK, 0, 1, 0, ol); err != nil {
-		windows.CloseHandle(h)
-		return nil, fmt.Errorf("LockFileEx: %w", err)
-	}
 	return &Lock{h: h}, nil
 }
+
+// tryLock takes the exclusive lock without waiting; false means another
+// handle holds it.
+func (l *Lock) tryLock() (bool, error) {
+	ol := new(windows.Overlapped)
+	err := windows.LockFileEx(l.h, windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, ol)
+	if err == windows.ERROR_LOCK_VIOLATION {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("LockFileEx: %w", err)
+	}
+	return true, nil
+}
+
+// close drops the handle (and with it any lock it holds).
+func (l *Lock) close() { windows.CloseHandle(l.h) }
 
 // Unlock releases the lock and closes the handle.
 func (l *Lock) Unlock() error {

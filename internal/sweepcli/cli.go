@@ -2,16 +2,14 @@ package sweepcli
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/stateguard/stateguard/impl/sweepstate"
 	"github.com/stateguard/stateguard/internal/pyjson"
+	"github.com/stateguard/stateguard/internal/sweeprules"
 	"github.com/stateguard/stateguard/internal/version"
 )
 
@@ -44,26 +42,15 @@ var (
 func ttlOption() optionSpec {
 	o := opt("--ttl-minutes", "N", "lease time to live in minutes (default 60)")
 	o.convert = func(s string) error {
-		n, ok := sweepstate.PythonInt(s)
-		if !ok {
-			return errors.New("invalid int value")
-		}
-		if n.Sign() < 0 {
-			return errors.New("must not be negative")
-		}
-		return nil
+		_, err := sweeprules.ParseTTL(s)
+		return err
 	}
 	return o
 }
 
 func outcomeOption() optionSpec {
-	o := req("--outcome", "O", "one of "+strings.Join(sweepstate.Outcomes, ", "))
-	o.convert = func(s string) error {
-		if !slices.Contains(sweepstate.Outcomes, s) {
-			return errors.New("invalid choice (choose from " + strings.Join(sweepstate.Outcomes, ", ") + ")")
-		}
-		return nil
-	}
+	o := req("--outcome", "O", "one of "+strings.Join(sweeprules.Outcomes(), ", "))
+	o.convert = sweeprules.CheckOutcome
 	return o
 }
 
@@ -92,7 +79,7 @@ var commands = []subcommand{
 		func(v map[string]string) sweepstate.Command {
 			c := sweepstate.LeaseAcquire{Writer: v["--writer"], Now: v["--now"]}
 			if s, ok := v["--ttl-minutes"]; ok {
-				c.TTLMinutes, _ = sweepstate.PythonInt(s)
+				c.TTLMinutes, _ = sweeprules.ParseTTL(s) // checked by the parse
 			}
 			return c
 		}},
@@ -163,8 +150,10 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 // ids could become one key. The message names the option, never the value.
 func checkUTF8(sub *subcommand, values map[string]string) error {
 	for _, o := range sub.spec.options {
-		if v, ok := values[o.name]; ok && !utf8.ValidString(v) {
-			return misuse("argument %s: not valid UTF-8", o.name)
+		if v, ok := values[o.name]; ok {
+			if err := sweeprules.CheckText(v); err != nil {
+				return misuse("argument %s: %v", o.name, err)
+			}
 		}
 	}
 	return nil
@@ -240,8 +229,8 @@ func run(cmd sweepstate.Command, state string, stdout, stderr io.Writer) int {
 	// large chunks, which the small buffer passes through uncopied.
 	out := bufio.NewWriter(stdout)
 	out.WriteString(string(res.Word) + "\n")
-	if res.Payload != nil {
-		pyjson.EncodeTo(out, res.Payload)
+	if res.Payload.Map != nil {
+		pyjson.EncodeTo(out, res.Payload.Map)
 		out.WriteByte('\n')
 	}
 	err := out.Flush()
