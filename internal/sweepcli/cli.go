@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -12,6 +13,13 @@ import (
 	"github.com/stateguard/stateguard/internal/sweeprules"
 	"github.com/stateguard/stateguard/internal/version"
 )
+
+// ExplainEnv names the environment variable that, set to exactly "1", makes
+// a CORRUPT answer also write one line "sweep-state: CORRUPT: REASON" on
+// stderr. REASON is the engine's fixed phrase (Result.Reason), which a line
+// number may precede; it never holds a path or a value from the file or the
+// command line. stdout and the exit status are unchanged.
+const ExplainEnv = "SWEEP_STATE_EXPLAIN"
 
 // Clock is the wall clock used when a command has no --now (or an empty
 // one). Tests replace it; nothing else reads time.
@@ -236,6 +244,9 @@ func run(cmd sweepstate.Command, state string, stdout, stderr io.Writer) int {
 	err := out.Flush()
 	if res.Word == sweepstate.WordError {
 		fmt.Fprintf(stderr, "%s: error: %s\n", prog, res.Reason)
+	}
+	if res.Word == sweepstate.WordCorrupt && os.Getenv(ExplainEnv) == "1" {
+		fmt.Fprintf(stderr, "%s: %s: %s\n", prog, res.Word, res.Reason)
 	}
 	return answered(err, stderr)
 }
