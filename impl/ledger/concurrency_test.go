@@ -1,10 +1,13 @@
 package ledger
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/stateguard/stateguard/internal/platformtest"
 )
 
 // TestTwoWritersOneFile runs two ledgers on one file from two goroutines:
@@ -63,8 +66,15 @@ func TestTwoWritersOneFile(t *testing.T) {
 
 // TestDryRunBesideWriters is divergence L4: read-only opens and dry runs
 // of a file that a writer keeps opening, writing and closing (so the
-// -wal/-shm pair appears and disappears under them) never fail.
+// -wal/-shm pair appears and disappears under them) never fail. Without
+// OFD locks (Windows, macOS) a read that meets a checkpoint or a closing
+// writer retries and may give up (spec 12.4): there the only failure
+// allowed is StateConflict, and some reads must succeed.
 func TestDryRunBesideWriters(t *testing.T) {
+	runs := 200
+	if !platformtest.HasOFDLocks {
+		runs = 40 // each read may retry several times
+	}
 	p := filepath.Join(privateDir(t), "busy.sqlite")
 	clock := func() float64 { return 5000 }
 	w, err := Open(p, Options{AllowExternalACL: onWindows, Clock: clock})
@@ -98,13 +108,16 @@ func TestDryRunBesideWriters(t *testing.T) {
 	}()
 	failures := 0
 	var first error
-	for i := 0; i < 200; i++ {
+	for i := 0; i < runs; i++ {
 		l, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true, Clock: clock})
 		if err == nil {
 			_, err = l.Reconcile(600, 600, true)
 			l.Close()
 		}
 		if err != nil {
+			if !platformtest.HasOFDLocks && !errors.Is(err, ErrStateConflict) {
+				t.Errorf("read-only dry run %d: %v, want success or StateConflict", i, err)
+			}
 			failures++
 			if first == nil {
 				first = err
@@ -115,7 +128,7 @@ func TestDryRunBesideWriters(t *testing.T) {
 	if err := <-writerErr; err != nil {
 		t.Fatalf("writer: %v", err)
 	}
-	if failures != 0 {
-		t.Fatalf("%d of 200 read-only dry runs failed; first: %v", failures, first)
+	if platformtest.HasOFDLocks && failures != 0 || failures == runs {
+		t.Fatalf("%d of %d read-only dry runs failed; first: %v", failures, runs, first)
 	}
 }

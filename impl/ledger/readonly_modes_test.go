@@ -26,7 +26,7 @@ func TestReadOnlyOpenKeepsOwnerOnlyModes(t *testing.T) {
 				}
 			}
 			before := snapshotDir(t, filepath.Dir(p))
-			l, err := Open(p, Options{ReadOnly: true, Clock: fixedClock(200000)})
+			l, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true, Clock: fixedClock(200000)})
 			if err != nil {
 				t.Fatalf("read-only open of owner-only files: %v", err)
 			}

@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"fmt"
+	"runtime"
 
 	"github.com/stateguard/stateguard/internal/benchseed"
 )
@@ -20,7 +21,9 @@ import (
 // inserted in one write transaction, because seeding 100,000 tasks one
 // operation at a time would take minutes.
 func seedBenchmark(path string, n int, now float64) error {
-	l, err := Open(path, Options{Clock: func() float64 { return now }})
+	// The seed goes to a fresh file of a test's or benchmark's own
+	// directory; on Windows its caller vouches for that directory's ACL.
+	l, err := Open(path, Options{AllowExternalACL: runtime.GOOS == "windows", Clock: func() float64 { return now }})
 	if err != nil {
 		return err
 	}

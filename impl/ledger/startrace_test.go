@@ -42,7 +42,7 @@ func TestOpenRaceOnFreshPath(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				l, err := Open(p, Options{Clock: func() float64 { return 5000 }})
+				l, err := Open(p, Options{AllowExternalACL: onWindows, Clock: func() float64 { return 5000 }})
 				if err != nil {
 					errs[g] = err
 					return
@@ -62,7 +62,7 @@ func TestOpenRaceOnFreshPath(t *testing.T) {
 		if failures > 0 {
 			continue
 		}
-		l, err := Open(p, Options{ReadOnly: true})
+		l, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,7 +101,7 @@ func TestOpenOfFileThatAppeared(t *testing.T) {
 		check func(t *testing.T, path string, l *Ledger, err error)
 	}{
 		{"another opener's ledger", func(t *testing.T, path string) {
-			other, err := Open(path, Options{Clock: func() float64 { return 100 }})
+			other, err := Open(path, Options{AllowExternalACL: onWindows, Clock: func() float64 { return 100 }})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -159,7 +159,7 @@ func TestOpenOfFileThatAppeared(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			path := filepath.Join(privateDir(t), "fleet.sqlite")
 			plantBeforeCreate(t, func(path string) { c.plant(t, path) })
-			l, err := Open(path, Options{Clock: func() float64 { return 200 }})
+			l, err := Open(path, Options{AllowExternalACL: onWindows, Clock: func() float64 { return 200 }})
 			if beforeCreateFile != nil {
 				t.Fatal("Open never came to create the file")
 			}
@@ -199,7 +199,7 @@ func TestOpenWaitsForSetupLock(t *testing.T) {
 	release := holdWriteLock(t, path)
 	defer once.Do(release)
 	waits := countSetupWaits(t, func() { once.Do(release) })
-	l, err := Open(path, Options{})
+	l, err := Open(path, Options{AllowExternalACL: onWindows})
 	if err != nil {
 		t.Fatalf("open beside the setup lock: %v", err)
 	}
@@ -221,7 +221,7 @@ func TestOpenBusyAfterSetupTimeout(t *testing.T) {
 	}
 	defer holdWriteLock(t, path)()
 	waits := countSetupWaits(t, nil)
-	_, err := Open(path, Options{BusyTimeoutMS: 40})
+	_, err := Open(path, Options{AllowExternalACL: onWindows, BusyTimeoutMS: 40})
 	if !errors.Is(err, ErrBusy) {
 		t.Fatalf("got %v, want ErrBusy", err)
 	}

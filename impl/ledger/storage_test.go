@@ -582,7 +582,7 @@ func TestMissingDirsSyncedIntoTheirParents(t *testing.T) {
 		return prev(d)
 	}
 	defer func() { syncParentDir = prev }()
-	l, err := Open(filepath.Join(base, "a", "b", "ledger.sqlite"), Options{})
+	l, err := Open(filepath.Join(base, "a", "b", "ledger.sqlite"), Options{AllowExternalACL: onWindows})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -592,7 +592,7 @@ func TestMissingDirsSyncedIntoTheirParents(t *testing.T) {
 		t.Fatalf("synced %q, want %q", synced, want)
 	}
 	synced = nil
-	if l, err = Open(filepath.Join(base, "a", "b", "ledger.sqlite"), Options{}); err != nil {
+	if l, err = Open(filepath.Join(base, "a", "b", "ledger.sqlite"), Options{AllowExternalACL: onWindows}); err != nil {
 		t.Fatal(err)
 	}
 	l.Close()
@@ -601,7 +601,7 @@ func TestMissingDirsSyncedIntoTheirParents(t *testing.T) {
 	}
 	boom := errors.New("injected I/O error")
 	syncParentDir = func(string) error { return boom }
-	_, err = Open(filepath.Join(base, "c", "ledger.sqlite"), Options{})
+	_, err = Open(filepath.Join(base, "c", "ledger.sqlite"), Options{AllowExternalACL: onWindows})
 	var ie *internalError
 	if !errors.As(err, &ie) || !errors.Is(err, boom) {
 		t.Errorf("failed directory sync: %v, want InternalError", err)

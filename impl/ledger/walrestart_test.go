@@ -31,7 +31,7 @@ func TestReadOnlyNoticesLogRestartedMidRead(t *testing.T) {
 	if busy != 0 || logged == 0 || backfilled != logged {
 		t.Fatalf("checkpoint: busy %d, %d frames logged, %d copied; want all copied", busy, logged, backfilled)
 	}
-	r, err := Open(p, Options{ReadOnly: true})
+	r, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,11 +57,15 @@ func Ownership(t testing.TB) {
 	}
 }
 
-// OFDLocks skips t where open file description locks do not exist (all but
-// Linux): the read-only view then relies on change detection alone.
+// HasOFDLocks is false where open file description locks do not exist (all
+// but Linux): the read-only view then relies on change detection alone, and
+// a read beside writers that never pause may give up (spec 12.4).
+const HasOFDLocks = runtime.GOOS == "linux"
+
+// OFDLocks skips t where HasOFDLocks is false.
 func OFDLocks(t testing.TB) {
 	t.Helper()
-	if runtime.GOOS != "linux" {
+	if !HasOFDLocks {
 		t.Skip("platform condition OFDLocks: no OFD locks on " + runtime.GOOS)
 	}
 }
