@@ -33,9 +33,9 @@ func TestWritableDirectoryRefused(t *testing.T) {
 				path string
 				opts Options
 			}{
-				{"writable open", existing, Options{}},
-				{"read-only open", existing, Options{ReadOnly: true}},
-				{"first creation", filepath.Join(dir, "new.sqlite"), Options{}},
+				{"writable open", existing, Options{AllowExternalACL: onWindows}},
+				{"read-only open", existing, Options{AllowExternalACL: onWindows, ReadOnly: true}},
+				{"first creation", filepath.Join(dir, "new.sqlite"), Options{AllowExternalACL: onWindows}},
 			} {
 				l, err := Open(c.path, c.opts)
 				if err == nil {
@@ -55,7 +55,7 @@ func TestWritableDirectoryRefused(t *testing.T) {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	l, err := Open(p, Options{})
+	l, err := Open(p, Options{AllowExternalACL: onWindows})
 	if err != nil {
 		t.Fatalf("0755 directory: %v", err)
 	}
