@@ -1,6 +1,8 @@
 package depcheck
 
 import (
+	"debug/elf"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -82,18 +84,14 @@ func TestRuntimeDependencies(t *testing.T) {
 	}
 }
 
-// TestBinariesHaveNoSocketCode builds every command and inspects its symbol
-// table: no dialer, listener or HTTP client may survive dead-code
-// elimination. (modernc.org/sqlite links net/url for its DSN parser and a
-// UUID helper that can list interfaces; neither opens a connection.)
-func TestBinariesHaveNoSocketCode(t *testing.T) {
-	platformtest.GoCommand(t)
-	if testing.Short() {
-		t.Skip("builds binaries")
-	}
+// buildCommands builds every command under cmd/ into a fresh directory with
+// the given cgo setting and returns the binaries.
+func buildCommands(t *testing.T, cgo string, pkgs ...string) []string {
+	t.Helper()
 	dir := t.TempDir()
-	build := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "./cmd/...")
+	build := exec.Command("go", append([]string{"build", "-o", dir + string(filepath.Separator)}, pkgs...)...)
 	build.Dir = moduleRoot
+	build.Env = append(os.Environ(), "CGO_ENABLED="+cgo)
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
@@ -101,20 +99,94 @@ func TestBinariesHaveNoSocketCode(t *testing.T) {
 	if len(bins) == 0 {
 		t.Fatal("no binaries built")
 	}
+	return bins
+}
+
+// symbols is the binary's symbol table as go tool nm prints it.
+func symbols(t *testing.T, bin string) string {
+	t.Helper()
+	out, err := exec.Command("go", "tool", "nm", bin).Output()
+	if err != nil {
+		t.Fatalf("go tool nm %s: %v", bin, err)
+	}
+	syms := string(out)
+	if !strings.Contains(syms, "main.main") {
+		t.Fatalf("%s: symbol table looks empty", bin)
+	}
+	return syms
+}
+
+// notStatic lists why bin would not start without a C library: it links
+// runtime/cgo, or (for ELF) it names a program interpreter or shared
+// libraries. Empty means static.
+func notStatic(t *testing.T, bin string) []string {
+	t.Helper()
+	var why []string
+	if strings.Contains(symbols(t, bin), " runtime/cgo") {
+		why = append(why, "links runtime/cgo")
+	}
+	f, err := elf.Open(bin)
+	if err != nil {
+		return why // not ELF (a cross-built or Mach-O binary): the symbol check stands alone
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			why = append(why, "names a program interpreter")
+		}
+	}
+	if libs, _ := f.ImportedLibraries(); len(libs) > 0 {
+		why = append(why, "needs shared libraries "+strings.Join(libs, ", "))
+	}
+	return why
+}
+
+// TestBinariesHaveNoSocketCode builds every command as the README installs
+// it (CGO_ENABLED=0) and inspects its symbol table: no dialer, listener or
+// HTTP client may survive dead-code elimination, and the binary is static
+// (no runtime/cgo, no shared library), so it starts in a scratch image.
+// (modernc.org/sqlite links net/url for its DSN parser and a UUID helper
+// that can list interfaces; neither opens a connection.)
+func TestBinariesHaveNoSocketCode(t *testing.T) {
+	platformtest.GoCommand(t)
+	if testing.Short() {
+		t.Skip("builds binaries")
+	}
 	forbidden := []string{"net.Dial", "net.(*Dialer)", "net.Listen", "net.(*ListenConfig)", "net/http.", "crypto/tls.", "net.socket", "net.(*sysDialer)"}
-	for _, bin := range bins {
-		out, err := exec.Command("go", "tool", "nm", bin).Output()
-		if err != nil {
-			t.Fatalf("go tool nm %s: %v", bin, err)
-		}
-		syms := string(out)
-		if !strings.Contains(syms, "main.main") {
-			t.Fatalf("%s: symbol table looks empty", bin)
-		}
+	for _, bin := range buildCommands(t, "0", "./cmd/...") {
+		syms := symbols(t, bin)
 		for _, f := range forbidden {
 			if strings.Contains(syms, " "+f) {
 				t.Errorf("%s links %s", filepath.Base(bin), f)
 			}
 		}
+		if why := notStatic(t, bin); len(why) > 0 {
+			t.Errorf("%s is not static: %s", filepath.Base(bin), strings.Join(why, "; "))
+		}
 	}
+}
+
+// TestStaticCheckSeesACgoBuild proves the static check is not vacuous: the
+// same task-state-guard built with cgo on (the Go default where a C
+// compiler is found) links runtime/cgo and the C library, and notStatic
+// says so. It needs a C compiler: without one it skips, except under
+// CI=true, where one is expected.
+func TestStaticCheckSeesACgoBuild(t *testing.T) {
+	platformtest.GoCommand(t)
+	if testing.Short() {
+		t.Skip("builds binaries")
+	}
+	cc, err := exec.Command("go", "env", "CC").Output()
+	if _, lookErr := exec.LookPath(strings.TrimSpace(string(cc))); err != nil || lookErr != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("no C compiler (go env CC): the cgo build cannot be checked")
+		}
+		t.Skip("no C compiler (go env CC)")
+	}
+	bins := buildCommands(t, "1", "./cmd/task-state-guard")
+	why := notStatic(t, bins[0])
+	if len(why) == 0 {
+		t.Fatalf("%s built with CGO_ENABLED=1 passes the static check", bins[0])
+	}
+	t.Logf("cgo build refused: %s", strings.Join(why, "; "))
 }

@@ -1,10 +1,11 @@
-// Command demo runs both engines end to end on a throwaway directory. First
-// the task-state-guard restart walk-through: it seeds a small synthetic
+// Command stateguard-demo runs both engines end to end on a throwaway
+// directory. Its name says whose it is, since `go install ./cmd/...` puts
+// it beside the two CLIs. First the task-state-guard restart walk-through: it seeds a small synthetic
 // ledger through the Go API with an injected clock, then drives the real CLI
 // for a preview, an apply, an idempotent recheck and the doctor. Then a short
 // sweep with sweep-state: lease, upserts (one sensitive), cursor, validate,
 // run record, release and a final read. Each command line is printed with
-// its output. Run it with `go run ./cmd/demo`.
+// its output. Run it with `go run ./cmd/stateguard-demo`.
 //
 // The output is deterministic: every id is fixed, the ledger's clock is
 // injected while seeding, and the CLI runs with its test clock
@@ -54,17 +55,17 @@ func main() {
 func run(out io.Writer) int {
 	dir, err := os.MkdirTemp("", "stateguard-demo-")
 	if err != nil {
-		fmt.Fprintln(out, "demo: cannot create a temporary directory")
+		fmt.Fprintln(out, "stateguard-demo: cannot create a temporary directory")
 		return 1
 	}
 	defer os.RemoveAll(dir)
 
 	if err := ledgerWalk(out, dir); err != nil {
-		fmt.Fprintln(out, "demo:", err)
+		fmt.Fprintln(out, "stateguard-demo:", err)
 		return 1
 	}
 	if err := sweepWalk(out, dir); err != nil {
-		fmt.Fprintln(out, "demo:", err)
+		fmt.Fprintln(out, "stateguard-demo:", err)
 		return 1
 	}
 	return 0
