@@ -12,13 +12,14 @@ import (
 	"time"
 
 	"github.com/stateguard/stateguard/internal/ledgercli"
+	"github.com/stateguard/stateguard/internal/platformtest"
 )
 
 // runBinary runs the real binary (a separate process, so SQLite's POSIX
 // locks of this test process count against it) with the explain phrase on.
 func runBinary(t *testing.T, args ...string) (rc int, stdout, stderr string) {
 	t.Helper()
-	cmd := exec.Command(ledgerBinary(t), args...)
+	cmd := exec.Command(ledgerBinary(t), platformtest.ACLArgs(args...)...)
 	cmd.Env = append(os.Environ(), ledgercli.ExplainEnv+"=1")
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
