@@ -41,6 +41,12 @@ var errorLines = map[string]int{
 func seedLedger(f testing.TB) []byte {
 	dir := filepath.Join(f.TempDir(), "seed")
 	db := filepath.Join(dir, "tasks.sqlite")
+	if platformtest.Windows {
+		// There the parent must exist; the CLI makes it elsewhere.
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			f.Fatal(err)
+		}
+	}
 	for _, argv := range [][]string{
 		{"create", "--task-id", rootID, "--timeout-seconds", "900"},
 		{"create", "--task-id", runningID, "--parent-id", rootID},
