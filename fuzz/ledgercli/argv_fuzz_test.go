@@ -16,6 +16,7 @@ import (
 
 	"github.com/stateguard/stateguard/internal/ledgercli"
 	"github.com/stateguard/stateguard/internal/platformtest"
+	"github.com/stateguard/stateguard/internal/version"
 )
 
 // Ids present in the seeded ledger, so fuzzed commands reach the ledger's
@@ -149,7 +150,7 @@ func judgeArgv(argv []string, status int, out, stderr, db string) error {
 	if stderr != "" {
 		return fmt.Errorf("argv %q: stderr not empty", argv)
 	}
-	if status == 0 && (strings.HasPrefix(out, "usage: task-state-guard") || out == "task-state-guard 0.1.0\n") {
+	if status == 0 && (strings.HasPrefix(out, "usage: task-state-guard") || out == "task-state-guard "+version.String()+"\n") {
 		return nil // help and version are the only plain-text outputs
 	}
 	if strings.Count(out, "\n") != 1 || !strings.HasSuffix(out, "\n") || !json.Valid([]byte(out)) {

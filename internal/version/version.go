@@ -3,8 +3,9 @@
 // A release build stamps the version with the linker
 // (-ldflags "-X github.com/stateguard/stateguard/internal/version.stamped=X.Y.Z",
 // as tools/release does); a binary installed with `go install module@vX.Y.Z`
-// carries it in its build information; anything else (go run, go test, a
-// plain go build outside a tagged checkout) reports Fallback.
+// carries it in its build information; anything whose build information
+// says "(devel)" (go run, go test, a go build or go install of a checkout)
+// is a development build and reports Fallback.
 package version
 
 import (
@@ -12,9 +13,10 @@ import (
 	"strings"
 )
 
-// Fallback is the version of this source tree, reported when the build
-// carries no better one.
-const Fallback = "0.1.0"
+// Fallback is reported by a development build: a pre-release of the version
+// after the last release (CHANGELOG.md), so it never claims a release.
+// Raise it when a release is cut.
+const Fallback = "0.1.1-dev"
 
 // stamped is set by the linker in release builds.
 var stamped string
