@@ -1,5 +1,9 @@
-// Command sweep-state is the sweep state engine's command line; see package
-// github.com/stateguard/stateguard/impl/sweepstate/sweepcli.
+// Command sweep-state is the command line of the sweep state engine: the
+// only writer of one YAML state file (lease, cursors, items, last run), one
+// status word per call. Its contract is spec/sweep-state.md; the README's
+// cheat sheet lists the subcommands. To use the engine from Go, import
+// github.com/stateguard/stateguard/impl/sweepstate, which this command runs
+// (the argument parsing lives in internal/sweepcli and is not importable).
 package main
 
 import (
