@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stateguard/stateguard/internal/platformtest"
 )
 
 // TestEmptyCodeOption: --code with an empty value (as its own argument or
@@ -35,7 +37,7 @@ func TestEmptyCodeOption(t *testing.T) {
 	db := filepath.Join(dir, "ledger.sqlite")
 	call := func(args ...string) (int, string) {
 		var out bytes.Buffer
-		st := run(append([]string{"--db", db}, args...), &out, env)
+		st := run(platformtest.ACLArgs(append([]string{"--db", db}, args...)...), &out, env)
 		return st, strings.TrimSpace(out.String())
 	}
 	if st, out := call("create", "--task-id", testID); st != 0 {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/stateguard/stateguard/internal/platformtest"
 	model "github.com/stateguard/stateguard/model/ledger"
 )
 
@@ -43,6 +44,9 @@ func TestCrashLoopModelNoLedgerYet(t *testing.T) {
 	for _, withDir := range []bool{false, true} {
 		name := map[bool]string{false: "nothing", true: "directory only"}[withDir]
 		t.Run(name, func(t *testing.T) {
+			if !withDir {
+				platformtest.ParentsCreated(t)
+			}
 			dir := filepath.Join(t.TempDir(), "ledger")
 			if withDir {
 				if err := os.Mkdir(dir, 0o700); err != nil {

@@ -38,22 +38,26 @@ func POSIXModes(t testing.TB) {
 	}
 }
 
-// POSIXLinks skips t where symbolic links and hard links cannot be made
-// freely by any user (Windows: a symbolic link needs a privilege, and the
-// engines refuse reparse points instead of resolving them).
-func POSIXLinks(t testing.TB) {
+// CreatesParents is false where a writable open never creates a missing
+// parent directory (Windows, spec/task-state-guard.md 11.3).
+const CreatesParents = !Windows
+
+// ParentsCreated skips t where CreatesParents is false.
+func ParentsCreated(t testing.TB) {
 	t.Helper()
-	if Windows {
-		t.Skip("platform condition POSIXLinks: no unprivileged POSIX links on Windows")
+	if !CreatesParents {
+		t.Skip("platform condition ParentsCreated: Windows never creates a ledger's parent directory")
 	}
 }
 
-// Ownership skips t where files have no numeric owner to compare with the
-// effective user (Windows: an owner is a SID, and no ownership check runs).
-func Ownership(t testing.TB) {
+// ReparsePoints skips t where a symbolic link that os.Symlink makes is not
+// seen as one by the calls under test: under Wine it is a host symlink that
+// Wine's file calls see through, with no reparse point attribute. Real
+// Windows and POSIX systems show the link.
+func ReparsePoints(t testing.TB) {
 	t.Helper()
-	if Windows {
-		t.Skip("platform condition Ownership: no numeric file owner on Windows")
+	if underWine() {
+		t.Skip("platform condition ReparsePoints: Wine shows a symbolic link as the file it names")
 	}
 }
 
@@ -131,14 +135,12 @@ func PermissionModel() string {
 const ByteArgs = !Windows
 
 // ScriptCondition answers the conditions the txtar scripts use, one per
-// function above: [posixmodes], [posixlinks], [ownership], [byteargv].
+// condition above: [posixmodes], [byteargv].
 // Any other name is left to testscript (ok false).
 func ScriptCondition(cond string) (holds, ok bool) {
 	switch cond {
 	case "posixmodes":
 		return HasPOSIXModes, true
-	case "posixlinks", "ownership":
-		return !Windows, true
 	case "byteargv":
 		return ByteArgs, true
 	}

@@ -1,0 +1,5 @@
+//go:build !windows
+
+package platformtest
+
+func underWine() bool { return false }
