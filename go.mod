@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/anishathalye/porcupine v1.3.1
+	github.com/hanwen/go-fuse/v2 v2.12.1
 	github.com/leanovate/gopter v0.2.11
 	github.com/rogpeppe/go-internal v1.16.0
 	golang.org/x/sys v0.50.0
