@@ -473,14 +473,21 @@ func (n *node) Write(ctx context.Context, fh gofs.FileHandle, data []byte, off i
 	return uint32(len(data)), 0
 }
 
-// Fsync makes a file's bytes, or a directory's entries, durable. The
-// kernel has written the dirty pages before it asks.
+// Fsync makes a file's changes since its last sync, or a directory's
+// entries, durable. The kernel has written the dirty pages before it asks.
+// A failed fsync of a file drops the changes it covered for good, as
+// Linux may after a write-back error (the pages are marked clean and stay
+// readable until evicted, but are never written): a later fsync makes
+// only the changes after the failure durable.
 func (n *node) Fsync(ctx context.Context, fh gofs.FileHandle, flags uint32) syscall.Errno {
 	f := n.f
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	o := n.o
 	if e := f.failing("fsync", o); e != 0 {
+		if !o.dir {
+			o.pending = nil
+		}
 		return e
 	}
 	if o.dir {
@@ -491,7 +498,9 @@ func (n *node) Fsync(ctx context.Context, fh gofs.FileHandle, flags uint32) sysc
 		f.changed("fsync-dir", o)
 		return 0
 	}
-	o.durable = append([]byte(nil), o.data...)
+	for _, c := range o.pending {
+		o.durable = apply(o.durable, c)
+	}
 	o.pending = nil
 	f.changed("fsync", o)
 	return 0
