@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -193,5 +194,62 @@ func TestFaults(t *testing.T) {
 	f.SetFault(nil)
 	if got, _ := os.ReadFile(p); !bytes.Equal(got, []byte("new")) {
 		t.Errorf("current %q", got)
+	}
+}
+
+// TestTornCut: beyond the strict model, a torn variant of a cut keeps a
+// part of a file's unsynced changes: whole ones in order, the next cut at
+// a sector, or changed sectors in any subset; never bytes that were not
+// written (zeros where the file grew but the sector was not written).
+// The same seed draws the same variant.
+func TestTornCut(t *testing.T) {
+	m := mount(t)
+	f, root := m.FS, m.Dir
+	p := filepath.Join(root, "f")
+	old := bytes.Repeat([]byte{'o'}, 4*crashfs.SectorSize)
+	write(t, p, string(old), true)
+	syncDir(t, root)
+	h, err := os.OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	f.ArmCut(3)
+	h.WriteAt(bytes.Repeat([]byte{'a'}, 2*crashfs.SectorSize), 0)
+	h.WriteAt(bytes.Repeat([]byte{'b'}, crashfs.SectorSize), 3*crashfs.SectorSize)
+	h.WriteAt([]byte("c"), 4*crashfs.SectorSize) // the cut: three unsynced writes
+	if data(f.Cut().Lookup("f")) != string(old) || f.TornFiles() != 1 {
+		t.Fatalf("strict cut %q, torn files %d", data(f.Cut().Lookup("f")), f.TornFiles())
+	}
+	variants := map[string]bool{}
+	for seed := uint64(0); seed < 64; seed++ {
+		tree, kept := f.TornCut(seed)
+		again, _ := f.TornCut(seed)
+		got := data(tree.Lookup("f"))
+		if got != data(again.Lookup("f")) {
+			t.Fatalf("seed %d drew two variants", seed)
+		}
+		variants[got] = true
+		for i := 0; i < len(got); i++ {
+			sector := i / crashfs.SectorSize
+			allowed := "o"
+			switch {
+			case sector < 2:
+				allowed = "oa"
+			case sector == 3:
+				allowed = "ob"
+			case sector == 4:
+				allowed = "c\x00" // the size grew, the sector not written
+			}
+			if !strings.ContainsRune(allowed, rune(got[i])) {
+				t.Fatalf("seed %d (%s): byte %d is %q", seed, kept, i, got[i])
+			}
+		}
+		if len(got) != len(old) && len(got) != len(old)+1 {
+			t.Fatalf("seed %d (%s): size %d", seed, kept, len(got))
+		}
+	}
+	if len(variants) < 4 {
+		t.Errorf("64 seeds drew only %d variants", len(variants))
 	}
 }

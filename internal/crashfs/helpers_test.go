@@ -6,10 +6,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -127,6 +129,34 @@ func scenario(t *testing.T, m *crashfs.Mount, name string, tree *crashfs.Node) s
 	return dir
 }
 
+// tornPerCut is how many torn variants (proof (c)) each cut with unsynced
+// changes is checked in: STATEGUARD_POWERLOSS_TORN=N, else 1, or 4 in the
+// long run.
+func tornPerCut(t *testing.T) int {
+	if v := os.Getenv(tornEnv); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			t.Fatalf("%s=%q: want a count", tornEnv, v)
+		}
+		return n
+	}
+	if long() {
+		return 4
+	}
+	return 1
+}
+
+const tornEnv = "STATEGUARD_POWERLOSS_TORN"
+
+// tornSeed is the fixed seed of a cut's j-th torn variant: the same run
+// draws the same torn states, so a failure replays by running the test
+// again (the message names the seed and what was kept).
+func tornSeed(cut string, j int) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s/%d", cut, j)
+	return h.Sum64()
+}
+
 // cutPoints are the operation counts to cut after within a call of n
 // operations: all of them in the long run, else up to sample of them
 // spread evenly, the last one always included.
@@ -153,6 +183,9 @@ func cutPoints(n, sample int) []int {
 // tally counts what the cuts of one command met.
 type tally struct {
 	calls, ops, cuts, before, after, torn int
+	// tornAfter counts torn variants that read as after where the strict
+	// cut read as before (allowed: a whole commit reached the disk early).
+	tornAfter int
 }
 
 // report logs the counts per command in a fixed order.
@@ -160,8 +193,8 @@ func report(t *testing.T, what string, counts map[string]*tally, order []string)
 	t.Helper()
 	for _, c := range order {
 		if n := counts[c]; n != nil {
-			t.Logf("%s %-14s calls %2d, operations %4d, cuts %4d: before %4d, after %4d; torn states %4d",
-				what, c, n.calls, n.ops, n.cuts, n.before, n.after, n.torn)
+			t.Logf("%s %-14s calls %2d, operations %4d, cuts %4d: before %4d, after %4d; torn states %4d (%d of them after where the cut was before)",
+				what, c, n.calls, n.ops, n.cuts, n.before, n.after, n.torn, n.tornAfter)
 		}
 	}
 }
