@@ -3,6 +3,10 @@ package ledger
 import (
 	"context"
 	"database/sql"
+	"errors"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // txn is one transaction on the ledger's pinned connection. Statements are
@@ -64,6 +68,10 @@ func (l *Ledger) begin(ctx context.Context, beginSQL string) (*txn, error) {
 		return nil, &cancelledError{err}
 	}
 	if _, err := l.conn.ExecContext(ctx, beginSQL); err != nil {
+		// A context that ended as BEGIN ran may report the end although
+		// BEGIN took effect: roll back, so that the next operation does
+		// not meet "cannot start a transaction within a transaction".
+		l.rollback(ctx)
 		if cerr := ctx.Err(); cerr != nil {
 			return nil, &cancelledError{cerr}
 		}
@@ -71,11 +79,28 @@ func (l *Ledger) begin(ctx context.Context, beginSQL string) (*txn, error) {
 	}
 	if l.guard != nil {
 		if err := l.guard.check(); err != nil {
-			l.conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+			l.rollback(ctx)
 			return nil, err
 		}
 	}
 	return &txn{l: l, ctx: ctx}, nil
+}
+
+// rollback ends the connection's transaction, if it has one, whatever
+// the caller's context says. An interrupt that the caller's cancellation
+// set off can still reach the ROLLBACK itself (SQLite interrupts every
+// statement that starts before the running ones end); it is tried again,
+// so the connection is never left inside a transaction. Without one,
+// ROLLBACK fails at once with an error that is not an interrupt.
+func (l *Ledger) rollback(ctx context.Context) {
+	end := context.WithoutCancel(ctx)
+	for range 3 {
+		_, err := l.conn.ExecContext(end, "ROLLBACK")
+		var se *sqlite.Error
+		if err == nil || !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_INTERRUPT {
+			return
+		}
+	}
 }
 
 // finish commits when err is nil and rolls back otherwise.
@@ -84,14 +109,14 @@ func (l *Ledger) begin(ctx context.Context, beginSQL string) (*txn, error) {
 func (l *Ledger) finish(ctx context.Context, err error, op string) error {
 	end := context.WithoutCancel(ctx)
 	if err != nil {
-		l.conn.ExecContext(end, "ROLLBACK")
+		l.rollback(ctx)
 		if cerr := ctx.Err(); cerr != nil {
 			return &cancelledError{cerr}
 		}
 		return classifySQLite(op, err)
 	}
 	if _, cerr := l.conn.ExecContext(end, "COMMIT"); cerr != nil {
-		l.conn.ExecContext(end, "ROLLBACK")
+		l.rollback(ctx)
 		return classifySQLite(op, cerr)
 	}
 	return nil
