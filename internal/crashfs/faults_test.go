@@ -136,7 +136,7 @@ func TestLedgerIOFaults(t *testing.T) {
 	m := mount(t)
 	_, bin := binaries(t)
 	seq := ledgerSequence(false)
-	steps := ledgerReference(t, m, "fault-ref", true, false, seq[:3])
+	steps := ledgerReference(t, m, "fault-ref", refOpts{makeDirs: true}, seq[:3])
 	base := steps[2].after
 	c := ledgerCall{args: []string{"create", "--task-id", taskC, "--timeout-seconds", "30"}, now: seq[2].now + 1}
 	tasks := []string{taskA, taskB, taskC}
@@ -191,7 +191,7 @@ func TestLedgerWALFsyncFailure(t *testing.T) {
 	m := mount(t)
 	_, bin := binaries(t)
 	seq := ledgerSequence(false)
-	steps := ledgerReference(t, m, "ref", true, false, seq[:1])
+	steps := ledgerReference(t, m, "ref", refOpts{makeDirs: true}, seq[:1])
 	dir := scenario(t, m, "wal-fsync", steps[0].after)
 	db := filepath.Join(dir, dbPath)
 	c := ledgerCall{args: []string{"create", "--task-id", taskC}, now: seq[0].now + 1}

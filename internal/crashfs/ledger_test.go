@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stateguard/stateguard/impl/ledger"
 	"github.com/stateguard/stateguard/internal/crashfs"
 	"github.com/stateguard/stateguard/internal/ledgercli"
 )
@@ -115,14 +116,19 @@ type ledgerStep struct {
 	ops           int
 }
 
+// refOpts shape a reference run: whether the directories exist first,
+// whether proof (a) is checked after each call, and whether this process
+// holds the ledger open after the first call.
+type refOpts struct{ makeDirs, checkAcked, hold bool }
+
 // ledgerReference runs calls on a fresh scenario and checks proof (a)
 // after each answer: written out as a cut right then would leave it, the
 // ledger is healthy and every task reads as it does live.
-func ledgerReference(t *testing.T, m *crashfs.Mount, name string, makeDirs, checkAcked bool, calls []ledgerCall) []ledgerStep {
+func ledgerReference(t *testing.T, m *crashfs.Mount, name string, o refOpts, calls []ledgerCall) []ledgerStep {
 	t.Helper()
 	_, bin := binaries(t)
 	dir := scenario(t, m, name, nil)
-	if makeDirs {
+	if o.makeDirs {
 		if err := os.MkdirAll(filepath.Join(dir, "x", "y"), 0o700); err != nil {
 			t.Fatal(err)
 		}
@@ -147,7 +153,17 @@ func ledgerReference(t *testing.T, m *crashfs.Mount, name string, makeDirs, chec
 		st.after = m.FS.Current().Lookup(name)
 		st.afterView = viewLedger(t, bin, st.after)
 		steps = append(steps, st)
-		if !checkAcked {
+		if o.hold && len(steps) == 1 {
+			// This process keeps the ledger open from here on, so no CLI
+			// call is the last connection and none checkpoints at close:
+			// each commit is durable only through the -wal's own sync.
+			l, err := ledger.Open(db, ledger.Options{MustExist: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+		}
+		if !o.checkAcked {
 			continue
 		}
 		durable := viewLedger(t, bin, m.FS.Durable().Lookup(name))
@@ -163,12 +179,16 @@ func ledgerReference(t *testing.T, m *crashfs.Mount, name string, makeDirs, chec
 // after every mutating command (init, create with and without a parent,
 // start, heartbeat, close, delivery, reconcile), on directories that exist
 // and on directories the first call (init, or create) makes, a cut right
-// after the answer leaves a healthy ledger whose tasks read as live.
+// after the answer leaves a healthy ledger whose tasks read as live; also
+// while this process holds the ledger open, so that no call's close
+// checkpoints and every commit rests on the -wal's sync alone.
 func TestLedgerAcknowledgedCallsSurvive(t *testing.T) {
 	m := mount(t)
-	ledgerReference(t, m, "existing", true, true, ledgerSequence(true))
-	ledgerReference(t, m, "created-by-init", false, true, ledgerSequence(true))
-	ledgerReference(t, m, "created-by-create", false, true, ledgerSequence(false))
+	ledgerReference(t, m, "existing", refOpts{makeDirs: true, checkAcked: true}, ledgerSequence(true))
+	ledgerReference(t, m, "created-by-init", refOpts{checkAcked: true}, ledgerSequence(true))
+	ledgerReference(t, m, "created-by-create", refOpts{checkAcked: true}, ledgerSequence(false))
+	// Beside a connection that stays open, no call checkpoints at close.
+	ledgerReference(t, m, "held-open", refOpts{makeDirs: true, checkAcked: true, hold: true}, ledgerSequence(true))
 }
 
 // TestLedgerCutsInsideCalls is proof (b) for task-state-guard: a cut after
@@ -188,7 +208,7 @@ func TestLedgerCutsInsideCalls(t *testing.T) {
 	_, bin := binaries(t)
 	counts := map[string]*tally{}
 	for _, variant := range []string{"existing", "created"} {
-		steps := ledgerReference(t, m, "ref-"+variant, variant == "existing", false, ledgerSequence(false))
+		steps := ledgerReference(t, m, "ref-"+variant, refOpts{makeDirs: variant == "existing"}, ledgerSequence(false))
 		for i, st := range steps {
 			n := counts[st.call.name()]
 			if n == nil {
