@@ -15,6 +15,11 @@
 // last sync can also be kept in part (torn), and operations can be made
 // to fail (EIO, ENOSPC).
 //
+// The process that serves a mount must not map files of that mount (SQLite
+// maps the -shm): a page fault on such a mapping cannot be preempted, so a
+// garbage collection's stop-the-world waits for it while the serving
+// goroutines wait for the collection. Tests run SQLite in child processes.
+//
 // Linux only, and for tests and tools only: nothing under cmd/ may link it
 // (tools/depcheck checks that cmd/ links no module outside its list).
 package crashfs

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stateguard/stateguard/impl/ledger"
 	"github.com/stateguard/stateguard/internal/crashfs"
 	"github.com/stateguard/stateguard/internal/ledgercli"
 )
@@ -117,8 +116,8 @@ type ledgerStep struct {
 }
 
 // refOpts shape a reference run: whether the directories exist first,
-// whether proof (a) is checked after each call, and whether this process
-// holds the ledger open after the first call.
+// whether proof (a) is checked after each call, and whether a child holds
+// the ledger open after the first call.
 type refOpts struct{ makeDirs, checkAcked, hold bool }
 
 // ledgerReference runs calls on a fresh scenario and checks proof (a)
@@ -154,14 +153,10 @@ func ledgerReference(t *testing.T, m *crashfs.Mount, name string, o refOpts, cal
 		st.afterView = viewLedger(t, bin, st.after)
 		steps = append(steps, st)
 		if o.hold && len(steps) == 1 {
-			// This process keeps the ledger open from here on, so no CLI
-			// call is the last connection and none checkpoints at close:
-			// each commit is durable only through the -wal's own sync.
-			l, err := ledger.Open(db, ledger.Options{MustExist: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer l.Close()
+			// A child keeps the ledger open from here on, so no CLI call
+			// is the last connection and none checkpoints at close: each
+			// commit is durable only through the -wal's own sync.
+			startChild(t, "hold "+db)
 		}
 		if !o.checkAcked {
 			continue
@@ -180,7 +175,7 @@ func ledgerReference(t *testing.T, m *crashfs.Mount, name string, o refOpts, cal
 // start, heartbeat, close, delivery, reconcile), on directories that exist
 // and on directories the first call (init, or create) makes, a cut right
 // after the answer leaves a healthy ledger whose tasks read as live; also
-// while this process holds the ledger open, so that no call's close
+// while a child process holds the ledger open, so that no call's close
 // checkpoints and every commit rests on the -wal's sync alone.
 func TestLedgerAcknowledgedCallsSurvive(t *testing.T) {
 	m := mount(t)

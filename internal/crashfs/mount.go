@@ -15,6 +15,7 @@ import (
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
 )
 
 // ErrUnavailable wraps every reason FUSE cannot be mounted here (no
@@ -31,6 +32,7 @@ type Mount struct {
 	Dir    string
 	FS     *FS
 	server *fuse.Server
+	conn   uint32 // the connection's number (the mount's minor device)
 }
 
 // Mount mounts f at dir, an existing empty directory, with mount(2)
@@ -70,7 +72,12 @@ func (f *FS) Mount(dir string) (*Mount, error) {
 		}
 		return nil, err
 	}
-	return &Mount{Dir: dir, FS: f, server: server}, nil
+	mnt := &Mount{Dir: dir, FS: f, server: server}
+	var st syscall.Stat_t
+	if syscall.Stat(dir, &st) == nil {
+		mnt.conn = unix.Minor(st.Dev)
+	}
+	return mnt, nil
 }
 
 // Unmount unmounts, detaching the mount lazily if it is still busy.
@@ -80,7 +87,12 @@ func (m *Mount) Unmount() error {
 	}
 	err := m.server.Unmount()
 	if err != nil {
-		if derr := syscall.Unmount(m.Dir, syscall.MNT_DETACH); derr != nil {
+		// Still busy: detach it, and abort the connection where the
+		// fuse control file system is mounted, so that no process stays
+		// stuck in a request.
+		derr := syscall.Unmount(m.Dir, syscall.MNT_DETACH)
+		os.WriteFile(fmt.Sprintf("/sys/fs/fuse/connections/%d/abort", m.conn), []byte("1"), 0)
+		if derr != nil {
 			return fmt.Errorf("unmount %s: %v; detach: %v", m.Dir, err, derr)
 		}
 	}
