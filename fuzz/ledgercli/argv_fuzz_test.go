@@ -28,6 +28,10 @@ const (
 	internalID = "7a5c0004-0000-4000-8000-000000000004"
 )
 
+// payloadHash is the internal task's fingerprint, which no output may
+// show (get, children and list print only has_payload_hash).
+var payloadHash = strings.Repeat("ab", 32)
+
 // errorLines are the only outputs a refusal may print: the class, never
 // an input value.
 var errorLines = map[string]int{
@@ -54,7 +58,7 @@ func seedLedger(f testing.TB) []byte {
 		{"start", runningID},
 		{"create", "--task-id", closedID, "--parent-id", rootID},
 		{"close", closedID, "--status", "succeeded", "--code", "completed"},
-		{"create", "--task-id", internalID, "--internal", "--payload-sha256", strings.Repeat("ab", 32)},
+		{"create", "--task-id", internalID, "--internal", "--payload-sha256", payloadHash},
 	} {
 		var out bytes.Buffer
 		if status := ledgercli.Main(append(platformtest.ACLArgs("--db", db), argv...), &out, &out); status != 0 {
@@ -114,6 +118,16 @@ func FuzzArgv(f *testing.F) {
 		"reconcile\x00--d\x005",
 		"get\x00urn:uuid:7a5c0002000040008000000000000002",
 		"children\x00" + rootID,
+		"list",
+		"list\x00--status\x00queued\x00--st\x00running\x00--limit\x001",
+		"list\x00--delivery=pending\x00--ended-before\x00 1e10 \x00--after\x00{7A5C0001-0000-4000-8000-000000000001}",
+		"list\x00--parent-id\x00" + rootID + "\x00--updated-before\x00978308200",
+		"list\x00--limit\x00+1000\x00--after\x00urn:uuid:7a5c0002000040008000000000000002",
+		"list\x00--limit\x000",
+		"list\x00--limit\x001_0",
+		"list\x00--status\x00Queued",
+		"list\x00--updated-before\x00-1",
+		"list\x00--help",
 		"--help",
 		"create\x00--help",
 		"--version",
@@ -173,6 +187,9 @@ func judgeArgv(argv []string, status int, out, stderr, db string) error {
 		return fmt.Errorf("argv %q: doctor found a ledger written only by the CLI unhealthy: %s", argv, out)
 	default:
 		return fmt.Errorf("argv %q: exit %d with output %s", argv, status, out)
+	}
+	if strings.Contains(out, payloadHash) {
+		return fmt.Errorf("argv %q: the payload fingerprint was printed: %s", argv, out)
 	}
 	if strings.Contains(out, `"error"`) {
 		return fmt.Errorf("argv %q: success output carries an error key: %s", argv, out)

@@ -40,6 +40,10 @@ type Ledger struct {
 	// examinePlan forces reconcile's plan in tests: "index" or "scan";
 	// "" chooses by the estimate (reconcile.go).
 	examinePlan string
+	// listPlan forces List's plan in tests: "index" (the first index that
+	// serves the filter, if any) or "scan"; "" chooses by the count
+	// (list.go).
+	listPlan string
 }
 
 // Open opens (or, unless read-only, creates) the ledger at path after the

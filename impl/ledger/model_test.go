@@ -547,6 +547,7 @@ func TestLedgerMatchesModel(t *testing.T) {
 			"get":       mc.Get,
 			"children":  mc.ChildrenOf,
 			"reconcile": mc.Reconcile,
+			"list":      mc.List,
 			"":          mc.check,
 		})
 	})

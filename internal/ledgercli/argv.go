@@ -33,6 +33,9 @@ type option struct {
 	// the value is consumed (so before a later --help).
 	typeCheck func(string) bool
 	required  bool
+	// repeatable keeps every value given (argparse's action="append") in
+	// parseResult.lists; otherwise the last one wins.
+	repeatable bool
 }
 
 // parserSpec is one argparse parser: the top level or a subcommand.
@@ -46,10 +49,11 @@ type parserSpec struct {
 
 // parseResult is what one parser collected.
 type parseResult struct {
-	values      map[string]string // option key or positional name -> value
-	flags       map[string]bool   // flag key -> seen
-	help        bool              // -h/--help was consumed (print help, exit 0)
-	version     bool              // --version was consumed
+	values      map[string]string   // option key or positional name -> value
+	lists       map[string][]string // repeatable option key -> values in order
+	flags       map[string]bool     // flag key -> seen
+	help        bool                // -h/--help was consumed (print help, exit 0)
+	version     bool                // --version was consumed
 	subcommand  string
 	rest        []string // arguments after the subcommand name
 	unknownArgs bool     // argparse "unrecognized arguments"
@@ -201,7 +205,7 @@ func (p *parserSpec) parse(args []string) (*parseResult, error) {
 		words = append(words, word{text: a, match: m, isOpt: isOpt})
 	}
 
-	res := &parseResult{values: map[string]string{}, flags: map[string]bool{}}
+	res := &parseResult{values: map[string]string{}, lists: map[string][]string{}, flags: map[string]bool{}}
 	nextPositional := 0
 	for i := 0; i < len(words); i++ {
 		w := words[i]
@@ -264,6 +268,9 @@ func (p *parserSpec) parse(args []string) (*parseResult, error) {
 			return nil, errBadChoice
 		}
 		res.values[m.opt.key] = value
+		if m.opt.repeatable {
+			res.lists[m.opt.key] = append(res.lists[m.opt.key], value)
+		}
 	}
 	if len(p.subcommands) > 0 && res.subcommand == "" {
 		// No subcommand: argparse reports the missing positional.

@@ -67,6 +67,7 @@ var (
 	errBadTestClock   = explained(ledger.ErrInvalidInput, "test clock time is not a plain finite decimal number")
 	errBadPayloadHash = explained(ledger.ErrInvalidInput, "payload hash must be 64 lowercase hex characters")
 	errBadSeconds     = explained(ledger.ErrInvalidInput, "a seconds value is not a finite, non-negative number")
+	errBadLimit       = explained(ledger.ErrInvalidInput, "page size must be 1 to 1000")
 	errNoLedger       = explained(ledger.ErrTaskNotFound, "database does not exist, so it holds no task")
 )
 
@@ -236,6 +237,20 @@ func execute(inv *invocation, clock ledger.Clock) (result any, status int, err e
 			list = append(list, taskObject(t))
 		}
 		return object{"ok": true, "tasks": list}, exitOK, nil
+	case "list":
+		page, err := l.List(inv.list)
+		if err != nil {
+			return nil, 0, err
+		}
+		list := make([]object, 0, len(page.Tasks))
+		for _, t := range page.Tasks {
+			list = append(list, taskObject(t))
+		}
+		var next any
+		if page.Next != "" {
+			next = page.Next
+		}
+		return object{"ok": true, "tasks": list, "next": next}, exitOK, nil
 	case "reconcile":
 		rep, err := l.Reconcile(inv.activeGrace, inv.deliveryGrace, inv.dryRun)
 		if err != nil {

@@ -2,6 +2,7 @@ package ledgercli
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/stateguard/stateguard/impl/ledger"
 )
@@ -29,6 +30,8 @@ type invocation struct {
 	activeGrace   float64
 	deliveryGrace float64
 	dryRun        bool
+
+	list ledger.ListFilter // list's filters, position and page size
 }
 
 // readOnly reports whether the command must open the ledger read-only:
@@ -36,7 +39,7 @@ type invocation struct {
 // and the two read commands, which have no reason to create a file.
 func (inv *invocation) readOnly() bool {
 	switch inv.command {
-	case "doctor", "get", "children":
+	case "doctor", "get", "children", "list":
 		return true
 	case "reconcile":
 		return inv.dryRun
@@ -74,7 +77,7 @@ var topParser = parserSpec{
 		{names: []string{"--db"}, key: "db", takesValue: true, required: true},
 		{names: []string{"--allow-external-acl"}, key: "allow-external-acl"},
 	},
-	subcommands: []string{"init", "create", "start", "heartbeat", "close", "delivery", "reconcile", "doctor", "get", "children"},
+	subcommands: []string{"init", "create", "start", "heartbeat", "close", "delivery", "reconcile", "doctor", "get", "children", "list"},
 }
 
 func taskIDParser() parserSpec {
@@ -120,6 +123,31 @@ var subParsers = map[string]parserSpec{
 		{names: []string{"--dry-run"}, key: "dry-run"},
 	}},
 	"doctor": {options: []option{helpOption}},
+	"list": {options: []option{
+		helpOption,
+		{names: []string{"--status"}, key: "status", takesValue: true, repeatable: true, choices: taskStateWords},
+		{names: []string{"--delivery"}, key: "delivery", takesValue: true, repeatable: true, choices: deliveryStateWords},
+		{names: []string{"--updated-before"}, key: "updated-before", takesValue: true, typeCheck: looksLikePythonFloat},
+		{names: []string{"--ended-before"}, key: "ended-before", takesValue: true, typeCheck: looksLikePythonFloat},
+		{names: []string{"--parent-id"}, key: "parent-id", takesValue: true},
+		{names: []string{"--after"}, key: "after", takesValue: true},
+		{names: []string{"--limit"}, key: "limit", takesValue: true, typeCheck: looksLikeInt},
+	}},
+}
+
+// The words list's --status and --delivery choose from, in the
+// doctor's order.
+var (
+	taskStateWords     = stateWords(taskStates)
+	deliveryStateWords = stateWords(deliveryStates)
+)
+
+func stateWords[S ~string](states []S) []string {
+	out := make([]string, len(states))
+	for i, s := range states {
+		out[i] = string(s)
+	}
+	return out
 }
 
 func subcommandHelp(name string) string {
@@ -132,6 +160,8 @@ func subcommandHelp(name string) string {
 		return deliveryHelp
 	case "reconcile":
 		return reconcileHelp
+	case "list":
+		return listHelp
 	case "init", "doctor":
 		return fmt.Sprintf(noArgHelpTemplate, name)
 	default:
@@ -269,5 +299,70 @@ func buildInvocation(top, sub *parseResult) (*invocation, error) {
 	if err := seconds("delivery-grace-seconds", &inv.deliveryGrace); err != nil {
 		return nil, err
 	}
+	if inv.command == "list" {
+		if err := buildList(inv, sub, seconds); err != nil {
+			return nil, err
+		}
+	}
 	return inv, nil
+}
+
+// buildList validates list's options. --parent-id was read into
+// inv.parentID above; its status choices were checked by the parser.
+func buildList(inv *invocation, sub *parseResult, seconds func(string, *float64) error) error {
+	f := &inv.list
+	f.ParentID = inv.parentID
+	inv.parentID = ""
+	for _, s := range sub.lists["status"] {
+		f.Statuses = append(f.Statuses, ledger.Status(s))
+	}
+	for _, s := range sub.lists["delivery"] {
+		f.Deliveries = append(f.Deliveries, ledger.DeliveryStatus(s))
+	}
+	for _, b := range []struct {
+		key string
+		dst **float64
+	}{{"updated-before", &f.UpdatedBefore}, {"ended-before", &f.EndedBefore}} {
+		if _, ok := sub.values[b.key]; ok {
+			*b.dst = new(float64)
+			if err := seconds(b.key, *b.dst); err != nil {
+				return err
+			}
+		}
+	}
+	if text, ok := sub.values["after"]; ok {
+		id, err := ledger.ParseTaskID(text)
+		if err != nil {
+			return err
+		}
+		f.After = id
+	}
+	f.Limit = ledger.ListDefaultLimit
+	if text, ok := sub.values["limit"]; ok {
+		n, err := strconv.Atoi(trimASCIISpace(text))
+		if err != nil || n < 1 || n > ledger.ListMaxLimit {
+			return errBadLimit
+		}
+		f.Limit = n
+	}
+	return nil
+}
+
+// looksLikeInt approximates int()'s grammar for ASCII text: optional
+// surrounding whitespace, an optional sign, digits; the range is judged
+// later.
+func looksLikeInt(s string) bool {
+	t := trimASCIISpace(s)
+	if len(t) > 0 && (t[0] == '+' || t[0] == '-') {
+		t = t[1:]
+	}
+	if t == "" {
+		return false
+	}
+	for i := 0; i < len(t); i++ {
+		if t[i] < '0' || t[i] > '9' {
+			return false
+		}
+	}
+	return true
 }

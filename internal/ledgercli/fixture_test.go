@@ -360,15 +360,22 @@ func TestTranscriptReplay(t *testing.T) {
 	}
 }
 
-// stripGoOnlyCommands removes the two commands the Go CLI adds (get,
-// children) from its top-level help, leaving the reference's text.
+// stripGoOnlyCommands removes the commands the Go CLI adds (get,
+// children, list) from its top-level help, with the continuation lines of
+// their descriptions, leaving the reference's text.
 func stripGoOnlyCommands(help string) string {
-	help = strings.ReplaceAll(help, ",doctor,get,children}", ",doctor}")
+	help = strings.ReplaceAll(help, ",doctor,get,children,list}", ",doctor}")
 	var kept []string
+	inGoOnly := false
 	for _, line := range strings.SplitAfter(help, "\n") {
-		if strings.HasPrefix(line, "    get ") || strings.HasPrefix(line, "    children ") {
+		if strings.HasPrefix(line, "    get ") || strings.HasPrefix(line, "    children ") || strings.HasPrefix(line, "    list ") {
+			inGoOnly = true
 			continue
 		}
+		if inGoOnly && strings.HasPrefix(line, "                        ") {
+			continue
+		}
+		inGoOnly = false
 		kept = append(kept, line)
 	}
 	return strings.Join(kept, "")

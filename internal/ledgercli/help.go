@@ -12,20 +12,22 @@ import "github.com/stateguard/stateguard/internal/version"
 func versionText() string { return "task-state-guard " + version.String() + "\n" }
 
 const topHelp = `usage: task-state-guard [-h] [--version] --db DB [--allow-external-acl]
-                        {init,create,start,heartbeat,close,delivery,reconcile,doctor,get,children}
+                        {init,create,start,heartbeat,close,delivery,reconcile,doctor,get,children,list}
                         ...
 
 Preview and reconcile SQLite task and delivery state after timeouts or
 restarts.
 
 positional arguments:
-  {init,create,start,heartbeat,close,delivery,reconcile,doctor,get,children}
+  {init,create,start,heartbeat,close,delivery,reconcile,doctor,get,children,list}
     init                Initialize the database
     create              Create or idempotently reuse a task
     reconcile           Preview or apply stale task and delivery transitions
     doctor              Emit aggregate counts only
     get                 Show one task
     children            List a task's direct children, oldest first
+    list                List tasks by state, delivery, time or parent, a page
+                        at a time in id order
 
 options:
   -h, --help            show this help message and exit
@@ -106,4 +108,28 @@ options:
   --delivery-grace-seconds DELIVERY_GRACE_SECONDS
   --dry-run             Preview aggregate reconciliation counts without
                         changing the ledger
+`
+
+const listHelp = `usage: task-state-guard list [-h]
+                             [--status {queued,running,succeeded,failed,timed_out,cancelled}]
+                             [--delivery {pending,delivered,failed,not_applicable}]
+                             [--updated-before UPDATED_BEFORE]
+                             [--ended-before ENDED_BEFORE]
+                             [--parent-id PARENT_ID] [--after AFTER]
+                             [--limit LIMIT]
+
+options:
+  -h, --help            show this help message and exit
+  --status {queued,running,succeeded,failed,timed_out,cancelled}
+                        Task state (repeatable: any of them)
+  --delivery {pending,delivered,failed,not_applicable}
+                        Delivery state (repeatable: any of them)
+  --updated-before UPDATED_BEFORE
+                        Only tasks updated before this Unix time
+  --ended-before ENDED_BEFORE
+                        Only tasks that ended before this Unix time
+  --parent-id PARENT_ID
+                        Only direct children of this task
+  --after AFTER         Continue after this id (the previous page's next)
+  --limit LIMIT         Page size, 1 to 1000 (default 100)
 `

@@ -9,6 +9,7 @@
 //	go run ./tools/ledgerbench                          # 20,000 and 200,000 tasks, 5 runs
 //	go run ./tools/ledgerbench -large                   # adds 2,000,000 tasks (seeding takes minutes)
 //	go run ./tools/ledgerbench -sizes 20000 -runs 9 -bin ./task-state-guard
+//	go run ./tools/ledgerbench -only list -sizes 20000,2000000  # list's pages only
 //
 // The workload comes from internal/benchseed (30% queued, 30% running and
 // stale, 40% terminal with a pending delivery, half of those internal). The
@@ -73,8 +74,9 @@ const (
 // measured is one benchmarked command.
 type measured struct {
 	name    string
-	args    func(run int) []string // CLI arguments after --db
-	lib     string                 // instead of the CLI: this tool's -lib mode
+	args    func(run int) []string    // CLI arguments after --db
+	sized   func(n, run int) []string // instead of args: arguments for n tasks
+	lib     string                    // instead of the CLI: this tool's -lib mode
 	files   copyKind
 	floor   string  // floor.go's name for the same work, "" for none
 	linear  bool    // grows with the ledger (else constant)
@@ -94,6 +96,29 @@ var commands = []measured{
 	{name: "doctor", args: fixed("doctor"), files: seededFile, floor: "doctor", linear: true, ofFloor: 1.2},
 	{name: "dry run (library, writable open)", lib: "dry-run", files: sharedCopy, linear: true},
 	{name: "doctor (library, writable open)", lib: "doctor", files: sharedCopy, linear: true},
+	// list (spec 6.9): a first page of 100 with no filter, with a dense
+	// filter (30% queued: the walk along the id), with a filter nothing
+	// matches (the status index), with a time filter selecting the 50 s
+	// after the first creation (the status index: 1,000 tasks at 20,000,
+	// 10,000 at 2,000,000), and the last page of a time filter the walk
+	// serves, which reads on to the end of the ids to find no more.
+	{name: "list", args: fixed("list"), files: seededFile},
+	{name: "list --status queued", args: fixed("list", "--status", "queued"), files: seededFile},
+	{name: "list --status timed_out", args: fixed("list", "--status", "timed_out"), files: seededFile},
+	{name: "list --updated-before first+50s", args: fixed("list", "--updated-before", strconv.FormatFloat(seedNow-100000+50, 'f', -1, 64)), files: seededFile},
+	{name: "list --updated-before first+100s --after (last page)", sized: func(n, _ int) []string {
+		matches := int(100 / seedStep(n))
+		return []string{"list", "--updated-before", strconv.FormatFloat(seedNow-100000+100, 'f', -1, 64), "--after", seededID(matches - 10)}
+	}, files: seededFile},
+}
+
+// seedStep is the seeding's time between two creations (impl/ledger's
+// seedBenchmark).
+func seedStep(n int) float64 {
+	if n > 200000 {
+		return 10000 / float64(n)
+	}
+	return 0.05
 }
 
 type summary struct {
@@ -108,6 +133,8 @@ func main() {
 	runs := flag.Int("runs", 5, "measured runs per command and size (median reported)")
 	bin := flag.String("bin", "", "task-state-guard binary (default: go build ./cmd/task-state-guard)")
 	synchronous := flag.String("floor-synchronous", "FULL", "PRAGMA synchronous of the floors' connections")
+	only := flag.String("only", "", "measure only the commands whose name starts with this (say, list)")
+	keepSeeds := flag.String("keep-seeds", "", "keep the seeded ledgers in this directory and reuse them on later runs (read-only commands only)")
 	seed := flag.String("seed", "", "internal: seed the ledger at this path with -sizes tasks and exit")
 	floorName := flag.String("floor", "", "internal: run this floor on -db and exit")
 	libName := flag.String("lib", "", "internal: run this library call on -db and exit")
@@ -130,7 +157,7 @@ func main() {
 		if *large {
 			sizes += ",2000000"
 		}
-		err = run(sizes, *runs, *bin, *synchronous, os.Stdout)
+		err = run(sizes, *runs, *bin, *synchronous, *only, *keepSeeds, os.Stdout)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ledgerbench:", err)
@@ -187,7 +214,7 @@ func parseSizes(text string) ([]int, error) {
 	return sizes, nil
 }
 
-func run(sizesFlag string, runs int, bin, synchronous string, out io.Writer) error {
+func run(sizesFlag string, runs int, bin, synchronous, only, keepSeeds string, out io.Writer) error {
 	sizes, err := parseSizes(sizesFlag)
 	if err != nil {
 		return err
@@ -214,14 +241,23 @@ func run(sizesFlag string, runs int, bin, synchronous string, out io.Writer) err
 	for _, n := range sizes {
 		sizeDir := filepath.Join(work, fmt.Sprintf("size-%d", n))
 		seeded := filepath.Join(sizeDir, "seed", "tasks.sqlite")
-		if err := os.MkdirAll(filepath.Dir(seeded), 0o700); err != nil {
-			return err
+		if keepSeeds != "" {
+			seeded = filepath.Join(keepSeeds, fmt.Sprintf("seed-%d", n), "tasks.sqlite")
 		}
-		start := time.Now()
-		if err := seedInChild(self, seeded, n); err != nil {
-			return fmt.Errorf("seeding %d tasks: %w", n, err)
+		for _, d := range []string{sizeDir, filepath.Dir(seeded)} {
+			if err := os.MkdirAll(d, 0o700); err != nil {
+				return err
+			}
 		}
-		fmt.Fprintf(os.Stderr, "ledgerbench: seeded %d tasks in %s\n", n, time.Since(start).Round(time.Millisecond))
+		if _, err := os.Stat(seeded); err == nil && keepSeeds != "" {
+			fmt.Fprintf(os.Stderr, "ledgerbench: reusing the %d-task seed in %s\n", n, keepSeeds)
+		} else {
+			start := time.Now()
+			if err := seedInChild(self, seeded, n); err != nil {
+				return fmt.Errorf("seeding %d tasks: %w", n, err)
+			}
+			fmt.Fprintf(os.Stderr, "ledgerbench: seeded %d tasks in %s\n", n, time.Since(start).Round(time.Millisecond))
+		}
 		info, err := os.Stat(seeded)
 		if err != nil {
 			return err
@@ -234,10 +270,16 @@ func run(sizesFlag string, runs int, bin, synchronous string, out io.Writer) err
 			return err
 		}
 		for _, c := range commands {
+			if !strings.HasPrefix(c.name, only) {
+				continue
+			}
 			s := measure(runs, func(r int) (childstat.Sample, error) {
 				return measureOnce(sizeDir, seeded, shared, c.files, func(db string) *exec.Cmd {
 					if c.lib != "" {
 						return exec.Command(self, "-lib", c.lib, "-db", db)
+					}
+					if c.sized != nil {
+						return cliCommand(bin, db, c.sized(n, r))
 					}
 					return cliCommand(bin, db, c.args(r))
 				})

@@ -1,0 +1,381 @@
+package ledger
+
+import (
+	"context"
+	"iter"
+	"math"
+	"slices"
+	"strings"
+)
+
+// List page sizes: the default when ListFilter.Limit is zero, and the
+// largest page.
+const (
+	ListDefaultLimit = 100
+	ListMaxLimit     = 1000
+)
+
+// ListFilter selects the tasks List returns. Every field that is set must
+// hold (and); a list of states matches any of them (or). The zero value
+// selects every task.
+type ListFilter struct {
+	Statuses      []Status         // task states; none means any
+	Deliveries    []DeliveryStatus // delivery states; none means any
+	UpdatedBefore *float64         // updated_at < value (Unix seconds)
+	EndedBefore   *float64         // ended_at < value, so only terminal tasks
+	// ParentID selects the direct children of that task; "" means any. A
+	// parent no task has selects nothing (it is not TaskNotFound).
+	ParentID string
+	// After continues a listing: only tasks whose id sorts after it, as
+	// ListPage.Next gives it. It is a position, not a task: it need not
+	// exist.
+	After string
+	// Limit is the page size, 1 to ListMaxLimit; 0 means ListDefaultLimit.
+	Limit int
+}
+
+// ListPage is one page of List.
+type ListPage struct {
+	Tasks []Task // in ascending id order; empty, not nil, when none match
+	// Next is the After of the following page, or "" when no matching
+	// task follows this one.
+	Next string
+}
+
+// List returns the first page of the tasks that match f, in ascending
+// order of their canonical id, after f.After (spec/task-state-guard.md
+// §6.9). The order is by id because ids never change: paging with Next
+// while writers run returns every task that matched throughout exactly
+// once; a task that changes meanwhile appears by its state when its page
+// was read. Each page is one read transaction; memory is bounded by the
+// page size. Bad input (an unknown state, an id that is not a UUID, a
+// non-finite time, a limit out of range) is ErrInvalidInput.
+func (l *Ledger) List(f ListFilter) (ListPage, error) {
+	return l.ListContext(context.Background(), f)
+}
+
+// ListContext is List with a context whose cancellation or deadline ends
+// the wait for the database (see Concurrency in the package
+// documentation).
+func (l *Ledger) ListContext(ctx context.Context, f ListFilter) (ListPage, error) {
+	q, err := newListQuery(f)
+	if err != nil {
+		return ListPage{}, err
+	}
+	var page ListPage
+	err = l.lockedReadTx(ctx, "list", true, func(t *txn) error {
+		page = ListPage{Tasks: []Task{}} // a read-only read may be retried
+		sqlText, args, err := q.plan(t)
+		if err != nil {
+			return err
+		}
+		rows, err := t.QueryContext(t.ctx, sqlText, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			task, err := scanTask(rows)
+			if err != nil {
+				return err
+			}
+			if len(page.Tasks) == q.limit {
+				// One row past the page: there is a next page.
+				page.Next = page.Tasks[q.limit-1].ID
+				break
+			}
+			page.Tasks = append(page.Tasks, task)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return ListPage{}, err
+	}
+	return page, nil
+}
+
+// ListAll streams every task that matches f, page after page of f.Limit
+// tasks, each page its own read transaction (see List for what paging
+// beside writers returns). The first error ends the sequence.
+func (l *Ledger) ListAll(ctx context.Context, f ListFilter) iter.Seq2[Task, error] {
+	return func(yield func(Task, error) bool) {
+		for {
+			page, err := l.ListContext(ctx, f)
+			if err != nil {
+				yield(Task{}, err)
+				return
+			}
+			for _, t := range page.Tasks {
+				if !yield(t, nil) {
+					return
+				}
+			}
+			if page.Next == "" {
+				return
+			}
+			f.After = page.Next
+		}
+	}
+}
+
+// listQuery is a validated ListFilter: SQL terms with their arguments.
+type listQuery struct {
+	limit int
+	// Each filter's term, the column it reads first, and its arguments.
+	status, delivery, updated, ended, parent *listTerm
+	after                                    string
+}
+
+// listTerm is one WHERE term; column is what a scan plan prefixes with
+// "+" so that SQLite cannot take an index for it.
+type listTerm struct {
+	sql  string // with %s where the column goes
+	col  string
+	args []any
+}
+
+func (t *listTerm) render(scan bool) string {
+	col := t.col
+	if scan {
+		col = "+" + col
+	}
+	return strings.Replace(t.sql, "%s", col, 1)
+}
+
+func newListQuery(f ListFilter) (*listQuery, error) {
+	q := &listQuery{limit: f.Limit}
+	if q.limit == 0 {
+		q.limit = ListDefaultLimit
+	}
+	if q.limit < 1 || q.limit > ListMaxLimit {
+		return nil, invalidInput("page size must be 1 to 1000")
+	}
+	if len(f.Statuses) > 0 {
+		args := make([]any, 0, len(f.Statuses))
+		for _, s := range f.Statuses {
+			if !validStatus(s) {
+				return nil, invalidInput("unknown task state")
+			}
+			if !slices.Contains(args, any(string(s))) {
+				args = append(args, string(s))
+			}
+		}
+		q.status = inTerm("status", args)
+	}
+	if len(f.Deliveries) > 0 {
+		args := make([]any, 0, len(f.Deliveries))
+		for _, s := range f.Deliveries {
+			if !validDelivery(s) {
+				return nil, invalidInput("unknown delivery state")
+			}
+			if !slices.Contains(args, any(string(s))) {
+				args = append(args, string(s))
+			}
+		}
+		q.delivery = inTerm("delivery_status", args)
+	}
+	for _, b := range []struct {
+		v   *float64
+		col string
+		dst **listTerm
+	}{{f.UpdatedBefore, "updated_at", &q.updated}, {f.EndedBefore, "ended_at", &q.ended}} {
+		if b.v == nil {
+			continue
+		}
+		if math.IsNaN(*b.v) || math.IsInf(*b.v, 0) {
+			return nil, invalidInput("a time is not a finite number")
+		}
+		*b.dst = &listTerm{sql: "%s < ?", col: b.col, args: []any{*b.v}}
+	}
+	if f.ParentID != "" {
+		id, err := ParseTaskID(f.ParentID)
+		if err != nil {
+			return nil, err
+		}
+		q.parent = &listTerm{sql: "%s = ?", col: "parent_id", args: []any{id}}
+	}
+	if f.After != "" {
+		id, err := ParseTaskID(f.After)
+		if err != nil {
+			return nil, err
+		}
+		q.after = id
+	}
+	return q, nil
+}
+
+func inTerm(col string, args []any) *listTerm {
+	return &listTerm{sql: "%s IN (?" + strings.Repeat(",?", len(args)-1) + ")", col: col, args: args}
+}
+
+func validStatus(s Status) bool {
+	switch s {
+	case StatusQueued, StatusRunning, StatusSucceeded, StatusFailed, StatusTimedOut, StatusCancelled:
+		return true
+	}
+	return false
+}
+
+func validDelivery(s DeliveryStatus) bool {
+	switch s {
+	case DeliveryPending, DeliveryDelivered, DeliveryFailed, DeliveryNotApplicable:
+		return true
+	}
+	return false
+}
+
+// Every state, for an index whose first column a filter leaves open: a
+// time filter alone still reads its index (status, updated_at) or
+// (delivery_status, ended_at) through every value of the first column.
+var (
+	allStatuses   = []any{"queued", "running", "succeeded", "failed", "timed_out", "cancelled"}
+	allDeliveries = []any{"pending", "delivered", "failed", "not_applicable"}
+)
+
+// listPath is one index that can select the rows of a filter: the index,
+// and the terms it serves.
+type listPath struct {
+	index string
+	terms []*listTerm
+}
+
+// paths lists the indexes that can serve the filter: tasks_parent_idx for
+// a parent; tasks_status_idx for states and updated_at; tasks_delivery_idx
+// for delivery states and ended_at.
+func (q *listQuery) paths() []listPath {
+	var out []listPath
+	if q.parent != nil {
+		out = append(out, listPath{"tasks_parent_idx", []*listTerm{q.parent}})
+	}
+	if q.status != nil || q.updated != nil {
+		s := q.status
+		if s == nil {
+			s = inTerm("status", allStatuses)
+		}
+		p := listPath{"tasks_status_idx", []*listTerm{s}}
+		if q.updated != nil {
+			p.terms = append(p.terms, q.updated)
+		}
+		out = append(out, p)
+	}
+	if q.delivery != nil || q.ended != nil {
+		d := q.delivery
+		if d == nil {
+			d = inTerm("delivery_status", allDeliveries)
+		}
+		p := listPath{"tasks_delivery_idx", []*listTerm{d}}
+		if q.ended != nil {
+			p.terms = append(p.terms, q.ended)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// plan chooses how to read the page, and returns its statement. Two plans
+// select the same rows in the same order:
+//
+//   - through an index that serves a filter: every row the index selects
+//     is sought in the table, checked against the other terms and the
+//     position, and the page's rows are kept in id order by a sort that
+//     holds at most one page (ORDER BY with LIMIT);
+//   - along the id (the primary key's index) from the position on, every
+//     row checked against the terms, until the page is full.
+//
+// The index reads every row its filter selects; the id walk reads about
+// page size x rows / matching rows. Counting the index's entries (in the
+// index alone, no table read) up to a bound k = sqrt(page x rows) decides:
+// fewer than k entries take the index, else the walk, so either reads
+// about k rows at most when the matches are spread over the ids (random
+// ids are). The choice is speed only: both give the same page.
+func (q *listQuery) plan(t *txn) (string, []any, error) {
+	var rows float64
+	if err := t.QueryRowContext(t.ctx, `SELECT ifnull(max(rowid), 0) FROM tasks`).Scan(&rows); err != nil {
+		return "", nil, err
+	}
+	bound := int64(math.Sqrt(float64(q.limit+1)*rows)) + 1
+	best, bestCount := -1, bound
+	paths := q.paths()
+	switch t.l.listPlan {
+	case "index":
+		if len(paths) > 0 {
+			best = 0
+		}
+		paths = nil
+	case "scan":
+		paths = nil
+	}
+	for i, p := range paths {
+		where, args := renderTerms(p.terms, false)
+		var n int64
+		err := t.QueryRowContext(t.ctx, `SELECT count(*) FROM (SELECT 1 FROM tasks INDEXED BY `+p.index+
+			` WHERE `+where+` LIMIT ?)`, append(args, bound)...).Scan(&n)
+		if err != nil {
+			return "", nil, err
+		}
+		if n < bestCount {
+			best, bestCount = i, n
+		}
+	}
+	if best < 0 {
+		sqlText, args := q.statement("", q.terms(), true)
+		return sqlText, args, nil
+	}
+	p := q.paths()[best]
+	sqlText, args := q.statement(p.index, p.with(q.terms()), false)
+	return sqlText, args, nil
+}
+
+// terms are the filter's own terms (nil where a filter is not set).
+func (q *listQuery) terms() []*listTerm {
+	return []*listTerm{q.status, q.delivery, q.updated, q.ended, q.parent}
+}
+
+// with returns the path's terms (a term over every state that lets a time
+// filter alone use its index included) followed by the others of terms.
+func (p listPath) with(terms []*listTerm) []*listTerm {
+	out := append([]*listTerm(nil), p.terms...)
+	for _, t := range terms {
+		if t != nil && !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// statement renders the page's SELECT: through index, or (scan) along the
+// id with every filter's column hidden from the planner.
+func (q *listQuery) statement(index string, terms []*listTerm, scan bool) (string, []any) {
+	var b strings.Builder
+	b.WriteString(`SELECT ` + taskColumns + ` FROM tasks`)
+	if index != "" {
+		b.WriteString(` INDEXED BY ` + index)
+	}
+	where, args := renderTerms(terms, scan)
+	if q.after != "" {
+		if where != "" {
+			where += " AND "
+		}
+		where += "id > ?"
+		args = append(args, q.after)
+	}
+	if where != "" {
+		b.WriteString(` WHERE ` + where)
+	}
+	b.WriteString(` ORDER BY id LIMIT ?`)
+	return b.String(), append(args, q.limit+1)
+}
+
+// renderTerms joins the terms that are set with AND.
+func renderTerms(terms []*listTerm, scan bool) (string, []any) {
+	var parts []string
+	var args []any
+	for _, t := range terms {
+		if t == nil {
+			continue
+		}
+		parts = append(parts, t.render(scan))
+		args = append(args, t.args...)
+	}
+	return strings.Join(parts, " AND "), args
+}
