@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stateguard/stateguard/fuzz/internal/memdir"
 	"github.com/stateguard/stateguard/internal/ledgercli"
 	"github.com/stateguard/stateguard/internal/platformtest"
 	"github.com/stateguard/stateguard/internal/version"
@@ -141,7 +142,7 @@ func FuzzArgv(f *testing.F) {
 	}
 
 	f.Fuzz(func(t *testing.T, input string) {
-		dir := filepath.Join(t.TempDir(), "ledger")
+		dir := filepath.Join(memdir.TempDir(t), "ledger")
 		if err := os.Mkdir(dir, 0o700); err != nil {
 			t.Fatal(err)
 		}

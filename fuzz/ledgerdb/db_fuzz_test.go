@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stateguard/stateguard/fuzz/internal/memdir"
 	"github.com/stateguard/stateguard/impl/ledger"
 	"github.com/stateguard/stateguard/internal/testfixtures"
 )
@@ -46,7 +47,7 @@ func FuzzReadOnlyLedger(f *testing.F) {
 		if offset == 0 && len(patch) > 4096 {
 			data = patch
 		}
-		dir := filepath.Join(t.TempDir(), "ledger")
+		dir := filepath.Join(memdir.TempDir(t), "ledger")
 		if err := os.Mkdir(dir, 0o700); err != nil {
 			t.Fatal(err)
 		}

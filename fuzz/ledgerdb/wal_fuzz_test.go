@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/stateguard/stateguard/fuzz/internal/memdir"
 	"github.com/stateguard/stateguard/impl/ledger"
 	"github.com/stateguard/stateguard/internal/testfixtures"
 )
@@ -71,7 +72,7 @@ func FuzzReadOnlyWAL(f *testing.F) {
 // layOut writes the database and the -wal into a fresh private directory.
 func layOut(t *testing.T, db, wal []byte) (dir, path string) {
 	t.Helper()
-	dir = filepath.Join(t.TempDir(), "ledger")
+	dir = filepath.Join(memdir.TempDir(t), "ledger")
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stateguard/stateguard/fuzz/internal/memdir"
 	"github.com/stateguard/stateguard/impl/ledger"
 	"github.com/stateguard/stateguard/internal/ledgerrows"
 	"github.com/stateguard/stateguard/internal/testfixtures"
@@ -24,7 +25,7 @@ const onWindows = runtime.GOOS == "windows"
 // file) and returns the database path.
 func privateDB(t *testing.T, data []byte) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "ledger")
+	dir := filepath.Join(memdir.TempDir(t), "ledger")
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -35,6 +36,29 @@ func privateDB(t *testing.T, data []byte) string {
 		}
 	}
 	return path
+}
+
+// emptyLedger makes a fresh ledger once and returns its bytes, so that
+// each input starts from a copy instead of creating the schema again (a
+// ledger opened on it is the same empty v2 ledger; creation itself is
+// tested in impl/ledger).
+func emptyLedger(f *testing.F) []byte {
+	path := filepath.Join(f.TempDir(), "template.sqlite")
+	l, err := ledger.Open(path, ledger.Options{AllowExternalACL: onWindows})
+	if err != nil {
+		f.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		f.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		f.Fatal(err)
+	}
+	if _, err := os.Lstat(path + "-wal"); err == nil {
+		f.Fatal("the closed template ledger kept its -wal")
+	}
+	return b
 }
 
 func fixture(f *testing.F, name string) []byte {

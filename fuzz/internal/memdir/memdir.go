@@ -1,0 +1,57 @@
+// Package memdir gives the ledger's fuzz targets a fresh private directory
+// per input in memory where the system has one (Linux's /dev/shm tmpfs),
+// else t.TempDir(). A ledger commits with synchronous=FULL, so every write
+// of an input is an fsync; on a disk that wait, not the code under test,
+// set the pace of a campaign (issue 21 item 7). No target's oracle is about
+// durability: what a power cut keeps is tested on a fault-injecting file
+// system elsewhere. STATEGUARD_FUZZ_DISK=1 keeps the directories on disk.
+package memdir
+
+import (
+	"os"
+	"sync"
+	"testing"
+)
+
+// DiskEnv set to 1 makes TempDir use t.TempDir() always.
+const DiskEnv = "STATEGUARD_FUZZ_DISK"
+
+var (
+	baseOnce sync.Once
+	base     string
+)
+
+// memBase is /dev/shm when it is a directory this process can make
+// directories in, else "".
+func memBase() string {
+	baseOnce.Do(func() {
+		if os.Getenv(DiskEnv) == "1" {
+			return
+		}
+		const shm = "/dev/shm"
+		if fi, err := os.Stat(shm); err != nil || !fi.IsDir() {
+			return
+		}
+		d, err := os.MkdirTemp(shm, "stateguard-probe-")
+		if err != nil {
+			return
+		}
+		os.Remove(d)
+		base = shm
+	})
+	return base
+}
+
+// TempDir returns a new empty directory, removed when t ends: in memory
+// when the system offers it, else t.TempDir().
+func TempDir(t testing.TB) string {
+	t.Helper()
+	if b := memBase(); b != "" {
+		d, err := os.MkdirTemp(b, "stateguard-fuzz-")
+		if err == nil {
+			t.Cleanup(func() { os.RemoveAll(d) })
+			return d
+		}
+	}
+	return t.TempDir()
+}
