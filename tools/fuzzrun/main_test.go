@@ -60,10 +60,13 @@ func TestCopyNewKeepsExistingEntries(t *testing.T) {
 
 func TestFlags(t *testing.T) {
 	var stderr bytes.Buffer
-	for _, bad := range [][]string{{"-parallel", "0"}, {"-workers", "0"}, {"-fuzztime", "0s"}, {"-run", "("}, {"extra"}} {
+	for _, bad := range [][]string{{"-parallel", "0"}, {"-workers", "0"}, {"-fuzztime", "0s"}, {"-minimizetime", "-1s"}, {"-run", "("}, {"extra"}} {
 		if code := run(bad, &bytes.Buffer{}, &stderr); code != 2 {
 			t.Errorf("%q: exit %d, want 2", bad, code)
 		}
+	}
+	if c, err := parseFlags(nil, &stderr); err != nil || c.minimizetime != 5*time.Second {
+		t.Errorf("default -minimizetime %v (%v), want 5s", c.minimizetime, err)
 	}
 }
 
