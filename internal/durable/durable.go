@@ -18,6 +18,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // ErrUnsupported is returned where the platform offers no advisory lock.
@@ -141,7 +142,7 @@ func WriteFileFunc(p string, write func(io.Writer) error) (err error) {
 	if err = tmp.Close(); err != nil {
 		return fmt.Errorf("close temporary file: %w", err)
 	}
-	if err = ops.Rename(name, p); err != nil {
+	if err = renameOver(name, p); err != nil {
 		return fmt.Errorf("rename into place: %w", err)
 	}
 	renamed = true
@@ -149,6 +150,28 @@ func WriteFileFunc(p string, write func(io.Writer) error) (err error) {
 		return fmt.Errorf("sync directory: %w", err)
 	}
 	return nil
+}
+
+// renameWait bounds how long a write waits for a reader that holds the file.
+const renameWait = 5 * time.Second
+
+// renameOver renames the new file over p. Where a rename over a file that
+// another process holds open is refused (Windows without delete sharing by
+// every holder; Wine whatever the sharing), a lock-free reader (read,
+// cursor-get, or another program) only delays the write, since a reader
+// holds the file for one read: the rename is retried until renameWait has
+// passed. Elsewhere the first answer stands.
+func renameOver(oldpath, newpath string) error {
+	delay := time.Millisecond
+	deadline := time.Now().Add(renameWait)
+	for {
+		err := ops.Rename(oldpath, newpath)
+		if err == nil || !refusedWhileOpen(err) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(delay)
+		delay = min(2*delay, 50*time.Millisecond)
+	}
 }
 
 // Ops are the durability steps WriteFileFunc takes after writing the

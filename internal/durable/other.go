@@ -28,3 +28,6 @@ func syncDir(dir string) error { return nil }
 // openNonblocking is a plain open; OpenRegular refuses anything that is not
 // a regular file.
 func openNonblocking(p string) (*os.File, error) { return os.Open(p) }
+
+// refusedWhileOpen is false: a rename replaces an open file here.
+func refusedWhileOpen(error) bool { return false }

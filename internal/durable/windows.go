@@ -3,6 +3,7 @@
 package durable
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -74,6 +75,30 @@ func OwnedByEffectiveUser(fi os.FileInfo) bool { return true }
 // syncDir is a no-op: Windows cannot sync a directory handle.
 func syncDir(dir string) error { return nil }
 
-// openNonblocking is a plain open: Windows has no FIFO at a file path, and
-// OpenRegular refuses anything that is not a regular file.
-func openNonblocking(p string) (*os.File, error) { return os.Open(p) }
+// refusedWhileOpen reports a rename refused because another handle holds
+// the target open.
+func refusedWhileOpen(err error) bool {
+	return errors.Is(err, windows.ERROR_ACCESS_DENIED) || errors.Is(err, windows.ERROR_SHARING_VIOLATION)
+}
+
+// openNonblocking opens p for reading, sharing read, write and delete
+// access: read and cursor-get take no lock, so a writer must be able to
+// rename its new file over p while they hold it (os.Open shares no delete
+// access, and the rename would be refused). Windows has no FIFO at a file
+// path, and OpenRegular refuses anything that is not a regular file.
+func openNonblocking(p string) (*os.File, error) {
+	name, err := windows.UTF16PtrFromString(p)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: p, Err: err}
+	}
+	h, err := windows.CreateFile(name, windows.GENERIC_READ,
+		windows.FILE_SHARE_READ|windows.FILE_SHARE_WRITE|windows.FILE_SHARE_DELETE, nil,
+		windows.OPEN_EXISTING, windows.FILE_ATTRIBUTE_NORMAL, 0)
+	if err != nil {
+		if err == windows.ERROR_FILE_NOT_FOUND || err == windows.ERROR_PATH_NOT_FOUND {
+			err = os.ErrNotExist
+		}
+		return nil, &os.PathError{Op: "open", Path: p, Err: err}
+	}
+	return os.NewFile(uintptr(h), p), nil
+}
