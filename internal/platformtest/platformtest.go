@@ -135,7 +135,8 @@ func PermissionModel() string {
 const ByteArgs = !Windows
 
 // ScriptCondition answers the conditions the txtar scripts use, one per
-// condition above: [posixmodes], [byteargv].
+// condition above: [posixmodes], [byteargv], [createsparents],
+// [reparsepoints].
 // Any other name is left to testscript (ok false).
 func ScriptCondition(cond string) (holds, ok bool) {
 	switch cond {
@@ -143,6 +144,10 @@ func ScriptCondition(cond string) (holds, ok bool) {
 		return HasPOSIXModes, true
 	case "byteargv":
 		return ByteArgs, true
+	case "createsparents":
+		return CreatesParents, true
+	case "reparsepoints":
+		return !underWine(), true
 	}
 	return false, false
 }

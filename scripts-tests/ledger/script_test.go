@@ -55,6 +55,8 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv(ledgercli.TestClockEnv, "1")
 			env.Setenv(ledgercli.TestNowEnv, scriptNow)
+			// What init reports here (external_acl on Windows), for cmpenv.
+			env.Setenv("PERMISSION_MODEL", platformtest.PermissionModel())
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
