@@ -39,6 +39,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/stateguard/stateguard/internal/durable"
 )
 
 func main() {
@@ -139,6 +141,16 @@ func run(parallel int, runPat string, timeout time.Duration, work, prefix string
 		// No Mono or Gecko installer prompts while the prefix is made.
 		"WINEDLLOVERRIDES=mscoree,mshtml=",
 	)
+	// One run at a time per prefix: the run ends by stopping the prefix's
+	// Wine server, which would kill another run's test binaries.
+	if err := os.MkdirAll(prefix, 0o700); err != nil {
+		return err
+	}
+	lock, err := durable.Acquire(prefix + ".lock")
+	if err != nil {
+		return fmt.Errorf("locking the prefix: %w", err)
+	}
+	defer lock.Unlock()
 	defer stopWineserver(wine, wineEnv)
 
 	start := time.Now()
@@ -231,9 +243,6 @@ func sourceDir() (string, error) {
 func makePrefix(wine, prefix string, env []string) error {
 	if _, err := os.Stat(filepath.Join(prefix, "system.reg")); err == nil {
 		return nil
-	}
-	if err := os.MkdirAll(prefix, 0o700); err != nil {
-		return err
 	}
 	boot := exec.Command(wine, "wineboot", "--init")
 	boot.Env = env
