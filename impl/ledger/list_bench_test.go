@@ -21,7 +21,7 @@ func BenchmarkList(b *testing.B) {
 		}
 	}
 	p := newTemplateCache(b).seeded(b, n)
-	l, err := Open(p, Options{ReadOnly: true})
+	l, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true})
 	if err != nil {
 		b.Fatal(err)
 	}
