@@ -66,7 +66,7 @@ func FuzzReadOnlyLedger(f *testing.F) {
 		if err == nil {
 			_, derr := l.Doctor()
 			checkErr(t, "doctor", derr, dir)
-			_, rerr := l.Reconcile(600, 600, true)
+			_, rerr := l.Reconcile(ledger.ReconcileOptions{DryRun: true})
 			checkErr(t, "dry run", rerr, dir)
 			if _, cerr := l.Create(ledger.CreateParams{}); !errors.Is(cerr, ledger.ErrStateConflict) {
 				t.Fatalf("read-only ledger accepted a create: %v", cerr)

@@ -92,7 +92,7 @@ func answers(l *ledger.Ledger) string {
 	rep, err := l.Doctor()
 	js, _ := json.Marshal(rep)
 	fmt.Fprintf(&b, "doctor %s %v\n", js, err)
-	rr, err := l.Reconcile(600, 600, true)
+	rr, err := l.Reconcile(ledger.ReconcileOptions{DryRun: true})
 	js, _ = json.Marshal(rr)
 	fmt.Fprintf(&b, "dry run %s %v\n", js, err)
 	for _, id := range walTasks {

@@ -188,7 +188,7 @@ func FuzzDamagedLedger(f *testing.F) {
 			w.CloseTask(id, "succeeded", "")
 			w.SetDelivery(id, "delivered", "")
 		}
-		w.Reconcile(600, 600, false)
+		w.Reconcile(ledger.ReconcileOptions{})
 		if err := w.Close(); err != nil {
 			t.Fatalf("close: %v\n%s", err, show)
 		}

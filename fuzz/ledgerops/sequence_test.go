@@ -11,6 +11,7 @@ import (
 
 	"github.com/stateguard/stateguard/fuzz/internal/fuzzbytes"
 	"github.com/stateguard/stateguard/impl/ledger"
+	"github.com/stateguard/stateguard/internal/ledgercall"
 	model "github.com/stateguard/stateguard/model/ledger"
 )
 
@@ -188,14 +189,14 @@ func FuzzLedgerSequence(f *testing.F) {
 				arg, id := target()
 				status, code := fuzzbytes.Pick(in, seqTaskStates), fuzzbytes.Pick(in, seqCodes)
 				log = append(log, fmt.Sprintf("@%v close %s %s %q", now, arg, status, code))
-				got, gerr := l.CloseTask(arg, ledger.Status(status), code)
+				got, gerr := l.CloseTask(arg, ledger.Status(status), ledger.Code(code))
 				want, werr := m.Close(id, status, code, now)
 				compare("close", got, gerr, want, werr)
 			case 5:
 				arg, id := target()
 				status, code := fuzzbytes.Pick(in, seqDeliveryStates), fuzzbytes.Pick(in, seqCodes)
 				log = append(log, fmt.Sprintf("@%v delivery %s %s %q", now, arg, status, code))
-				got, gerr := l.SetDelivery(arg, ledger.DeliveryStatus(status), code)
+				got, gerr := l.SetDelivery(arg, ledger.DeliveryStatus(status), ledger.Code(code))
 				want, werr := m.SetDelivery(id, status, code, now)
 				compare("delivery", got, gerr, want, werr)
 			case 6:
@@ -220,7 +221,7 @@ func FuzzLedgerSequence(f *testing.F) {
 			default:
 				active, delivery, dry := fuzzbytes.Pick(in, seqGraces), fuzzbytes.Pick(in, seqGraces), in.Bool()
 				log = append(log, fmt.Sprintf("@%v reconcile active=%v delivery=%v dry=%v", now, active, delivery, dry))
-				got, gerr := l.Reconcile(active, delivery, dry)
+				got, gerr := ledgercall.ReconcileSeconds(l, context.Background(), active, delivery, dry)
 				want, werr := m.Reconcile(now, active, delivery, dry)
 				if classOf(gerr) != classOf(werr) || gerr == nil && fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
 					fail("reconcile: ledger %s %+v, model %s %+v", classOf(gerr), got, classOf(werr), want)

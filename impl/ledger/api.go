@@ -1,6 +1,10 @@
 package ledger
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/stateguard/stateguard/internal/ledgeraccess"
+)
 
 // Error classes. Every error an operation returns wraps exactly one of these
 // (errors.Is), and its message never contains an input value, id or path.
@@ -44,7 +48,7 @@ type Task struct {
 	Status            Status
 	DeliveryStatus    DeliveryStatus
 	DeliveryRequired  bool
-	PayloadHash       *string // hidden from default output (privacy contract)
+	PayloadHash       *string // never printed (privacy contract): MarshalJSON writes has_payload_hash
 	TimeoutSeconds    *float64
 	CreatedAt         float64
 	StartedAt         *float64
@@ -139,14 +143,17 @@ type StorageInfo struct {
 	PermissionModel string // "posix_mode" or "external_acl"
 }
 
-// CheckPathText applies Open's rules for the text of a database path (no
-// disk access): non-empty, no NUL, not ":memory:", not a UNC path, and
-// naming a file. A refusal is ErrInvalidInput.
-func CheckPathText(path string) error {
-	_, err := checkPathText(path)
-	return err
+// The command line's own entry points (package internal/ledgeraccess):
+// argument checks, the missing-ledger test and the operations in its
+// argument forms. They are not part of the API.
+func init() {
+	ledgeraccess.CheckPathText = func(path string) error {
+		_, err := checkPathText(path)
+		return err
+	}
+	ledgeraccess.ValidPayloadHash = validPayloadHash
+	ledgeraccess.DatabaseMissing = databaseMissing
+	ledgeraccess.CloseTask = (*Ledger).closeTask
+	ledgeraccess.SetDelivery = (*Ledger).setDelivery
+	ledgeraccess.ReconcileSeconds = (*Ledger).reconcileSeconds
 }
-
-// ValidPayloadHash reports whether h is a payload fingerprint Create
-// accepts: exactly 64 lowercase hex characters.
-func ValidPayloadHash(h string) bool { return validPayloadHash(h) }

@@ -76,7 +76,7 @@ func BenchmarkReconcile(b *testing.B) {
 				}
 				b.StartTimer()
 				c0 := processCPUSeconds()
-				rep, err := l.Reconcile(600, 600, false)
+				rep, err := l.reconcileFloat(600, 600, false)
 				cpu += processCPUSeconds() - c0
 				b.StopTimer()
 				if err != nil || rep.TasksTimedOut != n*3/10 {
@@ -102,7 +102,7 @@ func BenchmarkDryRun(b *testing.B) {
 			c0 := processCPUSeconds()
 			defer func() { b.ReportMetric((processCPUSeconds()-c0)/float64(b.N), "cpu-s/op") }()
 			for i := 0; i < b.N; i++ {
-				rep, err := l.Reconcile(600, 600, true)
+				rep, err := l.reconcileFloat(600, 600, true)
 				if err != nil || rep.TasksTimedOut != n*3/10 {
 					b.Fatalf("%+v %v", rep, err)
 				}
@@ -228,7 +228,7 @@ func TestSeedBenchmarkHealthy(t *testing.T) {
 	if first != benchNow-100000 || last != benchNow-100000+199*0.05 || latest > benchNow-90000 {
 		t.Fatalf("created %v..%v, latest time %v; want from %v, 0.05 s apart, nothing after %v", first, last, latest, benchNow-100000, benchNow-90000)
 	}
-	rep, err := l.Reconcile(600, 600, false)
+	rep, err := l.reconcileFloat(600, 600, false)
 	if err != nil {
 		t.Fatal(err)
 	}

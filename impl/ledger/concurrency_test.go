@@ -111,7 +111,7 @@ func TestDryRunBesideWriters(t *testing.T) {
 	for i := 0; i < runs; i++ {
 		l, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true, Clock: clock})
 		if err == nil {
-			_, err = l.Reconcile(600, 600, true)
+			_, err = l.reconcileFloat(600, 600, true)
 			l.Close()
 		}
 		if err != nil {

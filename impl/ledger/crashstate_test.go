@@ -173,7 +173,7 @@ func ledgerAnswers(t *testing.T, l *Ledger, ids []string) string {
 	var b strings.Builder
 	rep, err := l.Doctor()
 	fmt.Fprintf(&b, "doctor %s %v\n", reportJSON(rep), err)
-	rr, err := l.Reconcile(600, 600, true)
+	rr, err := l.reconcileFloat(600, 600, true)
 	fmt.Fprintf(&b, "dry run %s %v\n", reconcileJSON(rr), err)
 	for _, id := range ids {
 		task, err := l.Get(id)

@@ -41,8 +41,10 @@ var (
 	errReadOnly       = ErrReadOnly
 )
 
-// errClosed is returned by operations on a closed ledger.
-var errClosed = errors.New("ledger: closed")
+// ErrClosed is returned by every operation on a Ledger after Close, as
+// os.ErrClosed is by an *os.File's; it carries no error class. Close itself
+// may be called again and then answers nil.
+var ErrClosed = errors.New("ledger: closed")
 
 // internalError is an unexpected failure with no contract class (the CLI's
 // InternalError). Its message names only the operation: OS errors carry
@@ -91,7 +93,7 @@ func Reason(err error) string {
 	if errors.As(err, &ie) {
 		return ie.op + " failed"
 	}
-	if errors.Is(err, errClosed) {
+	if errors.Is(err, ErrClosed) {
 		return "ledger is closed"
 	}
 	var ce2 *cancelledError

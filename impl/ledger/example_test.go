@@ -94,13 +94,13 @@ func ExampleLedger_Reconcile() {
 	fresh, _ := l.Create(ledger.CreateParams{})
 	l.Start(fresh.ID)
 
-	preview, err := l.Reconcile(600, 600, true)
+	preview, err := l.Reconcile(ledger.ReconcileOptions{DryRun: true})
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Printf("dry run: examined=%d timed_out=%d retained=%d applied=%v\n",
 		preview.ActiveExamined, preview.TasksTimedOut, preview.FreshActiveRetained, preview.Applied)
-	rep, err := l.Reconcile(600, 600, false)
+	rep, err := l.Reconcile(ledger.ReconcileOptions{})
 	if err != nil {
 		log.Fatal(err)
 	}

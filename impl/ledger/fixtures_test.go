@@ -96,7 +96,7 @@ func TestFixtureDryRunCounts(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				rep, err := l.Reconcile(g[0], g[1], true)
+				rep, err := l.reconcileFloat(g[0], g[1], true)
 				l.Close()
 				if err != nil {
 					t.Fatalf("%s: %v", run.About, err)

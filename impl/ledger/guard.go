@@ -245,13 +245,13 @@ func (g *guard) release() {
 	}
 }
 
-// DatabaseMissing reports, without creating, opening or changing anything,
+// databaseMissing reports, without creating, opening or changing anything,
 // whether the database file at path is absent. It applies the same path
 // text and platform checks as Open first (and returns their error), then
 // looks at the path with one lstat. A command that addresses an existing
 // task uses it to answer TaskNotFound for a missing ledger instead of
 // creating one (divergence L1). Any answer but "absent" is left to Open.
-func DatabaseMissing(path string, opts Options) (bool, error) {
+func databaseMissing(path string, opts Options) (bool, error) {
 	clean, err := checkPathText(path)
 	if err != nil {
 		return false, err

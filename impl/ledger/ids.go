@@ -14,17 +14,48 @@ var (
 	deliveryStates = []string{string(DeliveryPending), string(DeliveryDelivered), string(DeliveryFailed), string(DeliveryNotApplicable)}
 
 	taskCodes = map[string][]string{
-		string(StatusSucceeded): {"completed", "worker_completed"},
-		string(StatusFailed):    {"worker_failed"},
-		string(StatusTimedOut):  {"deadline_exceeded", "restart_stale"},
-		string(StatusCancelled): {"caller_cancelled"},
+		string(StatusSucceeded): {string(CodeCompleted), string(CodeWorkerCompleted)},
+		string(StatusFailed):    {string(CodeWorkerFailed)},
+		string(StatusTimedOut):  {string(CodeDeadlineExceeded), string(CodeRestartStale)},
+		string(StatusCancelled): {string(CodeCallerCancelled)},
 	}
 	deliveryCodes = map[string][]string{
-		string(DeliveryDelivered):     {"transport_acknowledged"},
-		string(DeliveryFailed):        {"delivery_grace_expired", "transport_failed"},
-		string(DeliveryNotApplicable): {"internal_task"},
+		string(DeliveryDelivered):     {string(CodeTransportAcknowledged)},
+		string(DeliveryFailed):        {string(CodeDeliveryGraceExpired), string(CodeTransportFailed)},
+		string(DeliveryNotApplicable): {string(CodeInternalTask)},
 	}
 )
+
+// Code is a reason code recorded with a task or delivery transition
+// (spec/task-state-guard.md §3). Only the registered codes below are
+// accepted, each for its own states; NoCode records none.
+type Code string
+
+// The registered reason codes, by the state they may close with.
+const (
+	NoCode Code = ""
+
+	CodeCompleted        Code = "completed"         // succeeded
+	CodeWorkerCompleted  Code = "worker_completed"  // succeeded
+	CodeWorkerFailed     Code = "worker_failed"     // failed
+	CodeDeadlineExceeded Code = "deadline_exceeded" // timed_out
+	CodeRestartStale     Code = "restart_stale"     // timed_out
+	CodeCallerCancelled  Code = "caller_cancelled"  // cancelled
+
+	CodeTransportAcknowledged Code = "transport_acknowledged" // delivered
+	CodeDeliveryGraceExpired  Code = "delivery_grace_expired" // failed
+	CodeTransportFailed       Code = "transport_failed"       // failed
+	CodeInternalTask          Code = "internal_task"          // not_applicable
+)
+
+// optional is the code as the writers take it: nil for NoCode.
+func (c Code) optional() *string {
+	if c == NoCode {
+		return nil
+	}
+	s := string(c)
+	return &s
+}
 
 // Codes the ledger writes on its own events.
 const (

@@ -276,7 +276,7 @@ func (l *Ledger) openWritable(opts Options) error {
 		if err != nil {
 			return err
 		}
-		st = schemaStatus{exact: true, version: 2, fingerprint: SchemaFingerprint}
+		st = schemaStatus{exact: true, version: 2, fingerprint: schemaFingerprint}
 	}
 	l.schema = st
 	return nil
@@ -421,6 +421,8 @@ func classifySQLite(op string, err error) error {
 
 // Close closes the connection, then releases the file descriptor (in that
 // order, so SQLite's locks are never dropped under an open connection).
+// It is idempotent: a second Close answers nil. After Close every operation
+// answers ErrClosed.
 func (l *Ledger) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -9,6 +9,7 @@ package ledger_test
 // A failure prints the op log (one line per step) and rapid's replay hint.
 
 import (
+	"context"
 	"github.com/stateguard/stateguard/internal/testfixtures"
 
 	"database/sql"
@@ -27,6 +28,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/stateguard/stateguard/impl/ledger"
+	"github.com/stateguard/stateguard/internal/ledgercall"
 	"github.com/stateguard/stateguard/internal/ledgerrows"
 	model "github.com/stateguard/stateguard/model/ledger"
 )
@@ -366,9 +368,9 @@ func (mc *machine) Close(t *rapid.T) {
 	var got ledger.Task
 	var gerr error
 	if viaStringForm(t, code) {
-		got, gerr = mc.l.CloseTask(arg, ledger.Status(status), deref(code))
+		got, gerr = mc.l.CloseTask(arg, ledger.Status(status), ledger.Code(deref(code)))
 	} else {
-		got, gerr = mc.l.CloseTaskCode(arg, ledger.Status(status), code)
+		got, gerr = ledgercall.CloseTask(mc.l, context.Background(), arg, ledger.Status(status), code)
 	}
 	want, werr := mc.m.CloseCode(id, status, code, mc.clock.now)
 	compareTask(t, "close", got, gerr, want, werr)
@@ -384,9 +386,9 @@ func (mc *machine) SetDelivery(t *rapid.T) {
 	var got ledger.Task
 	var gerr error
 	if viaStringForm(t, code) {
-		got, gerr = mc.l.SetDelivery(arg, ledger.DeliveryStatus(status), deref(code))
+		got, gerr = mc.l.SetDelivery(arg, ledger.DeliveryStatus(status), ledger.Code(deref(code)))
 	} else {
-		got, gerr = mc.l.SetDeliveryCode(arg, ledger.DeliveryStatus(status), code)
+		got, gerr = ledgercall.SetDelivery(mc.l, context.Background(), arg, ledger.DeliveryStatus(status), code)
 	}
 	want, werr := mc.m.SetDeliveryCode(id, status, code, mc.clock.now)
 	compareTask(t, "delivery", got, gerr, want, werr)
@@ -433,7 +435,7 @@ func (mc *machine) Reconcile(t *rapid.T) {
 	mc.boundaryClock(t, active, delivery)
 	dry := rapid.Bool().Draw(t, "dryRun")
 	mc.logf(t, "reconcile active=%v delivery=%v dry=%v", active, delivery, dry)
-	got, gerr := mc.l.Reconcile(active, delivery, dry)
+	got, gerr := ledgercall.ReconcileSeconds(mc.l, context.Background(), active, delivery, dry)
 	want, werr := mc.m.Reconcile(mc.clock.now, active, delivery, dry)
 	if classOf(gerr) != classOf(werr) {
 		t.Fatalf("reconcile: ledger %s (%v), model %s (%v)", classOf(gerr), gerr, classOf(werr), werr)

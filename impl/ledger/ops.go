@@ -42,14 +42,6 @@ func orNull(s string) any {
 	return s
 }
 
-// optionalCode turns "" into no code (nil).
-func optionalCode(code string) *string {
-	if code == "" {
-		return nil
-	}
-	return &code
-}
-
 // codeOrNull turns no code into a NULL argument. A code reaching a write
 // has passed checkCode, so it is never empty.
 func codeOrNull(code *string) any {
@@ -115,7 +107,7 @@ func (l *Ledger) lockedWrite(ctx context.Context, fn func(*txn) error) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
-		return errClosed
+		return ErrClosed
 	}
 	return l.write(ctx, fn)
 }
@@ -329,24 +321,25 @@ func (l *Ledger) HeartbeatContext(ctx context.Context, id string) (Task, error) 
 	})
 }
 
-// CloseTask is CloseTaskCode with the empty string standing for no code.
-func (l *Ledger) CloseTask(id string, status Status, code string) (Task, error) {
-	return l.CloseTaskCode(id, status, optionalCode(code))
+// CloseTask moves a task to a terminal state, recording code (NoCode for
+// none; any other code must be registered for status, else
+// ErrInvalidInput). Repeating the same terminal state returns the stored
+// task unchanged (before the code is checked); a different terminal state
+// is ErrAlreadyTerminal (an ErrStateConflict).
+func (l *Ledger) CloseTask(id string, status Status, code Code) (Task, error) {
+	return l.CloseTaskContext(context.Background(), id, status, code)
 }
 
-// CloseTaskCode moves a task to a terminal state. Repeating the same
-// terminal state returns the stored task unchanged (before the code is
-// checked); a different terminal state is ErrStateConflict. code nil means
-// no code; a given code, the empty string included, must be registered
-// for status (else ErrInvalidInput).
-func (l *Ledger) CloseTaskCode(id string, status Status, code *string) (Task, error) {
-	return l.CloseTaskCodeContext(context.Background(), id, status, code)
+// CloseTaskContext is CloseTask with a context whose cancellation or
+// deadline ends the wait for another connection's write lock (see
+// Concurrency in the package documentation).
+func (l *Ledger) CloseTaskContext(ctx context.Context, id string, status Status, code Code) (Task, error) {
+	return l.closeTask(ctx, id, status, code.optional())
 }
 
-// CloseTaskCodeContext is CloseTaskCode with a context whose cancellation or deadline ends
-// the wait for another connection's write lock (see Concurrency in the
-// package documentation).
-func (l *Ledger) CloseTaskCodeContext(ctx context.Context, id string, status Status, code *string) (Task, error) {
+// closeTask is CloseTaskContext with the command line's code: nil for no
+// --code, and a given one checked even when it is empty.
+func (l *Ledger) closeTask(ctx context.Context, id string, status Status, code *string) (Task, error) {
 	check := func() error {
 		if !isTerminal(status) {
 			return invalidInput("close status must be terminal")
@@ -382,25 +375,26 @@ func (l *Ledger) CloseTaskCodeContext(ctx context.Context, id string, status Sta
 	})
 }
 
-// SetDelivery is SetDeliveryCode with the empty string standing for no
-// code.
-func (l *Ledger) SetDelivery(id string, status DeliveryStatus, code string) (Task, error) {
-	return l.SetDeliveryCode(id, status, optionalCode(code))
+// SetDelivery closes a terminal task's delivery, recording code (NoCode
+// for none; any other code must be registered for status, else
+// ErrInvalidInput). The same value again is returned unchanged (before the
+// code is checked); a delivery already settled otherwise is
+// ErrDeliveryClosed, and a delivery state the task's kind does not allow is
+// ErrStateConflict, also before the code.
+func (l *Ledger) SetDelivery(id string, status DeliveryStatus, code Code) (Task, error) {
+	return l.SetDeliveryContext(context.Background(), id, status, code)
 }
 
-// SetDeliveryCode closes a terminal task's delivery. The same value again
-// is returned unchanged (before the code is checked); a delivery state the
-// task's kind does not allow is ErrStateConflict, also before the code.
-// code nil means no code; a given code, the empty string included, must be
-// registered for status (else ErrInvalidInput).
-func (l *Ledger) SetDeliveryCode(id string, status DeliveryStatus, code *string) (Task, error) {
-	return l.SetDeliveryCodeContext(context.Background(), id, status, code)
+// SetDeliveryContext is SetDelivery with a context whose cancellation or
+// deadline ends the wait for another connection's write lock (see
+// Concurrency in the package documentation).
+func (l *Ledger) SetDeliveryContext(ctx context.Context, id string, status DeliveryStatus, code Code) (Task, error) {
+	return l.setDelivery(ctx, id, status, code.optional())
 }
 
-// SetDeliveryCodeContext is SetDeliveryCode with a context whose cancellation or deadline ends
-// the wait for another connection's write lock (see Concurrency in the
-// package documentation).
-func (l *Ledger) SetDeliveryCodeContext(ctx context.Context, id string, status DeliveryStatus, code *string) (Task, error) {
+// setDelivery is SetDeliveryContext with the command line's code: nil for
+// no --code, and a given one checked even when it is empty.
+func (l *Ledger) setDelivery(ctx context.Context, id string, status DeliveryStatus, code *string) (Task, error) {
 	check := func() error {
 		if status != DeliveryDelivered && status != DeliveryFailed && status != DeliveryNotApplicable {
 			return invalidInput("delivery status must be terminal")

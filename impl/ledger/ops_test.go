@@ -206,7 +206,7 @@ func TestClockBackwards(t *testing.T) {
 	wantClass(t, err, ErrClockBackwards)
 	// Reconcile retains a delivery that ended "in the future": no write,
 	// no conflict.
-	if _, err := l.Reconcile(0, 0, false); err != nil {
+	if _, err := l.reconcileFloat(0, 0, false); err != nil {
 		t.Fatal(err)
 	}
 	// A task past its deadline whose heartbeat is newer than now would be
@@ -217,9 +217,9 @@ func TestClockBackwards(t *testing.T) {
 	clk.now = 1200
 	l.Heartbeat(busy.ID)
 	clk.now = 1150
-	_, err = l.Reconcile(600, 600, true)
+	_, err = l.reconcileFloat(600, 600, true)
 	wantClass(t, err, ErrClockBackwards)
-	_, err = l.Reconcile(600, 600, false)
+	_, err = l.reconcileFloat(600, 600, false)
 	wantClass(t, err, ErrClockBackwards)
 	healthy(t, l)
 }
@@ -301,7 +301,7 @@ func TestReadOnlyRefusesMutations(t *testing.T) {
 	checks = append(checks, err)
 	_, err = ro.SetDelivery(task.ID, DeliveryFailed, "")
 	checks = append(checks, err)
-	_, err = ro.Reconcile(600, 600, false)
+	_, err = ro.reconcileFloat(600, 600, false)
 	checks = append(checks, err)
 	for i, err := range checks {
 		if !errors.Is(err, ErrStateConflict) {
@@ -312,7 +312,7 @@ func TestReadOnlyRefusesMutations(t *testing.T) {
 	if err != nil || got.ID != task.ID {
 		t.Fatalf("read-only get: %v", err)
 	}
-	if rep, err := ro.Reconcile(600, 600, true); err != nil || rep.ActiveExamined != 1 {
+	if rep, err := ro.reconcileFloat(600, 600, true); err != nil || rep.ActiveExamined != 1 {
 		t.Fatalf("read-only dry run: %+v %v", rep, err)
 	}
 	if fileSHA(t, p) != before {
@@ -345,11 +345,11 @@ func TestReconcileApplyMatchesDryRun(t *testing.T) {
 	l.CloseTask(done.ID, StatusSucceeded, "completed")
 	l.CloseTask(internalTask.ID, StatusSucceeded, "")
 	clk.now = 5000
-	preview, err := l.Reconcile(600, 600, true)
+	preview, err := l.reconcileFloat(600, 600, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	applied, err := l.Reconcile(600, 600, false)
+	applied, err := l.reconcileFloat(600, 600, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,7 +360,7 @@ func TestReconcileApplyMatchesDryRun(t *testing.T) {
 	if got := reconcileJSON(applied); got != fmt.Sprintf(want, true, false) {
 		t.Errorf("apply %s", got)
 	}
-	again, err := l.Reconcile(600, 600, false)
+	again, err := l.reconcileFloat(600, 600, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,11 +19,11 @@ func TestErrorsNeverEchoInputs(t *testing.T) {
 	errs = append(errs, err)
 	_, err = l.Get("sEcReT-not-an-id")
 	errs = append(errs, err)
-	_, err = l.CloseTask(secretID, StatusSucceeded, secretCode)
+	_, err = l.CloseTask(secretID, StatusSucceeded, Code(secretCode))
 	errs = append(errs, err)
 	task, _ := l.Create(CreateParams{})
 	l.CloseTask(task.ID, StatusFailed, "")
-	_, err = l.SetDelivery(task.ID, DeliveryFailed, secretCode)
+	_, err = l.SetDelivery(task.ID, DeliveryFailed, Code(secretCode))
 	errs = append(errs, err)
 	_, err = l.Create(CreateParams{PayloadHash: "SECRETHASH", Internal: true})
 	errs = append(errs, err)
@@ -75,7 +75,7 @@ func TestReadOnlyUnusableSchema(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		_, err = l.Reconcile(600, 600, true)
+		_, err = l.reconcileFloat(600, 600, true)
 		if !errors.Is(err, ErrStateConflict) {
 			t.Errorf("%s: dry run %v", name, err)
 		}

@@ -93,7 +93,7 @@ func TestReadOnlyOverOldCeiling(t *testing.T) {
 	if err != nil || got.CreatedAt != last.CreatedAt {
 		t.Fatalf("get: %v", err)
 	}
-	rr, err := r.Reconcile(600, 600, true)
+	rr, err := r.reconcileFloat(600, 600, true)
 	if err != nil || rr.ActiveExamined != n+1 {
 		t.Fatalf("dry run %s %v", reconcileJSON(rr), err)
 	}

@@ -123,7 +123,7 @@ func TestReadOnlyCheckpointDuringReadDetected(t *testing.T) {
 	}
 	defer r.Close()
 	reads, backfilled := commitAndCheckpointInFirstRead(t, w, keeper)
-	rep, err := r.Reconcile(600, 600, true)
+	rep, err := r.reconcileFloat(600, 600, true)
 	if err != nil || rep.ActiveExamined != 3 {
 		t.Fatalf("%s %v", reconcileJSON(rep), err)
 	}
@@ -164,7 +164,7 @@ func TestReadOnlyWriterSessionDuringDryRun(t *testing.T) {
 					t.Fatal(err)
 				}
 			})
-			rep, err := r.Reconcile(600, 600, true)
+			rep, err := r.reconcileFloat(600, 600, true)
 			if err != nil || rep.ActiveExamined != 2 {
 				t.Fatalf("%s %v", reconcileJSON(rep), err)
 			}

@@ -75,7 +75,7 @@ func (l *Ledger) readOnlyTx(ctx context.Context, op string, gated bool, fn func(
 // writer can have torn what was read.
 func (l *Ledger) readOnlyAttempt(ctx context.Context, op string, gated bool, fn func(*txn) error) (err error) {
 	if l.closed {
-		return errClosed
+		return ErrClosed
 	}
 	v := l.view
 	if v != nil {

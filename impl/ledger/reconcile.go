@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"time"
 )
 
 // Reconcile reads each row it examines once: the active tasks and the
@@ -245,18 +246,71 @@ func examine(t *txn, activeGrace, deliveryGrace float64) (examination, error) {
 	return e, nowErr
 }
 
+// DefaultGrace is the grace Reconcile uses where ReconcileOptions leaves
+// one zero: the command line's default of 600 seconds.
+const DefaultGrace = 600 * time.Second
+
+// NoGrace spells out a grace of zero, which ReconcileOptions' zero value
+// cannot (it means DefaultGrace): every running task not updated since
+// now is stale, and every pending delivery of an ended task is settled.
+const NoGrace time.Duration = -1
+
+// ReconcileOptions are the arguments of Reconcile. The zero value is the
+// command line's plain reconcile: both graces 600 s, applied.
+type ReconcileOptions struct {
+	// ActiveGrace: a running task last updated (started or heartbeat) at
+	// least this long ago is timed out (restart_stale); one past its
+	// deadline is timed out whatever the grace. Zero means DefaultGrace;
+	// NoGrace means none.
+	ActiveGrace time.Duration
+	// DeliveryGrace: a pending delivery whose task ended at least this long
+	// ago is settled, failed for a delivery-required task (code
+	// delivery_grace_expired) and not_applicable for an internal one.
+	// Zero means DefaultGrace; NoGrace means none.
+	DeliveryGrace time.Duration
+	// DryRun makes the same decisions and writes nothing; it works on a
+	// read-only ledger.
+	DryRun bool
+}
+
+// graceSeconds is a grace as the reconcile reads it; false for a negative
+// grace other than NoGrace.
+func graceSeconds(d time.Duration) (float64, bool) {
+	switch {
+	case d == 0:
+		return DefaultGrace.Seconds(), true
+	case d == NoGrace:
+		return 0, true
+	case d < 0:
+		return 0, false
+	}
+	return d.Seconds(), true
+}
+
 // Reconcile runs restart reconciliation in one transaction: the snapshot
 // is read first, then the clock is sampled. A dry run makes the same
 // decisions under query_only in a read transaction and writes nothing; it
-// works on a read-only ledger.
-func (l *Ledger) Reconcile(activeGrace, deliveryGrace float64, dryRun bool) (ReconcileReport, error) {
-	return l.ReconcileContext(context.Background(), activeGrace, deliveryGrace, dryRun)
+// works on a read-only ledger. A grace below zero (other than NoGrace) is
+// ErrInvalidInput.
+func (l *Ledger) Reconcile(opts ReconcileOptions) (ReconcileReport, error) {
+	return l.ReconcileContext(context.Background(), opts)
 }
 
-// ReconcileContext is Reconcile with a context whose cancellation or deadline ends
-// the wait for another connection's write lock (see Concurrency in the
-// package documentation).
-func (l *Ledger) ReconcileContext(ctx context.Context, activeGrace, deliveryGrace float64, dryRun bool) (ReconcileReport, error) {
+// ReconcileContext is Reconcile with a context whose cancellation or
+// deadline ends the wait for another connection's write lock (see
+// Concurrency in the package documentation).
+func (l *Ledger) ReconcileContext(ctx context.Context, opts ReconcileOptions) (ReconcileReport, error) {
+	active, okA := graceSeconds(opts.ActiveGrace)
+	delivery, okD := graceSeconds(opts.DeliveryGrace)
+	if !okA || !okD {
+		return ReconcileReport{}, invalidInput("grace must be a finite, non-negative number")
+	}
+	return l.reconcileSeconds(ctx, active, delivery, opts.DryRun)
+}
+
+// reconcileSeconds is Reconcile with the command line's graces: float
+// seconds of any finite, non-negative size, zero meaning zero.
+func (l *Ledger) reconcileSeconds(ctx context.Context, activeGrace, deliveryGrace float64, dryRun bool) (ReconcileReport, error) {
 	if !validSeconds(activeGrace) || !validSeconds(deliveryGrace) {
 		return ReconcileReport{}, invalidInput("grace must be a finite, non-negative number")
 	}

@@ -19,7 +19,7 @@ func TestReconcileBoundaries(t *testing.T) {
 	clk.now = 1001
 	l.Start(fresh.ID) // updated 1001
 	clk.now = 1100
-	rep, err := l.Reconcile(100, 0, true)
+	rep, err := l.reconcileFloat(100, 0, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func TestReconcileBoundaries(t *testing.T) {
 	if rep.TasksTimedOut != 2 || rep.FreshActiveRetained != 1 || rep.DeliveriesFailed != 2 || rep.PendingDeliveryRetained != 0 {
 		t.Fatalf("%+v", rep)
 	}
-	applied, err := l.Reconcile(100, 0, false)
+	applied, err := l.reconcileFloat(100, 0, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,10 +50,10 @@ func TestReconcileBoundaries(t *testing.T) {
 	clk.now = 1200
 	l.CloseTask(fresh.ID, StatusSucceeded, "")
 	clk.now = 1300
-	if rep, _ := l.Reconcile(100, 100.5, true); rep.PendingDeliveryRetained != 1 {
+	if rep, _ := l.reconcileFloat(100, 100.5, true); rep.PendingDeliveryRetained != 1 {
 		t.Fatalf("%+v", rep)
 	}
-	if rep, _ := l.Reconcile(100, 100, true); rep.DeliveriesFailed != 1 {
+	if rep, _ := l.reconcileFloat(100, 100, true); rep.DeliveriesFailed != 1 {
 		t.Fatalf("%+v", rep)
 	}
 }
@@ -110,7 +110,7 @@ func TestReconcileWrongTypes(t *testing.T) {
 			}
 			clk.now = 5000
 			for _, dry := range []bool{true, false} {
-				rep, err := l.Reconcile(600, 600, dry)
+				rep, err := l.reconcileFloat(600, 600, dry)
 				if c.ok {
 					if err != nil || rep.ActiveExamined != 2 || rep.TasksTimedOut != 1 || rep.DeliveriesNotApplicable != 1 {
 						t.Fatalf("dry run %v: %+v %v", dry, rep, err)
@@ -150,8 +150,8 @@ func TestReconcileDamagedRunningDelivery(t *testing.T) {
 				t.Fatal(err)
 			}
 			clk.now = 5000
-			_, derr := l.Reconcile(600, 0, true)
-			_, aerr := l.Reconcile(600, 0, false)
+			_, derr := l.reconcileFloat(600, 0, true)
+			_, aerr := l.reconcileFloat(600, 0, false)
 			wantClass(t, derr, ErrStateConflict)
 			wantClass(t, aerr, ErrStateConflict)
 			var status string
@@ -199,7 +199,7 @@ func TestReconcileEventOrder(t *testing.T) {
 	if err := l.conn.QueryRowContext(ctx, "SELECT max(sequence) FROM task_events").Scan(&last); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Reconcile(600, 0, false); err != nil {
+	if _, err := l.reconcileFloat(600, 0, false); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := l.conn.QueryContext(ctx, "SELECT task_id, to_value, code FROM task_events WHERE sequence > ? ORDER BY sequence", last)
@@ -266,7 +266,7 @@ func TestReconcileApplyFailureChangesNothing(t *testing.T) {
 				t.Fatal(err)
 			}
 			clk.now = 5000
-			if rep, err := l.Reconcile(600, 600, true); err != nil || rep.TasksTimedOut != 1 || rep.DeliveriesFailed != 1 {
+			if rep, err := l.reconcileFloat(600, 600, true); err != nil || rep.TasksTimedOut != 1 || rep.DeliveriesFailed != 1 {
 				t.Fatalf("dry run: %+v %v", rep, err)
 			}
 			if _, err := l.conn.ExecContext(context.Background(), `CREATE TEMP TRIGGER refuse BEFORE UPDATE OF `+step+
@@ -274,7 +274,7 @@ func TestReconcileApplyFailureChangesNothing(t *testing.T) {
 				t.Fatal(err)
 			}
 			before := dumpRows(t, l)
-			if rep, err := l.Reconcile(600, 600, false); err == nil {
+			if rep, err := l.reconcileFloat(600, 600, false); err == nil {
 				t.Fatalf("apply with its %s update failing: %+v, want an error", step, rep)
 			}
 			if after := dumpRows(t, l); after != before {

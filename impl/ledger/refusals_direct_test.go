@@ -90,7 +90,7 @@ func TestInternalTaskRefusesDeliveredAndFailed(t *testing.T) {
 		if c.code != nil {
 			what += " with a malformed code"
 		}
-		unwritten(t, p, ErrStateConflict, kindReason, what, func() (Task, error) { return l.SetDeliveryCode(internalTask.ID, c.status, c.code) })
+		unwritten(t, p, ErrStateConflict, kindReason, what, func() (Task, error) { return l.setDeliveryCode(internalTask.ID, c.status, c.code) })
 	}
 	unwritten(t, p, ErrStateConflict, kindReason, "required task set not_applicable", func() (Task, error) {
 		return l.SetDelivery(required.ID, DeliveryNotApplicable, "")
@@ -120,19 +120,19 @@ func TestEmptyCodeIsMalformed(t *testing.T) {
 	clk.now = 1001
 	for _, status := range []Status{StatusSucceeded, StatusFailed, StatusTimedOut, StatusCancelled} {
 		unwritten(t, p, ErrInvalidInput, codeReason, "close "+string(status)+" with code ''", func() (Task, error) {
-			return l.CloseTaskCode(task.ID, status, &empty)
+			return l.closeTaskCode(task.ID, status, &empty)
 		})
 	}
-	if _, err := l.CloseTaskCode(task.ID, StatusFailed, nil); err != nil {
+	if _, err := l.closeTaskCode(task.ID, StatusFailed, nil); err != nil {
 		t.Fatalf("close without a code: %v", err)
 	}
 	clk.now = 1002
 	for _, status := range []DeliveryStatus{DeliveryDelivered, DeliveryFailed} {
 		unwritten(t, p, ErrInvalidInput, codeReason, "delivery "+string(status)+" with code ''", func() (Task, error) {
-			return l.SetDeliveryCode(task.ID, status, &empty)
+			return l.setDeliveryCode(task.ID, status, &empty)
 		})
 	}
-	if got, err := l.SetDeliveryCode(task.ID, DeliveryFailed, nil); err != nil || got.DeliveryCode != nil {
+	if got, err := l.setDeliveryCode(task.ID, DeliveryFailed, nil); err != nil || got.DeliveryCode != nil {
 		t.Fatalf("delivery without a code: %v %v", got.DeliveryCode, err)
 	}
 	healthy(t, l)

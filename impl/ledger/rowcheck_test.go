@@ -151,13 +151,13 @@ func TestDamagedRowsAreRefused(t *testing.T) {
 						op{"reconcile dry run, " + plan, func() error {
 							l.examinePlan = plan
 							defer func() { l.examinePlan = "" }()
-							_, err := l.Reconcile(600, 600, true)
+							_, err := l.reconcileFloat(600, 600, true)
 							return err
 						}},
 						op{"reconcile, " + plan, func() error {
 							l.examinePlan = plan
 							defer func() { l.examinePlan = "" }()
-							_, err := l.Reconcile(600, 600, false)
+							_, err := l.reconcileFloat(600, 600, false)
 							return err
 						}})
 				}
@@ -179,7 +179,7 @@ func TestDamagedRowsAreRefused(t *testing.T) {
 				t.Errorf("get of a healthy row: %v", err)
 			}
 			if !d.reconciled {
-				if _, err := l.Reconcile(600, 600, true); err != nil {
+				if _, err := l.reconcileFloat(600, 600, true); err != nil {
 					t.Errorf("a dry run that does not examine the damaged row: %v", err)
 				}
 			}

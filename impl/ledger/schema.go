@@ -11,8 +11,8 @@ import (
 	"github.com/stateguard/stateguard/internal/pyjson"
 )
 
-// SchemaFingerprint is the fingerprint of schema v2 (spec/task-state-guard.md §9.2).
-const SchemaFingerprint = "50ae209ec97afb360e142cfae85767f575acc2a065103f5b642bfd0c141e08f6"
+// schemaFingerprint is the fingerprint of schema v2 (spec/task-state-guard.md §9.2).
+const schemaFingerprint = "50ae209ec97afb360e142cfae85767f575acc2a065103f5b642bfd0c141e08f6"
 
 // schemaDDL is the schema, statement by statement, in the reference
 // ledger's exact text (whitespace included), so a file created here has the
@@ -222,7 +222,7 @@ func readSchema(ctx context.Context, q querier) (schemaStatus, error) {
 	}
 	meta, err := readMeta(ctx, q)
 	if err != nil {
-		if sameObjects && st.fingerprint == SchemaFingerprint {
+		if sameObjects && st.fingerprint == schemaFingerprint {
 			return st, err // the schema is right, so this is a real failure
 		}
 		// A damaged schema_meta (a renamed column, say) is part of the
@@ -235,14 +235,14 @@ func readSchema(ctx context.Context, q querier) (schemaStatus, error) {
 	case "2":
 		st.version = 2
 	}
-	if !sameObjects || st.fingerprint != SchemaFingerprint {
+	if !sameObjects || st.fingerprint != schemaFingerprint {
 		return st, nil
 	}
 	switch st.version {
 	case 1:
 		st.exact = len(meta) == 1
 	case 2:
-		st.exact = len(meta) == 2 && meta["schema_fingerprint"] == SchemaFingerprint
+		st.exact = len(meta) == 2 && meta["schema_fingerprint"] == schemaFingerprint
 	}
 	return st, nil
 }
@@ -283,7 +283,7 @@ func createSchema(ctx context.Context, tx execer) error {
 	}
 	_, err := tx.ExecContext(ctx,
 		`INSERT INTO schema_meta (key, value) VALUES ('schema_version', '2'), ('schema_fingerprint', ?)`,
-		SchemaFingerprint)
+		schemaFingerprint)
 	return err
 }
 
@@ -336,6 +336,6 @@ func migrateV1(ctx context.Context, tx execer) error {
 	if _, err := tx.ExecContext(ctx, `UPDATE schema_meta SET value = '2' WHERE key = 'schema_version'`); err != nil {
 		return err
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO schema_meta (key, value) VALUES ('schema_fingerprint', ?)`, SchemaFingerprint)
+	_, err := tx.ExecContext(ctx, `INSERT INTO schema_meta (key, value) VALUES ('schema_fingerprint', ?)`, schemaFingerprint)
 	return err
 }

@@ -260,7 +260,7 @@ func TestReplacedBetweenOperations(t *testing.T) {
 	before := fileSHA(t, db)
 	_, err = l.Create(CreateParams{Internal: true})
 	wantClass(t, err, ErrStateConflict)
-	_, err = l.Reconcile(0, 0, false)
+	_, err = l.reconcileFloat(0, 0, false)
 	wantClass(t, err, ErrStateConflict)
 	_, err = l.Doctor()
 	wantClass(t, err, ErrStateConflict)

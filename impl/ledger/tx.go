@@ -62,7 +62,7 @@ func (t *txn) QueryRowContext(ctx context.Context, query string, args ...any) *s
 // write). The caller holds l.mu.
 func (l *Ledger) begin(ctx context.Context, beginSQL string) (*txn, error) {
 	if l.closed {
-		return nil, errClosed
+		return nil, ErrClosed
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, &cancelledError{err}
@@ -144,7 +144,7 @@ func (l *Ledger) lockedReadTx(ctx context.Context, op string, gated bool, fn fun
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
-		return errClosed
+		return ErrClosed
 	}
 	if err := ctx.Err(); err != nil {
 		return &cancelledError{err}

@@ -20,6 +20,7 @@
 package ledgercli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -182,7 +183,7 @@ func execute(inv *invocation, clock ledger.Clock) (result any, status int, err e
 	}
 	if inv.needsExistingTask() {
 		// No ledger holds no task: answer so without creating one (L1).
-		missing, err := ledger.DatabaseMissing(inv.db, opts)
+		missing, err := databaseMissing(inv.db, opts)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -222,9 +223,9 @@ func execute(inv *invocation, clock ledger.Clock) (result any, status int, err e
 	case "heartbeat":
 		return taskResult(l.Heartbeat(inv.taskID))
 	case "close":
-		return taskResult(l.CloseTaskCode(inv.taskID, ledger.Status(inv.status), inv.code))
+		return taskResult(closeTask(l, context.Background(), inv.taskID, ledger.Status(inv.status), inv.code))
 	case "delivery":
-		return taskResult(l.SetDeliveryCode(inv.taskID, ledger.DeliveryStatus(inv.status), inv.code))
+		return taskResult(setDelivery(l, context.Background(), inv.taskID, ledger.DeliveryStatus(inv.status), inv.code))
 	case "get":
 		return taskResult(l.Get(inv.taskID))
 	case "children":
@@ -252,7 +253,7 @@ func execute(inv *invocation, clock ledger.Clock) (result any, status int, err e
 		}
 		return object{"ok": true, "tasks": list, "next": next}, exitOK, nil
 	case "reconcile":
-		rep, err := l.Reconcile(inv.activeGrace, inv.deliveryGrace, inv.dryRun)
+		rep, err := reconcileSeconds(l, context.Background(), inv.activeGrace, inv.deliveryGrace, inv.dryRun)
 		if err != nil {
 			return nil, 0, err
 		}

@@ -246,7 +246,7 @@ func buildInvocation(top, sub *parseResult) (*invocation, error) {
 	}
 	// The path's text is judged here, with the other values, by the
 	// ledger's own rule; the disk is looked at only later.
-	if err := ledger.CheckPathText(inv.db); err != nil {
+	if err := checkPathText(inv.db); err != nil {
 		return nil, err
 	}
 	if text, ok := sub.values["code"]; ok {
@@ -270,7 +270,7 @@ func buildInvocation(top, sub *parseResult) (*invocation, error) {
 		}
 	}
 	if text, ok := sub.values["payload-sha256"]; ok {
-		if !ledger.ValidPayloadHash(text) {
+		if !validPayloadHash(text) {
 			return nil, errBadPayloadHash
 		}
 		inv.payloadHash = text

@@ -184,11 +184,11 @@ func runLibrary(name, db string, n int) error {
 			return err
 		}
 	case "dry-run":
-		if _, err := l.Reconcile(600, 600, true); err != nil {
+		if _, err := l.Reconcile(ledger.ReconcileOptions{DryRun: true}); err != nil {
 			return err
 		}
 	case "shape":
-		rep, err := l.Reconcile(600, 600, true)
+		rep, err := l.Reconcile(ledger.ReconcileOptions{DryRun: true})
 		if err != nil {
 			return err
 		}

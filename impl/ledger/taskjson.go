@@ -1,0 +1,89 @@
+package ledger
+
+import (
+	"errors"
+	"math"
+	"strconv"
+
+	"github.com/stateguard/stateguard/internal/pyjson"
+)
+
+// MarshalJSON writes the task exactly as task-state-guard prints it: keys
+// sorted, no spaces, times and timeouts as Python's float repr, NULL
+// columns as null, and has_payload_hash in place of the payload
+// fingerprint, which the privacy contract keeps out of every output. The
+// fingerprint itself is never written. A non-finite float (which the
+// ledger never stores) is an error.
+func (t Task) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 512)
+	var err error
+	float := func(f float64) {
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			err = errors.New("ledger: task holds a non-finite time")
+			return
+		}
+		b = pyjson.AppendFloat(b, f)
+	}
+	optFloat := func(f *float64) {
+		if f == nil {
+			b = append(b, "null"...)
+			return
+		}
+		float(*f)
+	}
+	optString := func(s *string) {
+		if s == nil {
+			b = append(b, "null"...)
+			return
+		}
+		b = pyjson.AppendASCIIString(b, *s)
+	}
+	key := func(k string) {
+		if len(b) > 0 {
+			b = append(b, ',')
+		} else {
+			b = append(b, '{')
+		}
+		b = append(b, '"')
+		b = append(b, k...)
+		b = append(b, '"', ':')
+	}
+	// In sorted key order.
+	key("created_at")
+	float(t.CreatedAt)
+	key("deadline_at")
+	optFloat(t.DeadlineAt)
+	key("delivery_code")
+	optString(t.DeliveryCode)
+	key("delivery_required")
+	b = strconv.AppendBool(b, t.DeliveryRequired)
+	key("delivery_status")
+	b = pyjson.AppendASCIIString(b, string(t.DeliveryStatus))
+	key("delivery_updated_at")
+	float(t.DeliveryUpdatedAt)
+	key("ended_at")
+	optFloat(t.EndedAt)
+	key("has_payload_hash")
+	b = strconv.AppendBool(b, t.PayloadHash != nil)
+	key("id")
+	b = pyjson.AppendASCIIString(b, t.ID)
+	key("parent_id")
+	optString(t.ParentID)
+	key("started_at")
+	optFloat(t.StartedAt)
+	key("status")
+	b = pyjson.AppendASCIIString(b, string(t.Status))
+	key("terminal_code")
+	optString(t.TerminalCode)
+	key("timeout_seconds")
+	optFloat(t.TimeoutSeconds)
+	key("updated_at")
+	float(t.UpdatedAt)
+	key("version")
+	b = strconv.AppendInt(b, t.Version, 10)
+	b = append(b, '}')
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
