@@ -77,7 +77,7 @@ func TestL11BusyPastTheTimeoutIsStateConflict(t *testing.T) {
 // doctor healthy, dry run ok. The reference's dry run answers StateConflict
 // there; spec L12.
 func TestL12LoneEmptyWALIsRead(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "l", "tasks.sqlite")
+	db := platformtest.LedgerParent(t, filepath.Join(t.TempDir(), "l", "tasks.sqlite"))
 	if rc, out, _ := runBinary(t, "--db", db, "create"); rc != 0 {
 		t.Fatalf("create: %d %s", rc, out)
 	}

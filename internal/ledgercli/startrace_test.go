@@ -48,7 +48,7 @@ func TestFreshLedgerStartRace(t *testing.T) {
 		t.Run(fmt.Sprintf("%s-%d", c.command, c.procs), func(t *testing.T) {
 			failures := 0
 			for r := 0; r < c.races; r++ {
-				db := filepath.Join(t.TempDir(), "fleet", "tasks.sqlite")
+				db := platformtest.LedgerParent(t, filepath.Join(t.TempDir(), "fleet", "tasks.sqlite"))
 				outs := raceProcesses(t, bin, c.procs, "--db", db, c.command)
 				for p, out := range outs {
 					if !strings.HasPrefix(out, `{"ok":true,`) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stateguard/stateguard/internal/ledgercli"
+	"github.com/stateguard/stateguard/internal/platformtest"
 )
 
 // fullWriter refuses every write, as stdout on a full disk or a closed pipe.
@@ -20,7 +21,7 @@ func (fullWriter) Write([]byte) (int, error) { return 0, errors.New("no space le
 // sweep CLI exits 1 there, each as its reference class list allows). The
 // call itself took effect: the next call sees the task.
 func TestUnwritableStdoutExitsThree(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "ledger", "tasks.sqlite")
+	db := platformtest.LedgerParent(t, filepath.Join(t.TempDir(), "ledger", "tasks.sqlite"))
 	for _, args := range [][]string{
 		{"--db", db, "init"},
 		{"--db", db, "create", "--task-id", "123e4567-e89b-42d3-a456-426614174000"},
@@ -28,12 +29,12 @@ func TestUnwritableStdoutExitsThree(t *testing.T) {
 		{"--version"},
 		{"--help"},
 	} {
-		if rc := ledgercli.Main(args, fullWriter{}, io.Discard); rc != 3 {
+		if rc := ledgercli.Main(platformtest.ACLArgs(args...), fullWriter{}, io.Discard); rc != 3 {
 			t.Errorf("%v: exit %d, want 3", args, rc)
 		}
 	}
 	var out strings.Builder
-	if rc := ledgercli.Main([]string{"--db", db, "get", "123e4567-e89b-42d3-a456-426614174000"}, &out, io.Discard); rc != 0 {
+	if rc := ledgercli.Main(platformtest.ACLArgs("--db", db, "get", "123e4567-e89b-42d3-a456-426614174000"), &out, io.Discard); rc != 0 {
 		t.Errorf("get after the unanswered create: exit %d, want 0: %s", rc, out.String())
 	}
 }

@@ -151,3 +151,17 @@ func ScriptCondition(cond string) (holds, ok bool) {
 	}
 	return false, false
 }
+
+// LedgerParent returns db after making its parent directory (mode 0700)
+// where a writable open never makes it (CreatesParents is false), so a
+// test of something else can create a ledger there; elsewhere the open
+// makes it, as the test expects.
+func LedgerParent(t testing.TB, db string) string {
+	t.Helper()
+	if !CreatesParents {
+		if err := os.MkdirAll(filepath.Dir(db), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return db
+}
