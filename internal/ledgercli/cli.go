@@ -205,7 +205,7 @@ func execute(inv *invocation, clock ledger.Clock) (result any, status int, err e
 		if err != nil {
 			return nil, 0, err
 		}
-		return object{"ok": true, "task": taskObject(t)}, exitOK, nil
+		return object{"ok": true, "task": t}, exitOK, nil
 	}
 	switch inv.command {
 	case "init":
@@ -233,25 +233,17 @@ func execute(inv *invocation, clock ledger.Clock) (result any, status int, err e
 		if err != nil {
 			return nil, 0, err
 		}
-		list := make([]object, 0, len(children))
-		for _, t := range children {
-			list = append(list, taskObject(t))
-		}
-		return object{"ok": true, "tasks": list}, exitOK, nil
+		return object{"ok": true, "tasks": children}, exitOK, nil
 	case "list":
 		page, err := l.List(inv.list)
 		if err != nil {
 			return nil, 0, err
 		}
-		list := make([]object, 0, len(page.Tasks))
-		for _, t := range page.Tasks {
-			list = append(list, taskObject(t))
-		}
 		var next any
 		if page.Next != "" {
 			next = page.Next
 		}
-		return object{"ok": true, "tasks": list, "next": next}, exitOK, nil
+		return object{"ok": true, "tasks": page.Tasks, "next": next}, exitOK, nil
 	case "reconcile":
 		rep, err := reconcileSeconds(l, context.Background(), inv.activeGrace, inv.deliveryGrace, inv.dryRun)
 		if err != nil {
@@ -269,29 +261,6 @@ func execute(inv *invocation, clock ledger.Clock) (result any, status int, err e
 		return doctorObject(rep), exitUnhealthy, nil
 	}
 	return nil, 0, errPanic
-}
-
-// taskObject is the task's public JSON shape; the payload fingerprint
-// itself is never shown, only whether one is stored.
-func taskObject(t ledger.Task) object {
-	return object{
-		"id":                  t.ID,
-		"parent_id":           t.ParentID,
-		"status":              string(t.Status),
-		"delivery_status":     string(t.DeliveryStatus),
-		"delivery_required":   t.DeliveryRequired,
-		"has_payload_hash":    t.PayloadHash != nil,
-		"timeout_seconds":     t.TimeoutSeconds,
-		"created_at":          t.CreatedAt,
-		"started_at":          t.StartedAt,
-		"updated_at":          t.UpdatedAt,
-		"ended_at":            t.EndedAt,
-		"deadline_at":         t.DeadlineAt,
-		"delivery_updated_at": t.DeliveryUpdatedAt,
-		"terminal_code":       t.TerminalCode,
-		"delivery_code":       t.DeliveryCode,
-		"version":             t.Version,
-	}
 }
 
 func storageObject(s ledger.StorageInfo) object {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/stateguard/stateguard/impl/ledger"
 	"github.com/stateguard/stateguard/internal/pyjson"
 )
 
@@ -17,7 +18,9 @@ type object map[string]any
 // encodeLine writes v as one compact JSON line: keys sorted by code point,
 // "," and ":" separators, floats as Python's repr, a trailing newline.
 // Supported values: nil, bool, int, int64, float64, string, *float64,
-// *string, object, []object.
+// *string, object, []object, and ledger.Task and []ledger.Task, which are
+// written by Task.MarshalJSON (the one reading of a task's public shape:
+// has_payload_hash, never the fingerprint).
 func encodeLine(v any) []byte {
 	var b strings.Builder
 	encodeValue(&b, v)
@@ -73,6 +76,22 @@ func encodeValue(b *strings.Builder, v any) {
 			encodeValue(b, x[k])
 		}
 		b.WriteByte('}')
+	case ledger.Task:
+		js, err := x.MarshalJSON()
+		if err != nil {
+			// A non-finite time: the caller recovers it into InternalError.
+			panic("cli: " + err.Error())
+		}
+		b.Write(js)
+	case []ledger.Task:
+		b.WriteByte('[')
+		for i, t := range x {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			encodeValue(b, t)
+		}
+		b.WriteByte(']')
 	case []object:
 		b.WriteByte('[')
 		for i, o := range x {
