@@ -189,6 +189,10 @@ type tally struct {
 	// tornAfter counts torn variants that read as after where the strict
 	// cut read as before (allowed: a whole commit reached the disk early).
 	tornAfter int
+	// refused counts cuts (strict or torn) a read-only doctor refused or
+	// found unhealthy: allowed only while the call in flight was creating
+	// the database, and then the next writer must recover it.
+	refused int
 }
 
 // report logs the counts per command in a fixed order.
@@ -196,8 +200,8 @@ func report(t *testing.T, what string, counts map[string]*tally, order []string)
 	t.Helper()
 	for _, c := range order {
 		if n := counts[c]; n != nil {
-			t.Logf("%s %-14s calls %2d, operations %4d, cuts %4d: before %4d, after %4d; torn states %4d (%d of them after where the cut was before)",
-				what, c, n.calls, n.ops, n.cuts, n.before, n.after, n.torn, n.tornAfter)
+			t.Logf("%s %-14s calls %2d, operations %4d, cuts %4d: before %4d, after %4d; torn states %4d (%d of them after where the cut was before); refused while creating %d",
+				what, c, n.calls, n.ops, n.cuts, n.before, n.after, n.torn, n.tornAfter, n.refused)
 		}
 	}
 }
