@@ -227,6 +227,13 @@ func TestLedgerCutsInsideCalls(t *testing.T) {
 				}
 				n.cuts++
 				side := checkLedgerSurvivor(t, bin, name, cut.Lookup(name), st, log, n)
+				if k == st.ops {
+					// Nothing changes between the last operation and the
+					// answer: this cut is a cut right after the answer.
+					if v := viewLedger(t, bin, cut.Lookup(name)); !v.healthy || v.tasks != st.afterView.tasks {
+						t.Errorf("%s: a cut after the call's last operation loses %s: doctor %s\n%s", name, st.call.name(), v.doctor, v.tasks)
+					}
+				}
 				switch side {
 				case "before":
 					n.before++

@@ -175,6 +175,11 @@ func TestSweepCutsInsideCalls(t *testing.T) {
 				default:
 					t.Errorf("%s: after %q the state file is neither before nor after:\n%s", name, log, fileBytes(got))
 				}
+				if k == st.ops && !sameFile(got, st.after.Lookup(statePath)) {
+					// Nothing changes between the last operation and the
+					// answer: this cut is a cut right after the answer.
+					t.Errorf("%s: a cut after the call's last operation (%q) loses %s", name, log, st.call[0])
+				}
 				checkSweepSurvivor(t, bin, name, writeOut(t, sub), st.call)
 				for j := 0; j < tornPerCut(t) && m.FS.TornFiles() > 0; j++ {
 					seed := tornSeed(name, j)
