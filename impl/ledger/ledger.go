@@ -41,8 +41,8 @@ type Ledger struct {
 	// "" chooses by the estimate (reconcile.go).
 	examinePlan string
 	// listPlan forces List's plan in tests: "index" (the first index that
-	// serves the filter, if any) or "scan"; "" chooses by the count
-	// (list.go).
+	// serves the filter, if any) or "scan" (the walk, with a window of two
+	// ids); "" chooses by the count (list.go).
 	listPlan string
 }
 

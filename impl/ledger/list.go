@@ -65,33 +65,50 @@ func (l *Ledger) ListContext(ctx context.Context, f ListFilter) (ListPage, error
 	var page ListPage
 	err = l.lockedReadTx(ctx, "list", true, func(t *txn) error {
 		page = ListPage{Tasks: []Task{}} // a read-only read may be retried
-		sqlText, args, err := q.plan(t)
+		read, err := q.plan(t)
 		if err != nil {
 			return err
 		}
-		rows, err := t.QueryContext(t.ctx, sqlText, args...)
-		if err != nil {
+		if err := q.readPage(t, &page, read.sql, read.args); err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			task, err := scanTask(rows)
-			if err != nil {
-				return err
-			}
-			if len(page.Tasks) == q.limit {
-				// One row past the page: there is a next page.
-				page.Next = page.Tasks[q.limit-1].ID
-				break
-			}
-			page.Tasks = append(page.Tasks, task)
+		if page.Next == "" && read.windowFull {
+			// The walk's window ended before the page was full: the
+			// index reads the page instead (the same rows).
+			page = ListPage{Tasks: []Task{}}
+			return q.readPage(t, &page, read.fallbackSQL, read.fallbackArgs)
 		}
-		return rows.Err()
+		return nil
 	})
 	if err != nil {
 		return ListPage{}, err
 	}
 	return page, nil
+}
+
+// readPage runs one page's statement, which selects up to limit + 1 rows.
+func (q *listQuery) readPage(t *txn, page *ListPage, sqlText string, args []any) error {
+	if sqlText == "" {
+		return nil
+	}
+	rows, err := t.QueryContext(t.ctx, sqlText, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		task, err := scanTask(rows)
+		if err != nil {
+			return err
+		}
+		if len(page.Tasks) == q.limit {
+			// One row past the page: there is a next page.
+			page.Next = page.Tasks[q.limit-1].ID
+			break
+		}
+		page.Tasks = append(page.Tasks, task)
+	}
+	return rows.Err()
 }
 
 // ListAll streams every task that matches f, page after page of f.Limit
@@ -272,8 +289,19 @@ func (q *listQuery) paths() []listPath {
 	return out
 }
 
-// plan chooses how to read the page, and returns its statement. Two plans
-// select the same rows in the same order:
+// listRead is how one page is read: a statement, and for a walk along the
+// id that ran out of its window before the page was full, the statement
+// that reads the page instead.
+type listRead struct {
+	sql          string
+	args         []any
+	windowFull   bool
+	fallbackSQL  string
+	fallbackArgs []any
+}
+
+// plan chooses how to read the page. Two plans select the same rows in
+// the same order:
 //
 //   - through an index that serves a filter: every row the index selects
 //     is sought in the table, checked against the other terms and the
@@ -282,48 +310,84 @@ func (q *listQuery) paths() []listPath {
 //   - along the id (the primary key's index) from the position on, every
 //     row checked against the terms, until the page is full.
 //
-// The index reads every row its filter selects; the id walk reads about
+// The index reads every row its filter selects; the walk reads about
 // page size x rows / matching rows. Counting the index's entries (in the
 // index alone, no table read) up to a bound k = sqrt(page x rows) decides:
 // fewer than k entries take the index, else the walk, so either reads
-// about k rows at most when the matches are spread over the ids (random
-// ids are). The choice is speed only: both give the same page.
-func (q *listQuery) plan(t *txn) (string, []any, error) {
+// about k rows when the matches are spread over the ids (random ids are).
+// The walk is held to a window of k ids from the position: matches
+// bunched elsewhere would make it read on to the end of the ids, so when
+// the window ends before the page is full, the index reads the page. The
+// choice is speed only: every plan gives the same page.
+func (q *listQuery) plan(t *txn) (listRead, error) {
 	var rows float64
 	if err := t.QueryRowContext(t.ctx, `SELECT ifnull(max(rowid), 0) FROM tasks`).Scan(&rows); err != nil {
-		return "", nil, err
+		return listRead{}, err
 	}
 	bound := int64(math.Sqrt(float64(q.limit+1)*rows)) + 1
 	best, bestCount := -1, bound
 	paths := q.paths()
+	counted := paths
 	switch t.l.listPlan {
 	case "index":
 		if len(paths) > 0 {
 			best = 0
 		}
-		paths = nil
+		counted = nil
 	case "scan":
-		paths = nil
+		counted = nil
 	}
-	for i, p := range paths {
+	fallback := 0
+	fallbackCount := int64(math.MaxInt64)
+	for i, p := range counted {
 		where, args := renderTerms(p.terms, false)
 		var n int64
 		err := t.QueryRowContext(t.ctx, `SELECT count(*) FROM (SELECT 1 FROM tasks INDEXED BY `+p.index+
 			` WHERE `+where+` LIMIT ?)`, append(args, bound)...).Scan(&n)
 		if err != nil {
-			return "", nil, err
+			return listRead{}, err
 		}
 		if n < bestCount {
 			best, bestCount = i, n
 		}
+		if n < fallbackCount {
+			fallback, fallbackCount = i, n
+		}
 	}
-	if best < 0 {
-		sqlText, args := q.statement("", q.terms(), true)
-		return sqlText, args, nil
+	if best >= 0 {
+		p := paths[best]
+		sqlText, args := q.statement(p.index, p.with(q.terms()), false, "")
+		return listRead{sql: sqlText, args: args}, nil
 	}
-	p := q.paths()[best]
-	sqlText, args := q.statement(p.index, p.with(q.terms()), false)
-	return sqlText, args, nil
+	if len(paths) == 0 {
+		// No filter: every row along the id is on the page.
+		sqlText, args := q.statement("", q.terms(), true, "")
+		return listRead{sql: sqlText, args: args}, nil
+	}
+	// The window: the first k ids from the position, read in the
+	// primary key's index alone.
+	size := bound
+	if t.l.listPlan == "scan" {
+		size = 2 // a forced walk's window is small, so tests meet its end
+	}
+	window := `SELECT count(*), max(id) FROM (SELECT id FROM tasks ORDER BY id LIMIT ?)`
+	windowArgs := []any{size}
+	if q.after != "" {
+		window = `SELECT count(*), max(id) FROM (SELECT id FROM tasks WHERE id > ? ORDER BY id LIMIT ?)`
+		windowArgs = []any{q.after, size}
+	}
+	var n int64
+	var last *string
+	if err := t.QueryRowContext(t.ctx, window, windowArgs...).Scan(&n, &last); err != nil {
+		return listRead{}, err
+	}
+	if n == 0 || last == nil {
+		return listRead{}, nil // nothing follows the position
+	}
+	sqlText, args := q.statement("", q.terms(), true, *last)
+	p := paths[fallback]
+	fallbackSQL, fallbackArgs := q.statement(p.index, p.with(q.terms()), false, "")
+	return listRead{sql: sqlText, args: args, windowFull: n == size, fallbackSQL: fallbackSQL, fallbackArgs: fallbackArgs}, nil
 }
 
 // terms are the filter's own terms (nil where a filter is not set).
@@ -344,8 +408,9 @@ func (p listPath) with(terms []*listTerm) []*listTerm {
 }
 
 // statement renders the page's SELECT: through index, or (scan) along the
-// id with every filter's column hidden from the planner.
-func (q *listQuery) statement(index string, terms []*listTerm, scan bool) (string, []any) {
+// id with every filter's column hidden from the planner; upTo, when set,
+// ends the walk's window at that id.
+func (q *listQuery) statement(index string, terms []*listTerm, scan bool, upTo string) (string, []any) {
 	var b strings.Builder
 	b.WriteString(`SELECT ` + taskColumns + ` FROM tasks`)
 	if index != "" {
@@ -358,6 +423,13 @@ func (q *listQuery) statement(index string, terms []*listTerm, scan bool) (strin
 		}
 		where += "id > ?"
 		args = append(args, q.after)
+	}
+	if upTo != "" {
+		if where != "" {
+			where += " AND "
+		}
+		where += "id <= ?"
+		args = append(args, upTo)
 	}
 	if where != "" {
 		b.WriteString(` WHERE ` + where)

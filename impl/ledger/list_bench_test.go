@@ -10,8 +10,10 @@ import (
 // BenchmarkList reads one page of 100 through a read-only ledger (as the
 // CLI's list does) for the filters of spec 6.9's measurements, on the
 // benchmark ledger of 20,000 tasks (LEDGER_LIST_BENCH_TASKS=N for another
-// size). B/op shows the memory of one page, which must not grow with the
-// ledger.
+// size; LEDGER_LIST_BENCH_DB=PATH reads a ledger seeded with that many
+// tasks instead of seeding one, such as tools/ledgerbench -keep-seeds
+// leaves). B/op shows the memory of one page, which must not grow with
+// the ledger.
 func BenchmarkList(b *testing.B) {
 	n := 20000
 	if s := os.Getenv("LEDGER_LIST_BENCH_TASKS"); s != "" {
@@ -20,7 +22,10 @@ func BenchmarkList(b *testing.B) {
 			b.Fatal("LEDGER_LIST_BENCH_TASKS must be a count of at least 100")
 		}
 	}
-	p := newTemplateCache(b).seeded(b, n)
+	p := os.Getenv("LEDGER_LIST_BENCH_DB") // a ledger tools/ledgerbench -keep-seeds seeded with n tasks
+	if p == "" {
+		p = newTemplateCache(b).seeded(b, n)
+	}
 	l, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true})
 	if err != nil {
 		b.Fatal(err)

@@ -35,6 +35,10 @@ func explainPlan(t *testing.T, l *Ledger, q string, args []any) string {
 // reads the primary key's index from the position on and sorts nothing.
 func TestListPlansUseTheIndexes(t *testing.T) {
 	l, _, _ := openTest(t)
+	// One task after every position below, so the walk has a window.
+	if _, err := l.Create(CreateParams{TaskID: "ffffffff-0000-4000-8000-000000000001"}); err != nil {
+		t.Fatal(err)
+	}
 	at := 100.0
 	parent := "00000000-0000-4000-8000-000000000001"
 	filters := []struct {
@@ -77,7 +81,7 @@ func TestListPlansUseTheIndexes(t *testing.T) {
 			sqlText, args := planned(t, l, q)
 			plan := explainPlan(t, l, sqlText, args)
 			if !strings.Contains(plan, "sqlite_autoindex_tasks_1") || strings.Contains(plan, "TEMP B-TREE") ||
-				(c.f.After != "") != strings.Contains(plan, "sqlite_autoindex_tasks_1 (id>?)") {
+				(c.f.After != "") != strings.Contains(plan, "sqlite_autoindex_tasks_1 (id>?") {
 				t.Errorf("the walk does not read along the id from the position:\n%s", plan)
 			}
 		})
@@ -87,8 +91,9 @@ func TestListPlansUseTheIndexes(t *testing.T) {
 // planned returns the statement and arguments List's plan chooses for q.
 func planned(t *testing.T, l *Ledger, q *listQuery) (sqlText string, args []any) {
 	t.Helper()
-	err := l.lockedReadTx(context.Background(), "list", true, func(tx *txn) (err error) {
-		sqlText, args, err = q.plan(tx)
+	err := l.lockedReadTx(context.Background(), "list", true, func(tx *txn) error {
+		read, err := q.plan(tx)
+		sqlText, args = read.sql, read.args
 		return err
 	})
 	if err != nil {
@@ -194,5 +199,52 @@ func TestListAllBesideWrites(t *testing.T) {
 	}
 	if got != 3 {
 		t.Fatalf("break after 3 gave %d", got)
+	}
+}
+
+// TestListWalkWindowEnds: when the walk along the id is chosen (more
+// matches than the bound) but the matches are bunched after its window,
+// the page is read through the index instead, and is the same page: here
+// 12 succeeded tasks at the end of 40 ids, pages of 2.
+func TestListWalkWindowEnds(t *testing.T) {
+	l, _, _ := openTest(t)
+	id := func(i int) string { return fmt.Sprintf("00000000-0000-4000-8000-%012d", i) }
+	for i := 1; i <= 40; i++ {
+		if _, err := l.Create(CreateParams{TaskID: id(i)}); err != nil {
+			t.Fatal(err)
+		}
+		if i > 28 {
+			if _, err := l.CloseTask(id(i), StatusSucceeded, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, plan := range []string{"", "scan", "index"} {
+		l.listPlan = plan
+		f := ListFilter{Statuses: []Status{StatusSucceeded}, Limit: 2}
+		var got []string
+		for pages := 0; ; pages++ {
+			page, err := l.List(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, task := range page.Tasks {
+				got = append(got, task.ID)
+			}
+			if page.Next == "" {
+				break
+			}
+			if pages > 20 {
+				t.Fatal("the listing does not end")
+			}
+			f.After = page.Next
+		}
+		var want []string
+		for i := 29; i <= 40; i++ {
+			want = append(want, id(i))
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("plan %q: got %v", plan, got)
+		}
 	}
 }
