@@ -160,6 +160,9 @@ func run(parallel int, runPat string, timeout time.Duration, work, prefix string
 	if err := buildShim(gcc, src, prefix); err != nil {
 		return err
 	}
+	if err := startWine(wine, wineEnv); err != nil {
+		return err
+	}
 	overlay, err := writeOverlay(work)
 	if err != nil {
 		return err
@@ -258,6 +261,29 @@ func makePrefix(wine, prefix string, env []string) error {
 	}
 	if _, err := os.Stat(filepath.Join(prefix, "drive_c", "windows", "system32")); err != nil {
 		return fmt.Errorf("wineboot left no system32 in %s: %w", prefix, err)
+	}
+	return nil
+}
+
+// startWine starts the prefix's Wine server, kept running until
+// stopWineserver, and its service processes, all with /dev/null for their
+// standard streams. Started by the first test binary instead, they would
+// inherit its output pipe and hold it open, so that binary's output would
+// never end and its slot would stay taken until the run ended.
+func startWine(wine string, env []string) error {
+	ws, err := exec.LookPath("wineserver")
+	if err != nil {
+		ws = filepath.Join(filepath.Dir(wine), "wineserver")
+	}
+	server := exec.Command(ws, "-p")
+	server.Env = env
+	if err := server.Run(); err != nil {
+		return fmt.Errorf("wineserver -p: %w", err)
+	}
+	boot := exec.Command(wine, "wineboot")
+	boot.Env = env
+	if err := boot.Run(); err != nil {
+		return fmt.Errorf("wineboot: %w", err)
 	}
 	return nil
 }
