@@ -9,6 +9,7 @@ package memdir
 
 import (
 	"os"
+	"runtime"
 	"sync"
 	"testing"
 )
@@ -25,7 +26,9 @@ var (
 // directories in, else "".
 func memBase() string {
 	baseOnce.Do(func() {
-		if os.Getenv(DiskEnv) == "1" {
+		// Linux only: under Wine "/dev/shm" names Z:\dev\shm, a drive-less
+		// path that is no tmpfs to the Windows code.
+		if os.Getenv(DiskEnv) == "1" || runtime.GOOS != "linux" {
 			return
 		}
 		const shm = "/dev/shm"
