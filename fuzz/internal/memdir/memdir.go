@@ -8,9 +8,15 @@
 package memdir
 
 import (
+	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -22,8 +28,15 @@ var (
 	base     string
 )
 
+// prefix starts every directory TempDir makes, followed by the making
+// process's id and a dash.
+const prefix = "stateguard-fuzz-"
+
 // memBase is /dev/shm when it is a directory this process can make
-// directories in, else "".
+// directories in, else "". The first call also removes what processes
+// that no longer run left there: the toolchain ends a fuzzing worker at
+// the end of -fuzztime in the middle of an input, before its cleanup, and
+// memory is not a disk to leave that on.
 func memBase() string {
 	baseOnce.Do(func() {
 		// Linux only: under Wine "/dev/shm" names Z:\dev\shm, a drive-less
@@ -41,6 +54,7 @@ func memBase() string {
 		}
 		os.Remove(d)
 		base = shm
+		removeOrphans(shm)
 	})
 	return base
 }
@@ -50,11 +64,37 @@ func memBase() string {
 func TempDir(t testing.TB) string {
 	t.Helper()
 	if b := memBase(); b != "" {
-		d, err := os.MkdirTemp(b, "stateguard-fuzz-")
+		d, err := os.MkdirTemp(b, fmt.Sprintf("%s%d-", prefix, os.Getpid()))
 		if err == nil {
 			t.Cleanup(func() { os.RemoveAll(d) })
 			return d
 		}
 	}
 	return t.TempDir()
+}
+
+// removeOrphans removes the directories under base that TempDir made in a
+// process that is gone (signal 0 cannot reach it).
+func removeOrphans(base string) {
+	entries, err := os.ReadDir(base)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidText, _, ok := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if !ok || err != nil || pid <= 0 || pid == os.Getpid() {
+			continue
+		}
+		if p, err := os.FindProcess(pid); err == nil {
+			if err := p.Signal(syscall.Signal(0)); err == nil || errors.Is(err, syscall.EPERM) {
+				continue // still running
+			}
+		}
+		os.RemoveAll(filepath.Join(base, e.Name()))
+	}
 }
