@@ -85,6 +85,10 @@ type Options struct {
 	// random version-4 UUID. Tests inject a deterministic source. The value
 	// must be a canonical lowercase UUID.
 	NewID func() (string, error)
+
+	// fresh makes Open's storage step create a new file and refuse one
+	// that exists (Backup's target).
+	fresh bool
 }
 
 // CreateParams are the arguments of Create. Empty strings mean "not given".

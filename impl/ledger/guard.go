@@ -58,6 +58,9 @@ func openGuard(path string, opts Options) (*guard, error) {
 	g := &guard{path: filepath.Join(dir, filepath.Base(clean)), readOnly: opts.ReadOnly, model: permissionModel}
 
 	info, err := lstat(g.path)
+	if opts.fresh && !errors.Is(err, fs.ErrNotExist) {
+		return nil, errTargetExists
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		if opts.ReadOnly || opts.MustExist {
 			return nil, invalidInput("database does not exist")
@@ -75,6 +78,8 @@ func openGuard(path string, opts Options) (*guard, error) {
 			}
 			g.ident = st.ident
 			g.held = holdFile(f, st.ident)
+		case errors.Is(cerr, errFileAppeared) && opts.fresh:
+			return nil, errTargetExists
 		case errors.Is(cerr, errFileAppeared):
 			// Another opener (a worker started at the same moment)
 			// created the file between the lstat and the create: open
@@ -123,6 +128,10 @@ func openGuard(path string, opts Options) (*guard, error) {
 	}
 	return g, nil
 }
+
+// errTargetExists refuses a backup target that exists: a backup never
+// overwrites a file.
+var errTargetExists = invalidInput("backup target already exists")
 
 // errFileAppeared is createPrivate's answer when the file exists by the
 // time it is created; openGuard opens it as an existing file.
@@ -262,3 +271,6 @@ func databaseMissing(path string, opts Options) (bool, error) {
 	_, err = os.Lstat(clean)
 	return errors.Is(err, fs.ErrNotExist), nil
 }
+
+// removeFile removes a file this package made and failed to finish.
+func removeFile(path string) { os.Remove(path) }

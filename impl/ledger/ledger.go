@@ -40,6 +40,8 @@ type Ledger struct {
 	// examinePlan forces reconcile's plan in tests: "index" or "scan";
 	// "" chooses by the estimate (reconcile.go).
 	examinePlan string
+	// allowExternalACL is Options.AllowExternalACL, for Backup's target.
+	allowExternalACL bool
 	// listPlan forces List's plan in tests: "index" (the first index that
 	// serves the filter, if any) or "scan" (the walk, with a window of two
 	// ids); "" chooses by the count (list.go).
@@ -66,6 +68,8 @@ func Open(path string, opts Options) (*Ledger, error) {
 		newID:    opts.NewID,
 		readOnly: opts.ReadOnly,
 		stmts:    map[string]*sql.Stmt{},
+
+		allowExternalACL: opts.AllowExternalACL,
 		info: StorageInfo{
 			BusyTimeoutMS:   opts.BusyTimeoutMS,
 			ForeignKeys:     true,

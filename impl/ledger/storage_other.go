@@ -24,3 +24,5 @@ func createPrivate(string) (*os.File, error) { return nil, errUnsupported }
 func checkAncestors(string, bool) error      { return errUnsupported }
 func makePrivateDir(string) error            { return errUnsupported }
 func checkFinalDir(string) error             { return errUnsupported }
+
+func syncEntryDir(string) error { return errUnsupported }

@@ -178,3 +178,7 @@ func syncDir(dir string) error {
 	defer d.Close()
 	return d.Sync()
 }
+
+// syncEntryDir syncs the directory holding a file this package created,
+// so that the file's entry survives a power cut.
+func syncEntryDir(dir string) error { return syncParentDir(dir) }

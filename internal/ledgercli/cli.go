@@ -234,6 +234,11 @@ func execute(inv *invocation, clock ledger.Clock) (result any, status int, err e
 			return nil, 0, err
 		}
 		return object{"ok": true, "tasks": children}, exitOK, nil
+	case "backup":
+		if err := l.Backup(inv.backupTo); err != nil {
+			return nil, 0, err
+		}
+		return object{"ok": true}, exitOK, nil
 	case "list":
 		page, err := l.List(inv.list)
 		if err != nil {

@@ -32,6 +32,8 @@ type invocation struct {
 	dryRun        bool
 
 	list ledger.ListFilter // list's filters, position and page size
+
+	backupTo string // backup's new file
 }
 
 // readOnly reports whether the command must open the ledger read-only:
@@ -39,7 +41,7 @@ type invocation struct {
 // and the two read commands, which have no reason to create a file.
 func (inv *invocation) readOnly() bool {
 	switch inv.command {
-	case "doctor", "get", "children", "list":
+	case "doctor", "get", "children", "list", "backup":
 		return true
 	case "reconcile":
 		return inv.dryRun
@@ -77,7 +79,7 @@ var topParser = parserSpec{
 		{names: []string{"--db"}, key: "db", takesValue: true, required: true},
 		{names: []string{"--allow-external-acl"}, key: "allow-external-acl"},
 	},
-	subcommands: []string{"init", "create", "start", "heartbeat", "close", "delivery", "reconcile", "doctor", "get", "children", "list"},
+	subcommands: []string{"init", "create", "start", "heartbeat", "close", "delivery", "reconcile", "doctor", "get", "children", "list", "backup"},
 }
 
 func taskIDParser() parserSpec {
@@ -123,6 +125,10 @@ var subParsers = map[string]parserSpec{
 		{names: []string{"--dry-run"}, key: "dry-run"},
 	}},
 	"doctor": {options: []option{helpOption}},
+	"backup": {options: []option{
+		helpOption,
+		{names: []string{"--to"}, key: "to", takesValue: true, required: true},
+	}},
 	"list": {options: []option{
 		helpOption,
 		{names: []string{"--status"}, key: "status", takesValue: true, repeatable: true, choices: taskStateWords},
@@ -162,6 +168,8 @@ func subcommandHelp(name string) string {
 		return reconcileHelp
 	case "list":
 		return listHelp
+	case "backup":
+		return backupHelp
 	case "init", "doctor":
 		return fmt.Sprintf(noArgHelpTemplate, name)
 	default:
@@ -298,6 +306,12 @@ func buildInvocation(top, sub *parseResult) (*invocation, error) {
 	}
 	if err := seconds("delivery-grace-seconds", &inv.deliveryGrace); err != nil {
 		return nil, err
+	}
+	if text, ok := sub.values["to"]; ok {
+		if err := checkPathText(text); err != nil {
+			return nil, err
+		}
+		inv.backupTo = text
 	}
 	if inv.command == "list" {
 		if err := buildList(inv, sub, seconds); err != nil {

@@ -364,11 +364,11 @@ func TestTranscriptReplay(t *testing.T) {
 // children, list) from its top-level help, with the continuation lines of
 // their descriptions, leaving the reference's text.
 func stripGoOnlyCommands(help string) string {
-	help = strings.ReplaceAll(help, ",doctor,get,children,list}", ",doctor}")
+	help = strings.ReplaceAll(help, ",doctor,get,children,list,backup}", ",doctor}")
 	var kept []string
 	inGoOnly := false
 	for _, line := range strings.SplitAfter(help, "\n") {
-		if strings.HasPrefix(line, "    get ") || strings.HasPrefix(line, "    children ") || strings.HasPrefix(line, "    list ") {
+		if strings.HasPrefix(line, "    get ") || strings.HasPrefix(line, "    children ") || strings.HasPrefix(line, "    list ") || strings.HasPrefix(line, "    backup ") {
 			inGoOnly = true
 			continue
 		}

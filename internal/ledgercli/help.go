@@ -12,14 +12,14 @@ import "github.com/stateguard/stateguard/internal/version"
 func versionText() string { return "task-state-guard " + version.String() + "\n" }
 
 const topHelp = `usage: task-state-guard [-h] [--version] --db DB [--allow-external-acl]
-                        {init,create,start,heartbeat,close,delivery,reconcile,doctor,get,children,list}
+                        {init,create,start,heartbeat,close,delivery,reconcile,doctor,get,children,list,backup}
                         ...
 
 Preview and reconcile SQLite task and delivery state after timeouts or
 restarts.
 
 positional arguments:
-  {init,create,start,heartbeat,close,delivery,reconcile,doctor,get,children,list}
+  {init,create,start,heartbeat,close,delivery,reconcile,doctor,get,children,list,backup}
     init                Initialize the database
     create              Create or idempotently reuse a task
     reconcile           Preview or apply stale task and delivery transitions
@@ -28,6 +28,7 @@ positional arguments:
     children            List a task's direct children, oldest first
     list                List tasks by state, delivery, time or parent, a page
                         at a time in id order
+    backup              Copy the ledger, consistently, to a new file
 
 options:
   -h, --help            show this help message and exit
@@ -132,4 +133,11 @@ options:
                         Only direct children of this task
   --after AFTER         Continue after this id (the previous page's next)
   --limit LIMIT         Page size, 1 to 1000 (default 100)
+`
+
+const backupHelp = `usage: task-state-guard backup [-h] --to TO
+
+options:
+  -h, --help  show this help message and exit
+  --to TO     New file for the copy (never overwritten)
 `
