@@ -79,19 +79,19 @@ func seedLedger(f testing.TB) []byte {
 // the scratch ledger and never against a path the fuzzer made up. From the
 // command on, argparse hands every word to the command's own parser, where
 // --db means nothing and --d is another option's abbreviation, so those
-// words stay.
-func splitArgs(input string) []string {
-	var args []string
-	command := false
+// words stay. It also returns the command word ("" when none).
+func splitArgs(input string) (args []string, command string) {
 	for _, a := range strings.Split(input, "\x00") {
 		name, _, _ := strings.Cut(a, "=")
-		if !command && len(name) >= 3 && strings.HasPrefix("--db", name) {
+		if command == "" && len(name) >= 3 && strings.HasPrefix("--db", name) {
 			continue
 		}
-		command = command || !strings.HasPrefix(a, "-")
+		if command == "" && !strings.HasPrefix(a, "-") {
+			command = a
+		}
 		args = append(args, a)
 	}
-	return args
+	return args, command
 }
 
 func FuzzArgv(f *testing.F) {
@@ -129,6 +129,7 @@ func FuzzArgv(f *testing.F) {
 		"list\x00--status\x00Queued",
 		"list\x00--updated-before\x00-1",
 		"list\x00--help",
+		"backup\x00--to\x00copy.sqlite",
 		"--help",
 		"create\x00--help",
 		"--version",
@@ -150,7 +151,13 @@ func FuzzArgv(f *testing.F) {
 		if err := os.WriteFile(db, seed, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		argv := append(platformtest.ACLArgs("--db", db), splitArgs(input)...)
+		args, command := splitArgs(input)
+		if command == "backup" {
+			// backup writes where --to says: never let the fuzzer name
+			// that path. The copy goes beside the scratch ledger.
+			args = []string{"backup", "--to", filepath.Join(dir, "copy.sqlite")}
+		}
+		argv := append(platformtest.ACLArgs("--db", db), args...)
 		var stdout, stderr bytes.Buffer
 		status := ledgercli.Main(argv, &stdout, &stderr)
 		if err := judgeArgv(argv, status, stdout.String(), stderr.String(), db); err != nil {
