@@ -69,8 +69,18 @@ func genFloat(t *rapid.T) float64 {
 	return f
 }
 
-// genValue draws any value; containers only while depth > 0.
-func genValue(t *rapid.T, depth int) value.Value {
+// scalars draws the leaves of generated documents: keys and floats. The
+// plain drawing (plainScalars) and the reference writer's awkward forms
+// (reference_writer_test.go) differ only there.
+type scalars struct {
+	key   func(*rapid.T) string
+	float func(*rapid.T) float64
+}
+
+var plainScalars = scalars{key: genKey, float: genFloat}
+
+// value draws any value; containers only while depth > 0.
+func (g scalars) value(t *rapid.T, depth int) value.Value {
 	kinds := 6
 	if depth > 0 {
 		kinds = 9
@@ -83,27 +93,31 @@ func genValue(t *rapid.T, depth int) value.Value {
 	case 2:
 		return genBigInt(t)
 	case 3:
-		return genFloat(t)
+		return g.float(t)
 	case 4, 5:
 		return genString(t, "string")
 	case 6:
 		out := make([]value.Value, rapid.IntRange(0, 3).Draw(t, "listLen"))
 		for i := range out {
-			out[i] = genValue(t, depth-1)
+			out[i] = g.value(t, depth-1)
 		}
 		return out
 	default:
-		return genMap(t, depth-1, 4)
+		return g.mapOf(t, depth-1, 4)
 	}
 }
 
-func genMap(t *rapid.T, depth, maxLen int) *value.Map {
+func (g scalars) mapOf(t *rapid.T, depth, maxLen int) *value.Map {
 	m := value.NewMap()
 	for range rapid.IntRange(0, maxLen).Draw(t, "mapLen") {
-		m.Set(genKey(t), genValue(t, depth))
+		m.Set(g.key(t), g.value(t, depth))
 	}
 	return m
 }
+
+func genValue(t *rapid.T, depth int) value.Value { return plainScalars.value(t, depth) }
+
+func genMap(t *rapid.T, depth, maxLen int) *value.Map { return plainScalars.mapOf(t, depth, maxLen) }
 
 // genDocument draws a state-shaped document: the known top-level keys in
 // random order (each may be missing), items and sources keyed by awkward ids,

@@ -49,40 +49,8 @@ func genRefFloat(t *rapid.T) float64 {
 	return genFloat(t)
 }
 
-func genRefValue(t *rapid.T, depth int) value.Value {
-	kinds := 6
-	if depth > 0 {
-		kinds = 9
-	}
-	switch rapid.IntRange(0, kinds-1).Draw(t, "kind") {
-	case 0:
-		return nil
-	case 1:
-		return rapid.Bool().Draw(t, "bool")
-	case 2:
-		return genBigInt(t)
-	case 3:
-		return genRefFloat(t)
-	case 4, 5:
-		return genString(t, "string")
-	case 6:
-		out := make([]value.Value, rapid.IntRange(0, 3).Draw(t, "listLen"))
-		for i := range out {
-			out[i] = genRefValue(t, depth-1)
-		}
-		return out
-	default:
-		return genRefMap(t, depth-1, 4)
-	}
-}
-
-func genRefMap(t *rapid.T, depth, maxLen int) *value.Map {
-	m := value.NewMap()
-	for range rapid.IntRange(0, maxLen).Draw(t, "mapLen") {
-		m.Set(genRefKey(t), genRefValue(t, depth))
-	}
-	return m
-}
+// refScalars draws the reference writer's awkward keys and floats.
+var refScalars = scalars{key: genRefKey, float: genRefFloat}
 
 // genRefDocument draws a state-shaped document whose every level holds
 // the reference writer's awkward forms.
@@ -95,17 +63,17 @@ func genRefDocument(t *rapid.T) *value.Map {
 		}
 		switch p {
 		case "lease", "last_run":
-			doc.Set(p, genRefMap(t, 2, 5))
+			doc.Set(p, refScalars.mapOf(t, 2, 5))
 		default:
 			ids := value.NewMap()
 			for range rapid.IntRange(0, 3).Draw(t, "ids") {
-				ids.Set(genRefKey(t), genRefMap(t, 2, 5))
+				ids.Set(genRefKey(t), refScalars.mapOf(t, 2, 5))
 			}
 			doc.Set(p, ids)
 		}
 	}
 	for range rapid.IntRange(0, 2).Draw(t, "extras") {
-		doc.Set(genRefKey(t), genRefValue(t, 3))
+		doc.Set(genRefKey(t), refScalars.value(t, 3))
 	}
 	return doc
 }
