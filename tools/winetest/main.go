@@ -46,7 +46,8 @@ import (
 func main() {
 	parallel := flag.Int("parallel", 2, "test binaries built and run at once")
 	runPat := flag.String("run", "", "passed to each test binary as -test.run")
-	timeout := flag.Duration("timeout", 10*time.Minute, "passed to each test binary as -test.timeout")
+	skipPat := flag.String("skip", "", "passed to each test binary as -test.skip (the caller names why)")
+	timeout := flag.Duration("timeout", 25*time.Minute, "passed to each test binary as -test.timeout (internal/sweepcli took 10 min under Wine on a loaded 2-core machine)")
 	work := flag.String("work", "", "folder for the overlay, binaries and logs (default: a new temporary folder, removed afterwards)")
 	prefix := flag.String("prefix", "", "the private Wine prefix (default: stateguard-winetest/prefix in the user cache folder)")
 	verbose := flag.Bool("v", false, "print every test binary's output")
@@ -55,7 +56,7 @@ func main() {
 	if len(pkgs) == 0 {
 		pkgs = []string{"./..."}
 	}
-	if err := run(*parallel, *runPat, *timeout, *work, *prefix, *verbose, pkgs); err != nil {
+	if err := run(*parallel, *runPat, *skipPat, *timeout, *work, *prefix, *verbose, pkgs); err != nil {
 		fmt.Fprintln(os.Stderr, "winetest:", err)
 		os.Exit(1)
 	}
@@ -99,7 +100,7 @@ type result struct {
 	failOutput, logPath string
 }
 
-func run(parallel int, runPat string, timeout time.Duration, work, prefix string, verbose bool, patterns []string) error {
+func run(parallel int, runPat, skipPat string, timeout time.Duration, work, prefix string, verbose bool, patterns []string) error {
 	wine, err := lookTool("wine64", "wine")
 	if err != nil {
 		return err
@@ -194,7 +195,7 @@ func run(parallel int, runPat string, timeout time.Duration, work, prefix string
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			r := testPackage(p, work, overlay, goEnv, wine, runEnv, runPat, timeout, verbose)
+			r := testPackage(p, work, overlay, goEnv, wine, runEnv, runPat, skipPat, timeout, verbose)
 			results[i] = r
 			printMu.Lock()
 			defer printMu.Unlock()
@@ -372,7 +373,7 @@ type event struct {
 	Output string
 }
 
-func testPackage(p pkg, work, overlay string, goEnv []string, wine string, runEnv []string, runPat string, timeout time.Duration, verbose bool) result {
+func testPackage(p pkg, work, overlay string, goEnv []string, wine string, runEnv []string, runPat, skipPat string, timeout time.Duration, verbose bool) result {
 	start := time.Now()
 	r := result{pkg: p.ImportPath}
 	name := strings.ReplaceAll(strings.TrimPrefix(p.ImportPath, "github.com/stateguard/stateguard/"), "/", "_")
@@ -389,6 +390,9 @@ func testPackage(p pkg, work, overlay string, goEnv []string, wine string, runEn
 	args := []string{exe, "-test.v=test2json", "-test.timeout=" + timeout.String(), "-test.count=1"}
 	if runPat != "" {
 		args = append(args, "-test.run="+runPat)
+	}
+	if skipPat != "" {
+		args = append(args, "-test.skip="+skipPat)
 	}
 	args = append(args, depthFlags(p)...)
 	test := exec.Command(wine, args...)
