@@ -55,7 +55,7 @@ func TestBackupCopiesTheLedger(t *testing.T) {
 			t.Fatalf("target: %v %v", info, err)
 		}
 		assertNoSidecars(t, target)
-		c, err := Open(target, Options{ReadOnly: true})
+		c, err := Open(target, Options{AllowExternalACL: onWindows, ReadOnly: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,7 +78,7 @@ func TestBackupCopiesTheLedger(t *testing.T) {
 	}
 	l.Close()
 	before := fileSHA(t, p)
-	ro, err := Open(p, Options{ReadOnly: true})
+	ro, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestBackupBesideAWriter(t *testing.T) {
 	if _, err := w.Create(CreateParams{TaskID: fmt.Sprintf("00000000-0000-4000-8000-%012d", 0)}); err != nil {
 		t.Fatal(err)
 	}
-	ro, err := Open(p, Options{ReadOnly: true})
+	ro, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func TestBackupBesideAWriter(t *testing.T) {
 		if err := ro.Backup(target); err != nil {
 			t.Fatal(err)
 		}
-		c, err := Open(target, Options{ReadOnly: true})
+		c, err := Open(target, Options{AllowExternalACL: onWindows, ReadOnly: true})
 		if err != nil {
 			t.Fatal(err)
 		}
