@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"sync"
 	"testing"
+
+	"github.com/stateguard/stateguard/internal/platformtest"
 )
 
 // listAllTasks returns every task of l in id order.
@@ -153,6 +155,9 @@ func TestBackupNeverOverwrites(t *testing.T) {
 // TestBackupBesideAWriter: a read-only ledger backs up while another
 // ledger on the file keeps creating tasks; each copy is healthy and holds
 // a prefix of the writer's tasks (a transaction whole or not at all).
+// Without OFD locks (Windows, macOS) a read that meets a checkpoint may
+// give up (spec 12.4): there a backup may fail, only as StateConflict and
+// leaving no file, and some must succeed.
 func TestBackupBesideAWriter(t *testing.T) {
 	w, _, p := openTest(t)
 	if _, err := w.Create(CreateParams{TaskID: fmt.Sprintf("00000000-0000-4000-8000-%012d", 0)}); err != nil {
@@ -176,11 +181,19 @@ func TestBackupBesideAWriter(t *testing.T) {
 		}
 	}()
 	dir := privateDir(t)
+	copies := 0
 	for k := 0; k < 5; k++ {
 		target := filepath.Join(dir, fmt.Sprintf("copy-%d.sqlite", k))
 		if err := ro.Backup(target); err != nil {
-			t.Fatal(err)
+			if platformtest.HasOFDLocks || !errors.Is(err, ErrStateConflict) {
+				t.Fatal(err)
+			}
+			if _, serr := os.Lstat(target); serr == nil {
+				t.Fatalf("copy %d: a failed backup left %s", k, target)
+			}
+			continue
 		}
+		copies++
 		c, err := Open(target, Options{AllowExternalACL: onWindows, ReadOnly: true})
 		if err != nil {
 			t.Fatal(err)
@@ -198,4 +211,7 @@ func TestBackupBesideAWriter(t *testing.T) {
 		}
 	}
 	wg.Wait()
+	if copies == 0 {
+		t.Fatal("no backup succeeded beside the writer")
+	}
 }
