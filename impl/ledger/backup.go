@@ -32,13 +32,18 @@ func (l *Ledger) BackupContext(ctx context.Context, target string) error {
 	}
 	copied := false
 	defer func() {
+		// A partial copy is removed, if the path still names it; after the
+		// guard lets go of it, since Windows deletes no file a handle still
+		// holds open (a failed backup there left its partial copy).
+		remove := false
 		if !copied {
-			// A partial copy is removed, if the path still names it.
-			if info, err := lstat(g.path); err == nil && info.ident == g.ident {
-				removeFile(g.path)
-			}
+			info, err := lstat(g.path)
+			remove = err == nil && info.ident == g.ident
 		}
 		g.release()
+		if remove {
+			removeFile(g.path)
+		}
 	}()
 	err = l.lockedReadTx(ctx, "backup", true, func(t *txn) error {
 		return l.conn.Raw(func(dc any) error {
