@@ -134,21 +134,21 @@ func TestBackupNeverOverwrites(t *testing.T) {
 		}
 	}
 	if !posixModes {
-		return // no mode bits to make a directory shared
+		return // no mode bits to make a directory world-writable
 	}
-	shared := filepath.Join(dir, "shared")
-	if err := os.Mkdir(shared, 0o777); err != nil {
+	loose := filepath.Join(dir, "loose")
+	if err := os.Mkdir(loose, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Chmod(shared, 0o777); err != nil {
+	if err := os.Chmod(loose, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	err = l.Backup(filepath.Join(shared, "copy.sqlite"))
+	err = l.Backup(filepath.Join(loose, "copy.sqlite"))
 	if !errors.Is(err, ErrInvalidInput) || Reason(err) != "database directory is group- or world-writable" {
-		t.Fatalf("shared directory: %v", err)
+		t.Fatalf("world-writable directory: %v", err)
 	}
-	if entries, _ := os.ReadDir(shared); len(entries) != 0 {
-		t.Fatalf("something was made in the shared directory: %v", entries)
+	if entries, _ := os.ReadDir(loose); len(entries) != 0 {
+		t.Fatalf("something was made in the world-writable directory: %v", entries)
 	}
 }
 
