@@ -592,23 +592,16 @@ func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out 
 }
 
 func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
-	f := n.f
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	c := n.o.entries[name]
-	switch {
-	case c == nil:
-		return syscall.ENOENT
-	case c.dir:
-		return syscall.EISDIR
-	}
-	f.changed("unlink", c)
-	delete(n.o.entries, name)
-	c.nlink--
-	return 0
+	return n.remove(name, false)
 }
 
 func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
+	return n.remove(name, true)
+}
+
+// remove takes name out of this directory: a file for unlink (dir false),
+// an empty directory for rmdir (dir true).
+func (n *node) remove(name string, dir bool) syscall.Errno {
 	f := n.f
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -616,12 +609,18 @@ func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
 	switch {
 	case c == nil:
 		return syscall.ENOENT
-	case !c.dir:
+	case c.dir && !dir:
+		return syscall.EISDIR
+	case !c.dir && dir:
 		return syscall.ENOTDIR
-	case len(c.entries) > 0:
+	case dir && len(c.entries) > 0:
 		return syscall.ENOTEMPTY
 	}
-	f.changed("rmdir", c)
+	if dir {
+		f.changed("rmdir", c)
+	} else {
+		f.changed("unlink", c)
+	}
 	delete(n.o.entries, name)
 	c.nlink--
 	return 0
