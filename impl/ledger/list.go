@@ -91,24 +91,15 @@ func (q *listQuery) readPage(t *txn, page *ListPage, sqlText string, args []any)
 	if sqlText == "" {
 		return nil
 	}
-	rows, err := t.QueryContext(t.ctx, sqlText, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		task, err := scanTask(rows)
-		if err != nil {
-			return err
-		}
+	return queryTasks(t, sqlText, args, func(task Task) bool {
 		if len(page.Tasks) == q.limit {
 			// One row past the page: there is a next page.
 			page.Next = page.Tasks[q.limit-1].ID
-			break
+			return false
 		}
 		page.Tasks = append(page.Tasks, task)
-	}
-	return rows.Err()
+		return true
+	})
 }
 
 // ListAll streams every task that matches f, page after page of f.Limit

@@ -59,6 +59,26 @@ func floatOrNull(f *float64) any {
 	return *f
 }
 
+// queryTasks runs a statement that selects taskColumns and hands each
+// checked row to each, in order, until each answers false or the rows end.
+func queryTasks(t *txn, sqlText string, args []any, each func(Task) bool) error {
+	rows, err := t.QueryContext(t.ctx, sqlText, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		task, err := scanTask(rows)
+		if err != nil {
+			return err
+		}
+		if !each(task) {
+			break
+		}
+	}
+	return rows.Err()
+}
+
 // getTask loads one task inside t, or ErrTaskNotFound.
 func getTask(t *txn, id string) (Task, error) {
 	task, err := scanTask(t.QueryRowContext(t.ctx, `SELECT `+taskColumns+` FROM tasks WHERE id = ?`, id))
@@ -487,19 +507,10 @@ func (l *Ledger) ChildrenOfContext(ctx context.Context, id string) ([]Task, erro
 		if _, err := getTask(t, cid); err != nil {
 			return err
 		}
-		rows, err := t.QueryContext(t.ctx, `SELECT `+taskColumns+` FROM tasks WHERE parent_id = ? ORDER BY created_at, id`, cid)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			task, err := scanTask(rows)
-			if err != nil {
-				return err
-			}
+		return queryTasks(t, `SELECT `+taskColumns+` FROM tasks WHERE parent_id = ? ORDER BY created_at, id`, []any{cid}, func(task Task) bool {
 			out = append(out, task)
-		}
-		return rows.Err()
+			return true
+		})
 	})
 	if out == nil && err == nil {
 		out = []Task{}
