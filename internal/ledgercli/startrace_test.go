@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -76,14 +77,71 @@ func TestFreshLedgerStartRace(t *testing.T) {
 	}
 }
 
+// TestReaderBesideFreshCreation starts a read-only list together with the
+// create that makes the ledger, as a monitor beside a fleet's first boot
+// does. Whatever moment of the creation the reader meets, its answer is
+// one spec 12.5 gives for that moment, named by its reason: no database
+// yet, a file SQLite has not written a page of yet, a database with no
+// schema yet, or the ledger (empty, or holding the new task). Never a
+// storage refusal such as "not in WAL mode" or a mode that is not
+// private, which would tell the operator to fix a file that is only
+// being made.
+func TestReaderBesideFreshCreation(t *testing.T) {
+	bin := ledgerBinary(t)
+	races, _ := startRaces(t)
+	allowed := []string{
+		`{"error":"InvalidInput","ok":false} (exit status 2; stderr "task-state-guard: InvalidInput: database does not exist\n")`,
+		`{"error":"StateConflict","ok":false} (exit status 2; stderr "task-state-guard: StateConflict: database file is not a valid ledger\n")`,
+		`{"error":"StateConflict","ok":false} (exit status 2; stderr "task-state-guard: StateConflict: database holds no ledger\n")`,
+		`{"next":null,"ok":true,"tasks":[]}`,
+	}
+	const id = "6f1c2d3e-4b5a-4c6d-8e7f-0a1b2c3d4e5f"
+	seen := map[string]int{}
+	for r := 0; r < races; r++ {
+		dir := filepath.Join(t.TempDir(), "fleet")
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		db := filepath.Join(dir, "tasks.sqlite")
+		outs := raceCommands(t, bin, [][]string{
+			{"--db", db, "create", "--task-id", id},
+			{"--db", db, "list"},
+		})
+		if !strings.HasPrefix(outs[0], `{"ok":true,`) {
+			t.Fatalf("race %d: create answered %s", r, outs[0])
+		}
+		answer := outs[1]
+		if strings.HasPrefix(answer, `{"next":null,"ok":true,"tasks":[{`) && strings.Contains(answer, `"id":"`+id+`"`) {
+			answer = "the new task"
+		} else if !slices.Contains(allowed, answer) {
+			t.Fatalf("race %d: list beside the creation answered %s", r, answer)
+		}
+		seen[answer]++
+	}
+	t.Logf("%d races; list's answers: %v", races, seen)
+}
+
 // raceProcesses starts n processes of bin with args, all before waiting
 // for any, and returns each one's stdout with its exit status.
 func raceProcesses(t *testing.T, bin string, n int, args ...string) []string {
 	t.Helper()
+	argvs := make([][]string, n)
+	for i := range argvs {
+		argvs[i] = args
+	}
+	return raceCommands(t, bin, argvs)
+}
+
+// raceCommands starts one process of bin for each argument list, all
+// before waiting for any, and returns each one's stdout with its exit
+// status (and stderr, where the exit is not 0).
+func raceCommands(t *testing.T, bin string, argvs [][]string) []string {
+	t.Helper()
+	n := len(argvs)
 	cmds := make([]*exec.Cmd, n)
 	outs := make([]strings.Builder, n)
 	for i := range cmds {
-		cmds[i] = exec.Command(bin, platformtest.ACLArgs(args...)...)
+		cmds[i] = exec.Command(bin, platformtest.ACLArgs(argvs[i]...)...)
 		cmds[i].Stdout = &outs[i]
 		cmds[i].Env = append(os.Environ(), "TASK_STATE_GUARD_EXPLAIN=1")
 		var stderr strings.Builder
