@@ -146,18 +146,37 @@ func parseReason(err error) string {
 
 // load reads and checks the state file (spec/sweep-state.md §2, §13.3, §15.2).
 func load(path string) (loaded, *Result) {
+	f, fi, failed := open(path)
+	if failed != nil {
+		return loaded{}, failed
+	}
+	if f == nil {
+		return loaded{doc: freshDoc(), fresh: true}, nil
+	}
+	defer f.Close()
+	return loadFrom(f, fi)
+}
+
+// open opens the state file for a load and checks what it is and who owns
+// it. A nil file without a result means the file does not exist.
+func open(path string) (*os.File, fs.FileInfo, *Result) {
 	f, fi, err := durable.OpenRegular(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return loaded{doc: freshDoc(), fresh: true}, nil
+		return nil, nil, nil
 	}
 	// A directory, FIFO or device, an unreadable file or a co-tenant's.
 	if err != nil {
-		return loaded{}, corrupt("the state file is not a regular file or cannot be opened")
+		return nil, nil, corrupt("the state file is not a regular file or cannot be opened")
 	}
-	defer f.Close()
 	if !durable.OwnedByEffectiveUser(fi) {
-		return loaded{}, corrupt("the state file is not owned by the effective user")
+		f.Close()
+		return nil, nil, corrupt("the state file is not owned by the effective user")
 	}
+	return f, fi, nil
+}
+
+// loadFrom reads the opened state file f from its current offset.
+func loadFrom(f *os.File, fi fs.FileInfo) (loaded, *Result) {
 	text, err := readString(f, fi.Size())
 	if errors.Is(err, errTooLarge) {
 		return loaded{}, corrupt("the state file is larger than 256 MiB")

@@ -232,12 +232,24 @@ func parseCommandLine(args []string) (commandLine, error) {
 
 func run(cmd sweepstate.Command, state string, stdout, stderr io.Writer) int {
 	eng := sweepstate.Engine{Clock: Clock}
-	res := eng.Run(state, cmd)
-	// Streamed: read's payload is the whole document. EncodeTo writes
-	// large chunks, which the small buffer passes through uncopied.
+	var res sweepstate.Result
+	var text sweepstate.PayloadText
+	if _, isRead := cmd.(sweepstate.Read); isRead {
+		// read's payload is the whole document: from a file this engine
+		// wrote it comes as text, transcoded without building the tree.
+		res, text = eng.ReadText(state)
+	} else {
+		res = eng.Run(state, cmd)
+	}
+	// Streamed: EncodeTo and the text write large chunks, which the
+	// small buffer passes through uncopied.
 	out := bufio.NewWriter(stdout)
 	out.WriteString(string(res.Word) + "\n")
-	if res.Payload.Map != nil {
+	switch {
+	case text.Len() > 0:
+		text.WriteTo(out)
+		out.WriteByte('\n')
+	case res.Payload.Map != nil:
 		pyjson.EncodeTo(out, res.Payload.Map)
 		out.WriteByte('\n')
 	}

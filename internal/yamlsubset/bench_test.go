@@ -119,3 +119,20 @@ var errWrite = errors.New("write refused")
 type failingWriter struct{}
 
 func (failingWriter) Write([]byte) (int, error) { return 0, errWrite }
+
+// BenchmarkReadJSON is read's fast path (yamlsubset.ReadJSON) on the
+// canonical text of the same documents.
+func BenchmarkReadJSON(b *testing.B) {
+	for _, n := range []int{100, 10000} {
+		text := yamlsubset.Emit(benchDocument(n))
+		b.Run(fmt.Sprintf("items=%d", n), func(b *testing.B) {
+			b.SetBytes(int64(len(text)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, ok := yamlsubset.ReadJSON(bytes.NewReader(text), int64(len(text))); !ok {
+					b.Fatal("declined")
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,165 @@
+package sweepengine
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stateguard/stateguard/impl/sweepstate"
+	"github.com/stateguard/stateguard/internal/benchseed"
+	"github.com/stateguard/stateguard/internal/pyjson"
+	"github.com/stateguard/stateguard/internal/testfixtures"
+)
+
+// FuzzReadText puts any bytes in the state file and reads it twice: with
+// Engine.Run (the document parsed whole, the general path) and with
+// Engine.ReadText (read's fast path, which transcodes this engine's own
+// text line by line and hands everything else to the general path).
+// Oracle: the same word, the same reason, and the same payload bytes
+// (ReadText's text, or its document encoded, against Run's document
+// encoded), for any input: every CORRUPT and ERROR reason and every
+// decline of the fast path included.
+func FuzzReadText(f *testing.F) {
+	for _, s := range readTextSeeds(f) {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, file []byte) {
+		state := handEdited(t, t.TempDir(), file)
+		if err := checkReadText(state); err != nil {
+			t.Fatalf("%v\nfile: %q", err, file)
+		}
+	})
+}
+
+// checkReadText compares the two readings of the file at state.
+func checkReadText(state string) error {
+	var eng sweepstate.Engine
+	want := eng.Run(state, sweepstate.Read{})
+	got, text := eng.ReadText(state)
+	if got.Word != want.Word || got.Reason != want.Reason || got.Err != nil || want.Err != nil {
+		return fmt.Errorf("ReadText answers %s %q (err %v), Run %s %q (err %v)", got.Word, got.Reason, got.Err, want.Word, want.Reason, want.Err)
+	}
+	var gotPayload, wantPayload []byte
+	if want.Payload.Map != nil {
+		wantPayload = pyjson.Encode(want.Payload.Map)
+	}
+	switch {
+	case text.Len() > 0 && got.Payload.Map != nil:
+		return fmt.Errorf("ReadText gave both a text and a document")
+	case text.Len() > 0:
+		var b bytes.Buffer
+		text.WriteTo(&b)
+		gotPayload = b.Bytes()
+	case got.Payload.Map != nil:
+		gotPayload = pyjson.Encode(got.Payload.Map)
+	}
+	if !bytes.Equal(gotPayload, wantPayload) {
+		return fmt.Errorf("payloads differ:\nReadText: %s\nRun:      %s", gotPayload, wantPayload)
+	}
+	return nil
+}
+
+// readTextSeeds are files in this engine's form (the benchmark's file, the
+// last state of every recorded fixture), the files the fixtures write by
+// hand (the Python engine's among them), and edits of the first that each
+// break one rule of the fast path, or of the file.
+func readTextSeeds(tb testing.TB) []string {
+	base := string(benchseed.SweepState(3))
+	seeds := []string{base}
+	edits := [][2]string{
+		{"  writer:", "  writer :"},                                    // a bare key with a space
+		{"  writer: \"w1\"\n", "  writer: \"w1\"\n  writer: \"w2\"\n"}, // a repeated key
+		{"  ttl_minutes: 60\n", "  ttl_minutes: 60\n  a: 1\n"},         // out of the lease order
+		{"lease:\n", "lease:\n\n"},                                     // a blank line
+		{"lease:\n", "lease:\n# note\n"},                               // a comment
+		{"lease:\n", "lease:\r\n"},                                     // CRLF
+		{"\"w1\"", "\"w\r1\""},                                         // a raw CR in a string
+		{"\"w1\"", "\"w\\r1\\u00e9\\ud83d\\ude00\""},                   // escapes
+		{"\"w1\"", "\"wé日😀\u007f\u0085\""},                             // raw non-ASCII and DEL
+		{"\"w1\"", "\"w\xff\""},                                        // invalid UTF-8
+		{"\"w1\"", "w1"},                                               // a plain word
+		{"\"w1\"", "yes"},                                              // an ambiguous word
+		{"\"w1\"", "nan"},                                              // the reference's repr
+		{"ttl_minutes: 60", "ttl_minutes: -0"},
+		{"ttl_minutes: 60", "ttl_minutes: 007"},
+		{"ttl_minutes: 60", "ttl_minutes: 123456789012345678901234567890"},
+		{"ttl_minutes: 60", "ttl_minutes: 1e400"},
+		{"ttl_minutes: 60", "ttl_minutes: 2.5E-8"},
+		{"ttl_minutes: 60", "ttl_minutes: -0.0"},
+		{"ttl_minutes: 60", "ttl_minutes: 1."},
+		{"ttl_minutes: 60", "ttl_minutes: [1, -0, 1.5, NaN, \"x\", null, true, {\"b\": 1, \"a\": 2, \"b\": 3}]"},
+		{"ttl_minutes: 60", "ttl_minutes: [1,\r2]"},
+		{"ttl_minutes: 60", "ttl_minutes: [\"a\",\"b\"]"},
+		{"ttl_minutes: 60", "ttl_minutes: {\"b\": 1, \"a\": 2}"},
+		{"ttl_minutes: 60", "ttl_minutes:\t60"},
+		{"ttl_minutes: 60", "ttl_minutes:60"},
+		{"ttl_minutes: 60", "ttl_minutes: 60 "},
+		{"ttl_minutes: 60", "ttl_minutes:"},                         // an empty block at the end of one
+		{"lease:\n", "lease:\n x: 1\n"},                             // an odd indent
+		{"lease:\n", "lease:\n      deep: 1\n"},                     // deeper than the block opened
+		{"  writer: \"w1\"\n", "  writer: \"w1\"\n      deep: 1\n"}, // a stray deeper line
+		{"  writer: \"w1\"\n", "  writer: \"w1\"\n \n"},
+		{"  writer: \"w1\"\n", "\t writer: \"w1\"\n"},
+		{"schema_version: 1\n", ""}, // no version
+		{"schema_version: 1\n", "schema_version: 2\n"},
+		{"schema_version: 1\n", "\xef\xbb\xbfschema_version: 1\n"},
+		{"schema_version: 1\n", "  schema_version: 1\n"},
+		{"sources:\n", "sources: 5\nzz:\n"},
+		{"items:\n", "items: []\nzz:\n"},
+		{"items:\n", "items: {\"a\": 1}\nzz:\n"},
+		{"    status:", "    verified_merge_sha: \"abc\"\n    status:"},
+		{"    status:", "    \"verified_merge_sha\": 0\n    status:"},
+		{"    status:", "    \"st\\u0061tus\":"}, // a quoted key with an escape
+		{"    status:", "    \"status\":"},       // a quoted bare key
+		{"    status:", "    No:"},               // a YAML 1.1 word as a bare key
+		{"    status:", "    \"s\" :"},
+		{"\"slack:C42\":\n    cursor", "\"slack:C42\":\n    sensitive: true\n    cursor"},
+		{"\"slack:C42\":\n    cursor", "\"slack:C42\":\n    cursor: 1\n    cursor"},
+	}
+	for _, e := range edits {
+		if !strings.Contains(base, e[0]) {
+			tb.Fatalf("seed edit %q does not apply", e[0])
+		}
+		seeds = append(seeds, strings.Replace(base, e[0], e[1], 1))
+	}
+	seeds = append(seeds, base[:len(base)-1], base+"zz_custom:\n  b: 1\n  a: \"x\"\nzz_after: {}\n", base+"last_run: {}\n",
+		"", " \n", "schema_version: 1\nsources: {}\nitems: {}\n", "schema_version: 1\nitems: {}\nsources: {}\n")
+	// Every state a recorded fixture leaves.
+	dir := testfixtures.Dir(tb, "sweep")
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".json") {
+			return err
+		}
+		var fx struct {
+			Steps []struct {
+				StateAfter *string `json:"state_after"`
+				ContentB64 *string `json:"content_b64"`
+			} `json:"steps"`
+		}
+		b, err := os.ReadFile(p)
+		if err != nil || json.Unmarshal(b, &fx) != nil {
+			return err
+		}
+		last := ""
+		for _, s := range fx.Steps {
+			if s.StateAfter != nil {
+				last = *s.StateAfter
+			}
+			if s.ContentB64 != nil {
+				if raw, err := base64.StdEncoding.DecodeString(*s.ContentB64); err == nil {
+					seeds = append(seeds, string(raw))
+				}
+			}
+		}
+		seeds = append(seeds, last)
+		return nil
+	})
+	slices.Sort(seeds)
+	return slices.Compact(seeds)
+}

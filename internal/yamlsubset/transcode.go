@@ -1,0 +1,462 @@
+package yamlsubset
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/stateguard/stateguard/internal/pyjson"
+)
+
+// ReadJSON is the fast path of the read subcommand: it turns the state
+// document that r holds into the json.dumps text of that document (what
+// pyjson.Encode writes for the document Parse reads, after the engine's
+// load rules), line by line, without building a tree. It reads at most
+// limit bytes of r.
+//
+// It serves only the files this engine writes, in the strict form of
+// §15.1 for their layout: every line ends in "\n" (no CR, no blank line,
+// no comment, a final newline), every level indented two more spaces than
+// its parent, every `key:` followed by its entries, bare keys in the
+// writer's pattern or JSON string keys, the keys of each map in strictly
+// increasing §15.1.6 order (so no key repeats), schema_version, sources and
+// items present at the top, sources and items maps, and no key named
+// verified_merge_sha anywhere (the load-time rename of §2.5). Values are
+// read by the same rules as Parse's. On anything else, a read error or
+// more than limit bytes, ok is false and the caller must read the file the
+// general way (Parse and the engine's checks): the answer, CORRUPT and
+// ERROR reasons included, is then theirs. Declining is always safe.
+//
+// The text comes back in chunks of about a mebibyte, so a large file is
+// never held whole beside its text and the caller can write the chunks as
+// they are.
+func ReadJSON(r io.Reader, limit int64) (chunks [][]byte, ok bool) {
+	t := transcoder{}
+	br := bufio.NewReaderSize(io.LimitReader(r, limit+1), 64<<10)
+	var read int64
+	var long []byte
+	for {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// A line longer than the buffer: gather it.
+			long = append(long[:0], line...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				line, err = br.ReadSlice('\n')
+				long = append(long, line...)
+			}
+			line = long
+		}
+		read += int64(len(line))
+		if read > limit {
+			return nil, false
+		}
+		if err == io.EOF {
+			if len(line) > 0 {
+				return nil, false // no final newline: not this engine's text
+			}
+			break
+		}
+		if err != nil {
+			return nil, false
+		}
+		if !t.line(line[:len(line)-1]) {
+			return nil, false
+		}
+	}
+	if !t.finish() {
+		return nil, false
+	}
+	return t.chunks, true
+}
+
+// transcodeMaxDepth bounds the block nesting the fast path takes; deeper
+// files (far beyond anything the engine's callers write) are left to Parse,
+// whose limits decide.
+const transcodeMaxDepth = 64
+
+// chunkSize is the size at which the transcoder starts a new output chunk.
+const chunkSize = 1 << 20
+
+// transcoder holds the open blocks of the document being transcoded.
+type transcoder struct {
+	chunks [][]byte
+	buf    []byte
+	// open[d] is the block at depth d: its level, its last key so far
+	// (the next must sort after it) and whether it has one.
+	open []openBlock
+	// opening: the last line was `key:`, whose entries must follow one
+	// level deeper.
+	opening bool
+	lines   int
+	// top-level keys seen that the engine requires or checks.
+	hasVersion, hasSources, hasItems bool
+}
+
+type openBlock struct {
+	level    level
+	lastRank int
+	lastKey  []byte // a copy: the line it came from is gone
+	any      bool
+}
+
+// line handles one line without its "\n".
+func (t *transcoder) line(b []byte) bool {
+	// No UTF-8 or CR check here: every reading below takes ASCII only,
+	// or decodes and checks what it takes, or checks both (value).
+	// A view of the reader's buffer, not a copy: nothing read from it
+	// outlives this call but the copy of the key kept in t.open.
+	s := unsafe.String(unsafe.SliceData(b), len(b))
+	t.lines++
+	n := 0
+	for n < len(s) && s[n] == ' ' {
+		n++
+	}
+	if n == len(s) || n%2 != 0 {
+		return false // blank, or an odd indent
+	}
+	depth := n / 2
+	if t.lines == 1 {
+		if depth != 0 {
+			return false
+		}
+		t.buf = make([]byte, 0, 16<<10)
+		t.buf = append(t.buf, '{')
+		t.push(levelTop)
+	} else {
+		cur := len(t.open) - 1
+		if t.opening {
+			if depth != cur { // the block `key:` opened
+				return false // an empty `key:` block, or a deeper stray line
+			}
+			t.opening = false
+		} else {
+			if depth > cur {
+				return false // a stray deeper line, dropped by Parse
+			}
+			for len(t.open)-1 > depth {
+				t.buf = append(t.buf, '}')
+				t.open = t.open[:len(t.open)-1]
+			}
+		}
+	}
+	c := s[n:]
+	if c[0] == '#' || c[0] == '\t' || c[0] == '\r' {
+		return false
+	}
+	key, after, ok := t.key(c)
+	if !ok || key == "verified_merge_sha" {
+		return false
+	}
+	blk := &t.open[depth]
+	r := rank(blk.level, key)
+	if blk.any {
+		if r < blk.lastRank || r == blk.lastRank && strings.Compare(unsafe.String(unsafe.SliceData(blk.lastKey), len(blk.lastKey)), key) >= 0 {
+			return false // out of order or repeated: Parse's rules decide
+		}
+		t.buf = append(t.buf, ", "...)
+	}
+	blk.lastRank, blk.lastKey, blk.any = r, append(blk.lastKey[:0], key...), true
+	switch {
+	case c[0] != '"':
+		// A bare key is ASCII letters, digits and "_.-".
+		t.buf = append(t.buf, '"')
+		t.buf = append(t.buf, key...)
+		t.buf = append(t.buf, '"', ':', ' ')
+	case len(key)+2 == len(c)-len(after)-1 && pyjson.SkipRawASCII(key, 0) == len(key):
+		// A quoted key without escapes, printable ASCII: the same text
+		// in both forms.
+		t.buf = append(t.buf, c[:len(key)+2]...)
+		t.buf = append(t.buf, ':', ' ')
+	default:
+		t.buf = pyjson.AppendASCIIString(t.buf, key)
+		t.buf = append(t.buf, ": "...)
+	}
+	if after != "" && after[0] != ' ' {
+		return false
+	}
+	rest := trimBlanks(after)
+	if depth == 0 {
+		switch key {
+		case "schema_version":
+			t.hasVersion = true
+		case "sources":
+			t.hasSources = true
+		case "items":
+			t.hasItems = true
+		}
+	}
+	if rest == "" {
+		if depth+1 >= transcodeMaxDepth {
+			return false
+		}
+		t.buf = append(t.buf, '{')
+		t.push(childLevel(blk.level, key))
+		t.opening = true
+		return true
+	}
+	if depth == 0 && (key == "sources" || key == "items") && rest != "{}" {
+		return false // a map written inline, or not a map: Parse's and the engine's rules decide
+	}
+	if !t.value(rest, depth) {
+		return false
+	}
+	if len(t.buf) >= cap(t.buf)-cap(t.buf)/8 {
+		// A new chunk, twice the last up to chunkSize: small files
+		// allocate little, large ones are never copied while they grow.
+		t.chunks = append(t.chunks, t.buf)
+		t.buf = make([]byte, 0, min(2*cap(t.buf), chunkSize+chunkSize/8))
+	}
+	return true
+}
+
+// push opens a block, reusing the key buffer an earlier block at that
+// depth had.
+func (t *transcoder) push(l level) {
+	if len(t.open) < cap(t.open) {
+		t.open = t.open[:len(t.open)+1]
+		b := &t.open[len(t.open)-1]
+		*b = openBlock{level: l, lastKey: b.lastKey[:0]}
+		return
+	}
+	t.open = append(t.open, openBlock{level: l})
+}
+
+// key reads the key of an entry line as splitKey does, for the key forms
+// the fast path takes: a bare key in the writer's pattern, or a JSON
+// string followed at once by ':'.
+func (t *transcoder) key(c string) (key, after string, ok bool) {
+	if c[0] == '"' {
+		k, n, err := pyjson.DecodeStringPrefix(c)
+		if err != nil || n >= len(c) || c[n] != ':' {
+			return "", "", false
+		}
+		return k, c[n+1:], true
+	}
+	i := 0
+	for i < len(c) && c[i] != ':' {
+		i++
+	}
+	if i == len(c) || !isBareWord(c[:i]) {
+		return "", "", false
+	}
+	return c[:i], c[i+1:], true
+}
+
+// value appends the JSON of the value text v of a block entry at depth.
+func (t *transcoder) value(v string, depth int) bool {
+	switch v {
+	case "null", "true", "false":
+		t.buf = append(t.buf, v...)
+		return true
+	}
+	switch c := v[0]; {
+	case c == '"':
+		if t.str(v) {
+			return true
+		}
+	case c >= '1' && c <= '9' && len(v) <= 18 && allDigits(v):
+		t.buf = append(t.buf, v...)
+		return true
+	case c == '-' || c >= '0' && c <= '9':
+		if t.number(v) {
+			return true
+		}
+	case c == '[':
+		if t.list(v) {
+			return true
+		}
+	}
+	if !utf8.ValidString(v) || strings.IndexByte(v, '\r') >= 0 {
+		return false // Parse refuses the first and splits lines at the second
+	}
+	x, err := parseValue(v, maxDepth-depth-1, 0)
+	if err != nil {
+		return false
+	}
+	t.buf = pyjson.AppendEncode(t.buf, x)
+	return true
+}
+
+// str appends the JSON of the string value v when it is one JSON string
+// without escapes filling v (the usual case), as pyjson.Encode writes the
+// string Parse reads; otherwise it appends nothing and returns false. The
+// scan is the decoder's: raw control characters and invalid UTF-8 are
+// left to it.
+func (t *transcoder) str(v string) bool {
+	i := pyjson.SkipRawASCII(v, 1)
+	if i == len(v)-1 && v[i] == '"' {
+		t.buf = append(t.buf, v...) // printable ASCII: the same text in both forms
+		return true
+	}
+	for i < len(v) {
+		c := v[i]
+		switch {
+		case c == '"':
+			if i != len(v)-1 {
+				return false
+			}
+			t.buf = pyjson.AppendASCIIString(t.buf, v[1:i])
+			return true
+		case c == '\\' || c < 0x20:
+			return false
+		case c < utf8.RuneSelf:
+			i++
+		default:
+			r, size := utf8.DecodeRuneInString(v[i:])
+			if r == utf8.RuneError && size <= 1 {
+				return false
+			}
+			i += size
+		}
+		i = pyjson.SkipRawASCII(v, i)
+	}
+	return false
+}
+
+// list appends the JSON of an inline list of strings without escapes,
+// small integers, null, true and false, separated by ", " as the writer
+// puts them, when v is exactly such a list; otherwise it appends nothing
+// and returns false (the general reading decides).
+func (t *transcoder) list(v string) bool {
+	start := len(t.buf)
+	t.buf = append(t.buf, '[')
+	i := 1
+	if v == "[]" {
+		t.buf = append(t.buf, ']')
+		return true
+	}
+	for {
+		j := i
+		switch {
+		case j < len(v) && v[j] == '"':
+			j = pyjson.SkipRawASCII(v, j+1)
+			if j >= len(v) || v[j] != '"' {
+				t.buf = t.buf[:start]
+				return false
+			}
+			j++
+		case j < len(v) && v[j] >= '1' && v[j] <= '9':
+			for j < len(v) && v[j] >= '0' && v[j] <= '9' {
+				j++
+			}
+			if j-i > 18 {
+				t.buf = t.buf[:start]
+				return false
+			}
+		case strings.HasPrefix(v[j:], "null"):
+			j += 4
+		case strings.HasPrefix(v[j:], "true"):
+			j += 4
+		case strings.HasPrefix(v[j:], "false"):
+			j += 5
+		default:
+			t.buf = t.buf[:start]
+			return false
+		}
+		t.buf = append(t.buf, v[i:j]...)
+		switch {
+		case j == len(v)-1 && v[j] == ']':
+			t.buf = append(t.buf, ']')
+			return true
+		case strings.HasPrefix(v[j:], ", "):
+			t.buf = append(t.buf, ", "...)
+			i = j + 2
+		default:
+			t.buf = t.buf[:start]
+			return false
+		}
+	}
+}
+
+// number appends the JSON of the number v when v is exactly one JSON
+// number that is a float (not overflowing) or an integer of at most 18
+// digits, as pyjson.Encode writes the value Parse reads; otherwise it
+// appends nothing and returns false.
+func (t *transcoder) number(v string) bool {
+	i := 0
+	if v[0] == '-' {
+		i++
+	}
+	digits := i
+	switch {
+	case i < len(v) && v[i] == '0':
+		i++
+	case i < len(v) && v[i] >= '1' && v[i] <= '9':
+		i = skipDigits(v, i)
+	default:
+		return false
+	}
+	intDigits := i - digits
+	isFloat := false
+	if i < len(v) && v[i] == '.' {
+		j := skipDigits(v, i+1)
+		if j == i+1 {
+			return false
+		}
+		i, isFloat = j, true
+	}
+	if i < len(v) && (v[i] == 'e' || v[i] == 'E') {
+		i++
+		if i < len(v) && (v[i] == '+' || v[i] == '-') {
+			i++
+		}
+		j := skipDigits(v, i)
+		if j == i {
+			return false
+		}
+		i, isFloat = j, true
+	}
+	if i != len(v) {
+		return false
+	}
+	if isFloat {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsInf(f, 0) {
+			return false
+		}
+		t.buf = pyjson.AppendFloat(t.buf, f)
+		return true
+	}
+	if intDigits > 18 {
+		return false
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return false
+	}
+	t.buf = strconv.AppendInt(t.buf, n, 10)
+	return true
+}
+
+func skipDigits(s string, i int) int {
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// finish closes the open blocks and checks the top-level keys.
+func (t *transcoder) finish() bool {
+	if t.lines == 0 || t.opening || !t.hasVersion || !t.hasSources || !t.hasItems {
+		return false
+	}
+	for range t.open {
+		t.buf = append(t.buf, '}')
+	}
+	t.chunks = append(t.chunks, t.buf)
+	return true
+}
