@@ -3,7 +3,9 @@ package ledger
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"path/filepath"
+	"strings"
 
 	"modernc.org/sqlite"
 )
@@ -15,28 +17,55 @@ import (
 // link and never over an existing file. The copy is SQLite's online
 // backup of one read transaction, so writers beside it keep working and
 // the copy holds every transaction that committed before it and none
-// after. The copy is then opened as a ledger (its schema checked, WAL
-// switched on, closed cleanly) and synced, with its directory, before
-// Backup returns. On a read-only ledger (as the CLI opens the source)
-// nothing of the source is written.
+// after. The copy is made at target + ".partial" (PartialSuffix), opened
+// as a ledger (its schema checked, WAL switched on, closed cleanly),
+// synced, and only then renamed to target (a rename that never replaces)
+// and its directory synced, before Backup returns: a power cut leaves at
+// target nothing or the whole copy. On a read-only ledger (as the CLI
+// opens the source) nothing of the source is written.
 func (l *Ledger) Backup(target string) error {
 	return l.BackupContext(context.Background(), target)
 }
 
+// PartialSuffix names the file a backup writes its copy into before it
+// renames the copy to its target. One left behind (with its SQLite
+// sidecars) is an interrupted backup's: a later backup to the same target
+// refuses until it is removed.
+const PartialSuffix = ".partial"
+
+// errPartialExists refuses a backup whose partial copy's name is taken:
+// another backup to the same target is running, or one was interrupted.
+var errPartialExists = invalidInput("backup partial copy already exists")
+
 // BackupContext is Backup with a context whose cancellation or deadline
 // ends the wait for the database.
 func (l *Ledger) BackupContext(ctx context.Context, target string) error {
-	g, err := openGuard(target, Options{AllowExternalACL: l.allowExternalACL, fresh: true})
+	// The target's own text first: the partial copy's name adds to it.
+	clean, err := checkPathText(target)
 	if err != nil {
 		return err
 	}
-	copied := false
+	if _, err := lstat(clean); err == nil {
+		// An existing target is refused before anything is made; the
+		// rename at the end refuses one that appears meanwhile.
+		return errTargetExists
+	}
+	g, err := openGuard(clean+PartialSuffix, Options{AllowExternalACL: l.allowExternalACL, fresh: true})
+	if errors.Is(err, errTargetExists) {
+		return errPartialExists
+	}
+	if err != nil {
+		return err
+	}
+	// The target beside the partial copy, in the resolved directory.
+	final := strings.TrimSuffix(g.path, PartialSuffix)
+	done := false
 	defer func() {
 		// A partial copy is removed, if the path still names it; after the
 		// guard lets go of it, since Windows deletes no file a handle still
 		// holds open (a failed backup there left its partial copy).
 		remove := false
-		if !copied {
+		if !done {
 			info, err := lstat(g.path)
 			remove = err == nil && info.ident == g.ident
 		}
@@ -80,9 +109,18 @@ func (l *Ledger) BackupContext(ctx context.Context, target string) error {
 	if err := g.held.f.Sync(); err != nil {
 		return internal("sync backup", err)
 	}
+	// The handle goes before the rename: Windows renames no file a
+	// handle without delete sharing holds open.
+	g.release()
+	if err := renameNoReplace(g.path, final); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return errTargetExists
+		}
+		return internal("rename backup into place", err)
+	}
+	done = true
 	if err := syncEntryDir(filepath.Dir(g.path)); err != nil {
 		return internal("sync backup directory", err)
 	}
-	copied = true
 	return nil
 }

@@ -3,6 +3,7 @@ package ledger
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -118,9 +119,14 @@ func TestBackupNeverOverwrites(t *testing.T) {
 	if !errors.Is(err, ErrInvalidInput) || Reason(err) != "backup target already exists" {
 		t.Fatalf("existing target: %v", err)
 	}
+	// The target appears while the copy is made beside it: the rename
+	// into place refuses it, and the partial copy goes.
 	appearing := filepath.Join(dir, "appearing.sqlite")
 	plantBeforeCreate(t, func(path string) {
-		if err := os.WriteFile(path, []byte("keep me"), 0o600); err != nil {
+		if path != appearing+PartialSuffix {
+			t.Errorf("the copy is made at %s, want %s", path, appearing+PartialSuffix)
+		}
+		if err := os.WriteFile(appearing, []byte("keep me"), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -128,10 +134,26 @@ func TestBackupNeverOverwrites(t *testing.T) {
 	if !errors.Is(err, ErrInvalidInput) || Reason(err) != "backup target already exists" {
 		t.Fatalf("appearing target: %v", err)
 	}
-	for _, p := range []string{existing, appearing} {
+	// An interrupted backup's partial copy is left for the operator: a
+	// backup to the same target refuses and creates nothing.
+	interrupted := filepath.Join(dir, "interrupted.sqlite")
+	if err := os.WriteFile(interrupted+PartialSuffix, []byte("keep me"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err = l.Backup(interrupted)
+	if !errors.Is(err, ErrInvalidInput) || Reason(err) != "backup partial copy already exists" {
+		t.Fatalf("interrupted backup's partial copy: %v", err)
+	}
+	if _, err := os.Lstat(interrupted); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a refused backup made its target: %v", err)
+	}
+	for _, p := range []string{existing, appearing, interrupted + PartialSuffix} {
 		if data, err := os.ReadFile(p); err != nil || string(data) != "keep me" {
 			t.Fatalf("%s changed: %q %v", p, data, err)
 		}
+	}
+	if _, err := os.Lstat(appearing + PartialSuffix); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the refused backup left its partial copy: %v", err)
 	}
 	if !posixModes {
 		return // no mode bits to make a directory world-writable

@@ -54,6 +54,7 @@ func TestBackupCutsLeaveWholeCopyOrNone(t *testing.T) {
 		if got != source {
 			t.Errorf("%s: the target holds a copy that is not the source's whole ledger:\ndoctor %s\n%s\nsidecars beside it: %v",
 				name, got.doctor, got.tasks, tree.Lookup("x/bk").Names())
+			return
 		}
 		whole++
 	}
