@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stateguard/stateguard/fuzz/internal/memdir"
+
 	"github.com/stateguard/stateguard/impl/sweepstate"
 	"github.com/stateguard/stateguard/internal/benchseed"
 	"github.com/stateguard/stateguard/internal/pyjson"
@@ -30,7 +32,7 @@ func FuzzReadText(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, file []byte) {
-		state := handEdited(t, t.TempDir(), file)
+		state := handEdited(t, memdir.TempDir(t), file)
 		if err := checkReadText(state); err != nil {
 			t.Fatalf("%v\nfile: %q", err, file)
 		}
@@ -65,12 +67,13 @@ func checkReadText(state string) error {
 	return nil
 }
 
-// readTextSeeds are files in this engine's form (the benchmark's file, the
-// last state of every recorded fixture), the files the fixtures write by
-// hand (the Python engine's among them), and edits of the first that each
-// break one rule of the fast path, or of the file.
-func readTextSeeds(tb testing.TB) []string {
-	base := string(benchseed.SweepState(3))
+// readTextBase is the benchmark's file with three items.
+func readTextBase() []byte { return benchseed.SweepState(3) }
+
+// editSeeds are the benchmark's file and edits of it that each break one
+// rule of a fast path, or of the file.
+func editSeeds(tb testing.TB) []string {
+	base := string(readTextBase())
 	seeds := []string{base}
 	edits := [][2]string{
 		{"  writer:", "  writer :"},                                    // a bare key with a space
@@ -120,6 +123,49 @@ func readTextSeeds(tb testing.TB) []string {
 		{"    status:", "    No:"},               // a YAML 1.1 word as a bare key
 		{"    status:", "    \"s\" :"},
 		{"\"slack:C42\":\n    cursor", "\"slack:C42\":\n    sensitive: true\n    cursor"},
+		// Values of an item that the splitting commands leave alone: each
+		// is read the same but not written so by the engine.
+		{"    labels: [\"auth\", \"regression\"]", "    labels: [\"auth\",\"regression\"]"},
+		{"    labels: [\"auth\", \"regression\"]", "    labels: [\"auth\",  \"regression\"]"},
+		{"    labels: [\"auth\", \"regression\"]", "    labels: [ \"auth\"]"},
+		{"    labels: [\"auth\", \"regression\"]", "    labels: [\"a\\u0075th\"]"},
+		{"    labels: [\"auth\", \"regression\"]", "    labels: [\"caf\u00e9\", 1, 0, -0, 1.50, 2.5, null, false, [], {}, NaN, -Infinity]"},
+		{"    labels: [\"auth\", \"regression\"]", "    labels: [1e16, 1E16, 0.1]"},
+		{"    labels: [\"auth\", \"regression\"]", "    labels: -0"},
+		{"    labels: [\"auth\", \"regression\"]", "    labels: 0"},
+		{"    labels: [\"auth\", \"regression\"]", "    labels: 007"},
+		{"    labels: [\"auth\", \"regression\"]", "    labels: 12345678901234567890123"},
+		{"    labels: [\"auth\", \"regression\"]", "    labels: 1.50"},
+		{"    labels: [\"auth\", \"regression\"]", "    labels: 1E5"},
+		{"    labels: [\"auth\", \"regression\"]", "    labels: 1e+16"},
+		{"    labels: [\"auth\", \"regression\"]", "    labels: -0.0"},
+		{"    labels: [\"auth\", \"regression\"]", "    labels: 1e400"},
+		{"    labels: [\"auth\", \"regression\"]", "    labels: \"caf\\u00e9\""},
+		{"    labels: [\"auth\", \"regression\"]", "    labels: \"caf\u00e9\""},
+		{"    labels: [\"auth\", \"regression\"]", "    labels: \"\\/\""},
+		{"    labels: [\"auth\", \"regression\"]", "    labels: \"\\u007f\u0085\""},
+		{"    labels: [\"auth\", \"regression\"]", "    labels: \"\u007f\""},
+		{"    labels: [\"auth\", \"regression\"]", "    labels: {\"b\": 1}"},
+		{"    labels: [\"auth\", \"regression\"]", "    labels: {}"},
+		{"    labels: [\"auth\", \"regression\"]", "    labels: nan"},
+		{"    labels: [\"auth\", \"regression\"]", "    labels: plain"},
+		{"    labels: [\"auth\", \"regression\"]", "    labels: \"x\"  "},
+		{"    labels: [\"auth\", \"regression\"]", "    labels:   \"x\""},
+		{"    labels:", "    \"labels\":"},
+		{"    labels:", "    \"la\\u0062els\":"},
+		{"    labels: [\"auth\", \"regression\"]\n", "    labels:\n      b: 1\n      a: 2\n"},
+		{"    labels: [\"auth\", \"regression\"]\n", "    labels:\n      source: 1\n      a: 2\n"},
+		{"    labels: [\"auth\", \"regression\"]\n", "    labels:\n      \"true\": 1\n"},
+		{"    labels: [\"auth\", \"regression\"]\n", "    labels:\n      true: 1\n"},
+		{"    labels: [\"auth\", \"regression\"]\n", "    labels: []\n    status: \"closed\"\n"},
+		{"    status: \"analyzed\"", "    status: \"closed\""},
+		{"  \"slack:C42:1719900000.000000\":\n", "  \"slack:C42:1719900000.000000\": 5\n  \"slack:C42:1719900000.0000000\":\n"},
+		{"  \"slack:C42:1719900000.000000\":\n", "  \"slack:C42:1719900000.000000\": {}\n  \"slack:C42:1719900000.0000000\":\n"},
+		{"  \"slack:C42:1719900000.000000\":\n", "  \"slack:C42:1719900000.000003\":\n"},
+		{"  \"slack:C42:1719900000.000000\":\n", "  \"slack:C42:1719900000.000001\":\n"},
+		{"  \"slack:C42:1719900000.000000\":\n", "  slack_C42:\n"},
+		{"  \"slack:C42:1719900000.000000\":\n", "  \"0\":\n"},
+
 		{"\"slack:C42\":\n    cursor", "\"slack:C42\":\n    cursor: 1\n    cursor"},
 	}
 	for _, e := range edits {
@@ -130,7 +176,13 @@ func readTextSeeds(tb testing.TB) []string {
 	}
 	seeds = append(seeds, base[:len(base)-1], base+"zz_custom:\n  b: 1\n  a: \"x\"\nzz_after: {}\n", base+"last_run: {}\n",
 		"", " \n", "schema_version: 1\nsources: {}\nitems: {}\n", "schema_version: 1\nitems: {}\nsources: {}\n")
-	// Every state a recorded fixture leaves.
+	return seeds
+}
+
+// fixtureSeeds are the last state of every recorded fixture and the files
+// the fixtures write by hand (the Python engine's among them).
+func fixtureSeeds(tb testing.TB) []string {
+	var seeds []string
 	dir := testfixtures.Dir(tb, "sweep")
 	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".json") {
@@ -162,4 +214,9 @@ func readTextSeeds(tb testing.TB) []string {
 	})
 	slices.Sort(seeds)
 	return slices.Compact(seeds)
+}
+
+// readTextSeeds are editSeeds and fixtureSeeds.
+func readTextSeeds(tb testing.TB) []string {
+	return append(editSeeds(tb), fixtureSeeds(tb)...)
 }

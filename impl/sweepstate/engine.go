@@ -73,7 +73,7 @@ func (e *Engine) RunContext(ctx context.Context, path string, cmd Command) Resul
 		}
 		defer lock.Unlock()
 	}
-	st, failed := load(path)
+	st, others, failed := loadFor(path, cmd)
 	if failed != nil {
 		return *failed
 	}
@@ -92,6 +92,18 @@ func (e *Engine) RunContext(ctx context.Context, path string, cmd Command) Resul
 	// Streamed: the new text is never held whole next to the old text and
 	// the tree.
 	emit := func(w io.Writer) error { return yamlsubset.EmitTo(w, st.doc) }
+	if others != nil {
+		// The document holds only the items the command touched: the
+		// others go back in as the file had them.
+		emitted := yamlsubset.Emit(st.doc)
+		emit = func(w io.Writer) error {
+			joined, err := yamlsubset.JoinItemsTo(w, emitted, others)
+			if err == nil && !joined {
+				err = errNotJoined
+			}
+			return err
+		}
+	}
 	if err := durable.WriteFileFunc(path, emit); err != nil {
 		return errorResult("cannot write the state file")
 	}
@@ -177,13 +189,27 @@ func open(path string) (*os.File, fs.FileInfo, *Result) {
 
 // loadFrom reads the opened state file f from its current offset.
 func loadFrom(f *os.File, fi fs.FileInfo) (loaded, *Result) {
+	text, failed := readText(f, fi)
+	if failed != nil {
+		return loaded{}, failed
+	}
+	return loadText(text)
+}
+
+// readText reads the opened state file f from its current offset.
+func readText(f *os.File, fi fs.FileInfo) (string, *Result) {
 	text, err := readString(f, fi.Size())
 	if errors.Is(err, errTooLarge) {
-		return loaded{}, corrupt("the state file is larger than 256 MiB")
+		return "", corrupt("the state file is larger than 256 MiB")
 	}
 	if err != nil {
-		return loaded{}, corrupt("the state file cannot be read")
+		return "", corrupt("the state file cannot be read")
 	}
+	return text, nil
+}
+
+// loadText checks and parses the text of the state file.
+func loadText(text string) (loaded, *Result) {
 	if !utf8.ValidString(text) {
 		// Python's UTF-8 read would fail.
 		return loaded{}, corrupt("the state file is not valid UTF-8")

@@ -22,6 +22,12 @@
 //	    read's fast path: the json.dumps text of a document in the form
 //	    Emit writes, transcoded line by line without a tree; ok is false
 //	    (decline, read it with Parse) on any other text.
+//	SplitItems(text string, keep func(key, block string) bool) (reduced string, others []ItemBlock, ok bool)
+//	JoinItemsTo(w io.Writer, emitted []byte, others []ItemBlock) (bool, error)
+//	    The fast path of the commands that touch few items: a canonical
+//	    text (Emit's bytes for what Parse reads) without the items entries
+//	    keep does not want, and those entries put back, verbatim and in
+//	    key order, into the text Emit writes for the decided document.
 package yamlsubset
 
 import "errors"

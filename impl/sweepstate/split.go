@@ -1,0 +1,75 @@
+package sweepstate
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/stateguard/stateguard/internal/sweepfast"
+	"github.com/stateguard/stateguard/internal/yamlsubset"
+)
+
+// errNotJoined: the split-off items could not be put back (a defect: the
+// decision added a key it was not given). Nothing was written.
+var errNotJoined = errors.New("sweepstate: split items could not be joined")
+
+// loadFor loads the state file for cmd. For a command that touches few
+// items, a file in the engine's own form is parsed without the items the
+// command neither reads nor changes (yamlsubset.SplitItems): others are
+// those items, which the write puts back as they were. Any other file,
+// and every other command, is loaded whole (others nil).
+func loadFor(path string, cmd Command) (loaded, []yamlsubset.ItemBlock, *Result) {
+	keep := touched(cmd)
+	if keep == nil || sweepfast.Off() {
+		st, failed := load(path)
+		return st, nil, failed
+	}
+	f, fi, failed := open(path)
+	if failed != nil {
+		return loaded{}, nil, failed
+	}
+	if f == nil {
+		return loaded{doc: freshDoc(), fresh: true}, nil, nil
+	}
+	defer f.Close()
+	text, failed := readText(f, fi)
+	if failed != nil {
+		return loaded{}, nil, failed
+	}
+	reduced, others, ok := yamlsubset.SplitItems(text, keep)
+	if !ok {
+		st, failed := loadText(text)
+		return st, nil, failed
+	}
+	st, failed := loadText(reduced)
+	if failed != nil && len(others) > 0 {
+		// A canonical text loads without failing; should it fail, the
+		// whole text decides the answer.
+		st, failed = loadText(text)
+		return st, nil, failed
+	}
+	if len(others) == 0 {
+		return st, nil, failed // reduced is text
+	}
+	return st, others, nil
+}
+
+// touched is the set of items cmd may read or change, as a test on an
+// item's key and its text in the engine's form, or nil when cmd needs all
+// of them.
+func touched(cmd Command) func(key, block string) bool {
+	switch c := cmd.(type) {
+	case UpsertItem:
+		key := c.Source + ":" + c.ID
+		return func(k, _ string) bool { return k == key }
+	case CursorAdvance:
+		key := c.Source + ":" + c.PastItem
+		return func(k, _ string) bool { return k == key }
+	case Validate:
+		// Only a closed item can change; in the engine's form its
+		// status is exactly this line.
+		return func(_, block string) bool { return strings.Contains(block, "\n    status: \"closed\"\n") }
+	case CursorGet, LeaseAcquire, LeaseRelease, RunRecord:
+		return func(string, string) bool { return false }
+	}
+	return nil
+}

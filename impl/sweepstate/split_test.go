@@ -1,0 +1,56 @@
+package sweepstate
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stateguard/stateguard/internal/benchseed"
+	"github.com/stateguard/stateguard/internal/sweepfast"
+)
+
+// TestLoadForSplitsTheEngineText: on a file in the engine's own form, each
+// command of the fast path parses only the items it touches and leaves
+// the others for the write (so FuzzSplitItems compares something); with
+// the fast path off, or on a file the engine did not write, it parses the
+// whole file.
+func TestLoadForSplitsTheEngineText(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state.yml")
+	text := benchseed.SweepState(5)
+	if err := os.WriteFile(state, text, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		cmd         Command
+		parsed, off int
+	}{
+		{UpsertItem{Source: "slack:C42", ID: "1719900000.000002", Writer: "w1", JSON: "{}"}, 1, 4},
+		{UpsertItem{Source: "slack:C42", ID: "new", Writer: "w1", JSON: "{}"}, 0, 5},
+		{CursorAdvance{Source: "slack:C42", PastItem: "1719900000.000004", To: "9"}, 1, 4},
+		{Validate{}, 0, 5},
+		{LeaseAcquire{Writer: "w1"}, 0, 5},
+		{CursorGet{Source: "slack:C42"}, 0, 5},
+		{Read{}, 5, -1},
+		{ImportLegacy{}, 5, -1},
+	} {
+		st, others, failed := loadFor(state, c.cmd)
+		if failed != nil {
+			t.Fatalf("%T: %s", c.cmd, failed.Reason)
+		}
+		if n := mapAt(st.doc, "items").Len(); n != c.parsed || len(others) != max(c.off, 0) {
+			t.Errorf("%T: %d items parsed, %d split off; want %d and %d", c.cmd, n, len(others), c.parsed, max(c.off, 0))
+		}
+	}
+	sweepfast.SetOff(true)
+	st, others, _ := loadFor(state, LeaseAcquire{Writer: "w1"})
+	sweepfast.SetOff(false)
+	if mapAt(st.doc, "items").Len() != 5 || others != nil {
+		t.Errorf("fast path off: %d items parsed, %d split off; want the whole file", mapAt(st.doc, "items").Len(), len(others))
+	}
+	if err := os.WriteFile(state, append(text, "# a hand edit\n"...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if st, others, _ := loadFor(state, LeaseAcquire{Writer: "w1"}); mapAt(st.doc, "items").Len() != 5 || others != nil {
+		t.Errorf("hand-edited file: %d items parsed, %d split off; want the whole file", mapAt(st.doc, "items").Len(), len(others))
+	}
+}

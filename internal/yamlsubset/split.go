@@ -1,0 +1,430 @@
+package yamlsubset
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/stateguard/stateguard/internal/pyjson"
+)
+
+// ItemBlock is one entry of the top-level items map of a canonical text:
+// its key and its lines (the key line and every line below it, each with
+// its "\n"), exactly as Emit writes that entry.
+type ItemBlock struct{ Key, Text string }
+
+// SplitItems is the fast path of the commands that touch few items. It
+// checks that text is canonical: the bytes Emit writes for the document
+// Parse reads from it, after the engine's load rules (schema_version,
+// sources and items present, sources and items maps, no key
+// verified_merge_sha anywhere, so the legacy rename of §2.5 changes
+// nothing). Then it splits off the entries of items that keep does not
+// want: reduced is text without them (items: {} when none is kept), which
+// Parse reads to the document minus those entries, and others are those
+// entries in file order, which is Emit's order. A document decided from
+// reduced and emitted, joined with others by JoinItemsTo, is the text
+// Emit writes for the whole document decided the same way, as long as
+// the decision neither reads nor changes the entries split off.
+//
+// ok is false when text is not canonical (or nests deeper than the fast
+// path takes): the caller must parse it whole.
+func SplitItems(text string, keep func(key, block string) bool) (reduced string, others []ItemBlock, ok bool) {
+	c := canonicalScan{text: text, keep: keep}
+	if !c.scan() {
+		return "", nil, false
+	}
+	if len(c.others) == 0 {
+		return text, nil, true
+	}
+	var b strings.Builder
+	b.Grow(len(text) - c.othersLen + 16)
+	b.WriteString(text[:c.itemsBody])
+	kept := c.itemsBody
+	for _, r := range c.keptRanges {
+		b.WriteString(text[r[0]:r[1]])
+		kept += r[1] - r[0]
+	}
+	if kept == c.itemsBody {
+		// Nothing kept: the items line becomes "items: {}".
+		s := b.String()
+		b.Reset()
+		b.WriteString(s[:len(s)-1]) // the "\n" after "items:"
+		b.WriteString(" {}\n")
+	}
+	b.WriteString(text[c.itemsEnd:])
+	return b.String(), c.others, true
+}
+
+// JoinItemsTo writes emitted, the text Emit wrote for a document decided
+// from SplitItems's reduced text, with the entries others put back into
+// its items map in key order. It returns false, having written nothing,
+// when emitted has no items map it can join into (which Emit never
+// writes) or when one of others' keys is also in emitted's items (a
+// decision that added a split-off key, which the caller must not make).
+func JoinItemsTo(w io.Writer, emitted []byte, others []ItemBlock) (bool, error) {
+	if len(others) == 0 {
+		_, err := w.Write(emitted)
+		return true, err
+	}
+	start, body, end, ok := itemsSection(emitted)
+	if !ok {
+		return false, nil
+	}
+	// The entries Emit wrote, in key order.
+	var mine []ItemBlock
+	for i := body; i < end; {
+		j := i + 1 + bytes.IndexByte(emitted[i:end], '\n')
+		k := j
+		for k < end && strings.HasPrefix(string(emitted[k:min(k+4, end)]), "    ") {
+			k += bytes.IndexByte(emitted[k:end], '\n') + 1
+		}
+		key, _, okKey := entryKey(string(emitted[i+2 : j-1]))
+		if !okKey {
+			return false, nil
+		}
+		mine = append(mine, ItemBlock{key, string(emitted[i:k])})
+		i = k
+	}
+	for _, m := range mine {
+		if i, found := findBlock(others, m.Key); found || i < 0 {
+			return false, nil
+		}
+	}
+	ew := errWriter{w: w}
+	ew.write(emitted[:start])
+	ew.writeString("items:\n")
+	o := 0
+	for _, m := range mine {
+		for o < len(others) && others[o].Key < m.Key {
+			ew.writeString(others[o].Text)
+			o++
+		}
+		ew.writeString(m.Text)
+	}
+	for ; o < len(others); o++ {
+		ew.writeString(others[o].Text)
+	}
+	ew.write(emitted[end:])
+	return true, ew.err
+}
+
+// findBlock searches the key-ordered blocks for key.
+func findBlock(blocks []ItemBlock, key string) (int, bool) {
+	lo, hi := 0, len(blocks)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if blocks[m].Key < key {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo, lo < len(blocks) && blocks[lo].Key == key
+}
+
+// itemsSection finds the top-level items entry of an emitted text: the
+// offset of its line, of its first entry, and of the line after its last.
+// An "items: {}" line counts as an empty section.
+func itemsSection(t []byte) (start, body, end int, ok bool) {
+	for i := 0; i < len(t); {
+		j := i + 1 + bytes.IndexByte(t[i:], '\n')
+		if j <= i {
+			return 0, 0, 0, false
+		}
+		switch string(t[i:j]) {
+		case "items:\n", "items: {}\n":
+			end = j
+			for end < len(t) && t[end] == ' ' {
+				end += 1 + bytes.IndexByte(t[end:], '\n')
+			}
+			return i, j, end, true
+		}
+		i = j
+	}
+	return 0, 0, 0, false
+}
+
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) write(b []byte) {
+	if e.err == nil && len(b) > 0 {
+		_, e.err = e.w.Write(b)
+	}
+}
+
+func (e *errWriter) writeString(s string) {
+	if e.err == nil && len(s) > 0 {
+		_, e.err = io.WriteString(e.w, s)
+	}
+}
+
+// canonicalScan checks a text line by line and finds its items entries.
+type canonicalScan struct {
+	text string
+	keep func(key, block string) bool
+	open []openBlock
+	// opening: the last line was `key:`.
+	opening bool
+	// Offsets: the first entry of items and the line after its last.
+	itemsBody, itemsEnd int
+	inItems             bool
+	// The current entry of items, from its key line (-1: none).
+	entryStart int
+	entryKey   string
+	keptRanges [][2]int
+	others     []ItemBlock
+	othersLen  int
+
+	hasVersion, hasSources, hasItems bool
+}
+
+func (c *canonicalScan) scan() bool {
+	t := c.text
+	if t == "" || t[len(t)-1] != '\n' {
+		return false
+	}
+	c.itemsBody, c.itemsEnd, c.entryStart = -1, -1, -1
+	for pos := 0; pos < len(t); {
+		nl := strings.IndexByte(t[pos:], '\n') + pos
+		if !c.line(pos, t[pos:nl]) {
+			return false
+		}
+		pos = nl + 1
+	}
+	c.endEntry(len(t))
+	if c.inItems {
+		c.itemsEnd = len(t)
+	}
+	return !c.opening && c.hasVersion && c.hasSources && c.hasItems
+}
+
+// endEntry closes the current items entry, which ends at end.
+func (c *canonicalScan) endEntry(end int) {
+	if c.entryStart < 0 {
+		return
+	}
+	block := c.text[c.entryStart:end]
+	if c.keep(c.entryKey, block) {
+		c.keptRanges = append(c.keptRanges, [2]int{c.entryStart, end})
+	} else {
+		c.others = append(c.others, ItemBlock{c.entryKey, block})
+		c.othersLen += len(block)
+	}
+	c.entryStart, c.entryKey = -1, ""
+}
+
+func (c *canonicalScan) line(pos int, s string) bool {
+	n := 0
+	for n < len(s) && s[n] == ' ' {
+		n++
+	}
+	if n == len(s) || n%2 != 0 {
+		return false
+	}
+	depth := n / 2
+	if len(c.open) == 0 {
+		if depth != 0 {
+			return false
+		}
+		c.push(levelTop)
+	} else if c.opening {
+		if depth != len(c.open)-1 {
+			return false
+		}
+		c.opening = false
+	} else {
+		if depth > len(c.open)-1 {
+			return false
+		}
+		c.open = c.open[:depth+1]
+	}
+	if c.inItems && depth <= 1 {
+		c.endEntry(pos)
+		if depth == 0 {
+			c.inItems = false
+			c.itemsEnd = pos
+		}
+	}
+	rest := s[n:]
+	key, after, ok := entryKey(rest)
+	if !ok || key == "verified_merge_sha" {
+		return false
+	}
+	blk := &c.open[depth]
+	r := rank(blk.level, key)
+	if blk.any && (r < blk.lastRank || r == blk.lastRank && string(blk.lastKey) >= key) {
+		return false
+	}
+	blk.lastRank, blk.lastKey, blk.any = r, append(blk.lastKey[:0], key...), true
+	if c.inItems && depth == 1 {
+		c.entryStart, c.entryKey = pos, key
+	}
+	if after == "" {
+		if depth+1 >= transcodeMaxDepth {
+			return false
+		}
+		l := childLevel(blk.level, key)
+		if depth == 0 {
+			switch key {
+			case "items":
+				c.hasItems, c.inItems, c.itemsBody = true, true, pos+len(s)+1
+			case "sources":
+				c.hasSources = true
+			case "schema_version":
+				return false
+			}
+		}
+		c.push(l)
+		c.opening = true
+		return true
+	}
+	if after[0] != ' ' {
+		return false
+	}
+	v := after[1:]
+	if depth == 0 {
+		switch key {
+		case "schema_version":
+			c.hasVersion = true
+		case "sources":
+			c.hasSources = true
+		case "items":
+			c.hasItems, c.itemsBody, c.itemsEnd = true, pos+len(s)+1, pos+len(s)+1
+		}
+		if (key == "sources" || key == "items") && v != "{}" {
+			return false
+		}
+	}
+	return canonicalValue(v)
+}
+
+// push opens a block, reusing the key buffer of the block last open at
+// that depth.
+func (c *canonicalScan) push(l level) {
+	if len(c.open) < cap(c.open) {
+		c.open = c.open[:len(c.open)+1]
+		b := &c.open[len(c.open)-1]
+		*b = openBlock{level: l, lastKey: b.lastKey[:0]}
+		return
+	}
+	c.open = append(c.open, openBlock{level: l})
+}
+
+// entryKey reads the key of an entry line when it is written as Emit
+// writes keys: bare exactly when IsBareKey, else as AppendQuoted spells
+// it; followed by ':' and the rest of the line.
+func entryKey(s string) (key, after string, ok bool) {
+	if s == "" {
+		return "", "", false
+	}
+	if s[0] != '"' {
+		i := strings.IndexByte(s, ':')
+		if i < 0 || !IsBareKey(s[:i]) {
+			return "", "", false
+		}
+		return s[:i], s[i+1:], true
+	}
+	i := pyjson.SkipRawASCII(s, 1)
+	if i < len(s) && s[i] == '"' {
+		k := s[1:i]
+		if i+1 >= len(s) || s[i+1] != ':' || IsBareKey(k) {
+			return "", "", false
+		}
+		return k, s[i+2:], true
+	}
+	k, n, err := pyjson.DecodeStringPrefix(s)
+	if err != nil || n >= len(s) || s[n] != ':' || IsBareKey(k) || string(AppendQuoted(nil, k)) != s[:n] {
+		return "", "", false
+	}
+	return k, s[n+1:], true
+}
+
+// canonicalValue reports whether v is exactly the text Emit writes for the
+// value Parse reads from it at block level.
+func canonicalValue(v string) bool {
+	if v == "" {
+		return false
+	}
+	switch v {
+	case "null", "true", "false", "{}", "[]":
+		return true
+	}
+	switch c := v[0]; {
+	case c == '"':
+		i := pyjson.SkipRawASCII(v, 1)
+		if i == len(v)-1 && v[i] == '"' {
+			return true
+		}
+		return canonicalString(v, i)
+	case c >= '0' && c <= '9' || c == '-':
+		return canonicalNumber(v)
+	case c == '[':
+		if simpleList(v) {
+			return true
+		}
+		if !utf8.ValidString(v) || strings.IndexByte(v, '\r') >= 0 {
+			return false
+		}
+		x, n, err := pyjson.DecodeFilePrefix(v, maxDepth-transcodeMaxDepth)
+		return err == nil && n == len(v) && string(appendInline(nil, x)) == v
+	}
+	return false
+}
+
+// canonicalString checks a JSON string token from index i on (all before
+// it is raw printable ASCII): raw non-ASCII is canonical unless D6 escapes
+// it; an escape sends the whole token to the exact comparison.
+func canonicalString(v string, i int) bool {
+	for i < len(v) {
+		c := v[i]
+		switch {
+		case c == '"':
+			return i == len(v)-1
+		case c == '\\':
+			s, n, err := pyjson.DecodeStringPrefix(v)
+			return err == nil && n == len(v) && string(AppendQuoted(nil, s)) == v
+		case c < utf8.RuneSelf:
+			return false // a control character or DEL, raw
+		}
+		r, size := utf8.DecodeRuneInString(v[i:])
+		if r == utf8.RuneError && size <= 1 || needsEscape(r) {
+			return false
+		}
+		i = pyjson.SkipRawASCII(v, i+size)
+	}
+	return false
+}
+
+// canonicalNumber: an integer as big.Int writes it (no leading zero, no
+// "-0", at most 18 digits here) or a finite float as pyjson.AppendFloat
+// writes it.
+func canonicalNumber(v string) bool {
+	i := 0
+	if v[0] == '-' {
+		i++
+	}
+	if i == len(v) {
+		return false
+	}
+	if allDigits(v[i:]) {
+		d := v[i:]
+		return len(d) <= 18 && (d[0] != '0' || d == "0" && i == 0)
+	}
+	var t transcoder
+	if !t.number(v) {
+		return false
+	}
+	return string(t.buf) == v && strings.ContainsAny(v, ".e")
+}
+
+// simpleList: a list of raw printable ASCII strings, integers without a
+// leading zero and the literals, with ", " between them, as Emit writes
+// such a list.
+func simpleList(v string) bool {
+	var t transcoder // its list takes no integer with a leading zero
+	return t.list(v)
+}
