@@ -17,7 +17,7 @@ var errNotJoined = errors.New("sweepstate: split items could not be joined")
 // command neither reads nor changes (yamlsubset.SplitItems): others are
 // those items, which the write puts back as they were. Any other file,
 // and every other command, is loaded whole (others nil).
-func loadFor(path string, cmd Command) (loaded, []yamlsubset.ItemBlock, *Result) {
+func loadFor(path string, cmd Command) (loaded, *yamlsubset.Split, *Result) {
 	keep := touched(cmd)
 	if keep == nil || sweepfast.Off() {
 		st, failed := load(path)
@@ -41,13 +41,13 @@ func loadFor(path string, cmd Command) (loaded, []yamlsubset.ItemBlock, *Result)
 		return st, nil, failed
 	}
 	st, failed := loadText(reduced)
-	if failed != nil && len(others) > 0 {
+	if failed != nil && others.Len() > 0 {
 		// A canonical text loads without failing; should it fail, the
 		// whole text decides the answer.
 		st, failed = loadText(text)
 		return st, nil, failed
 	}
-	if len(others) == 0 {
+	if others.Len() == 0 {
 		return st, nil, failed // reduced is text
 	}
 	return st, others, nil

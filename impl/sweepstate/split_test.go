@@ -37,20 +37,20 @@ func TestLoadForSplitsTheEngineText(t *testing.T) {
 		if failed != nil {
 			t.Fatalf("%T: %s", c.cmd, failed.Reason)
 		}
-		if n := mapAt(st.doc, "items").Len(); n != c.parsed || len(others) != max(c.off, 0) {
-			t.Errorf("%T: %d items parsed, %d split off; want %d and %d", c.cmd, n, len(others), c.parsed, max(c.off, 0))
+		if n := mapAt(st.doc, "items").Len(); n != c.parsed || others.Len() != max(c.off, 0) {
+			t.Errorf("%T: %d items parsed, %d split off; want %d and %d", c.cmd, n, others.Len(), c.parsed, max(c.off, 0))
 		}
 	}
 	sweepfast.SetOff(true)
 	st, others, _ := loadFor(state, LeaseAcquire{Writer: "w1"})
 	sweepfast.SetOff(false)
 	if mapAt(st.doc, "items").Len() != 5 || others != nil {
-		t.Errorf("fast path off: %d items parsed, %d split off; want the whole file", mapAt(st.doc, "items").Len(), len(others))
+		t.Errorf("fast path off: %d items parsed, %d split off; want the whole file", mapAt(st.doc, "items").Len(), others.Len())
 	}
 	if err := os.WriteFile(state, append(text, "# a hand edit\n"...), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if st, others, _ := loadFor(state, LeaseAcquire{Writer: "w1"}); mapAt(st.doc, "items").Len() != 5 || others != nil {
-		t.Errorf("hand-edited file: %d items parsed, %d split off; want the whole file", mapAt(st.doc, "items").Len(), len(others))
+		t.Errorf("hand-edited file: %d items parsed, %d split off; want the whole file", mapAt(st.doc, "items").Len(), others.Len())
 	}
 }

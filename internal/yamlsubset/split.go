@@ -10,9 +10,30 @@ import (
 )
 
 // ItemBlock is one entry of the top-level items map of a canonical text:
-// its key and its lines (the key line and every line below it, each with
-// its "\n"), exactly as Emit writes that entry.
-type ItemBlock struct{ Key, Text string }
+// its key and where its lines (the key line and every line below it, each
+// with its "\n", exactly as Emit writes that entry) are in the text.
+type ItemBlock struct {
+	Key        string
+	Start, End int
+}
+
+// Split is the items entries SplitItems left out of the reduced text, in
+// key order, with the text they are in.
+type Split struct {
+	text   string
+	blocks []ItemBlock
+}
+
+// Len is the number of entries.
+func (s *Split) Len() int {
+	if s == nil {
+		return 0
+	}
+	return len(s.blocks)
+}
+
+// Blocks are the entries, in key order.
+func (s *Split) Blocks() []ItemBlock { return s.blocks }
 
 // SplitItems is the fast path of the commands that touch few items. It
 // checks that text is canonical: the bytes Emit writes for the document
@@ -29,8 +50,9 @@ type ItemBlock struct{ Key, Text string }
 //
 // ok is false when text is not canonical (or nests deeper than the fast
 // path takes): the caller must parse it whole.
-func SplitItems(text string, keep func(key, block string) bool) (reduced string, others []ItemBlock, ok bool) {
+func SplitItems(text string, keep func(key, block string) bool) (reduced string, others *Split, ok bool) {
 	c := canonicalScan{text: text, keep: keep}
+	c.others = make([]ItemBlock, 0, len(text)/512+8)
 	if !c.scan() {
 		return "", nil, false
 	}
@@ -53,7 +75,7 @@ func SplitItems(text string, keep func(key, block string) bool) (reduced string,
 		b.WriteString(" {}\n")
 	}
 	b.WriteString(text[c.itemsEnd:])
-	return b.String(), c.others, true
+	return b.String(), &Split{text, c.others}, true
 }
 
 // JoinItemsTo writes emitted, the text Emit wrote for a document decided
@@ -62,8 +84,8 @@ func SplitItems(text string, keep func(key, block string) bool) (reduced string,
 // when emitted has no items map it can join into (which Emit never
 // writes) or when one of others' keys is also in emitted's items (a
 // decision that added a split-off key, which the caller must not make).
-func JoinItemsTo(w io.Writer, emitted []byte, others []ItemBlock) (bool, error) {
-	if len(others) == 0 {
+func JoinItemsTo(w io.Writer, emitted []byte, others *Split) (bool, error) {
+	if others.Len() == 0 {
 		_, err := w.Write(emitted)
 		return true, err
 	}
@@ -72,39 +94,49 @@ func JoinItemsTo(w io.Writer, emitted []byte, others []ItemBlock) (bool, error) 
 		return false, nil
 	}
 	// The entries Emit wrote, in key order.
-	var mine []ItemBlock
+	type entry struct {
+		key  string
+		text []byte
+	}
+	var mine []entry
 	for i := body; i < end; {
 		j := i + 1 + bytes.IndexByte(emitted[i:end], '\n')
 		k := j
-		for k < end && strings.HasPrefix(string(emitted[k:min(k+4, end)]), "    ") {
+		for k+4 <= end && string(emitted[k:k+4]) == "    " {
 			k += bytes.IndexByte(emitted[k:end], '\n') + 1
 		}
 		key, _, okKey := entryKey(string(emitted[i+2 : j-1]))
 		if !okKey {
 			return false, nil
 		}
-		mine = append(mine, ItemBlock{key, string(emitted[i:k])})
-		i = k
-	}
-	for _, m := range mine {
-		if i, found := findBlock(others, m.Key); found || i < 0 {
+		if _, found := findBlock(others.blocks, key); found {
 			return false, nil
 		}
+		mine = append(mine, entry{key, emitted[i:k]})
+		i = k
 	}
 	ew := errWriter{w: w}
 	ew.write(emitted[:start])
 	ew.writeString("items:\n")
+	// Entries that were next to each other in the file are one run of
+	// its text, written at once.
 	o := 0
-	for _, m := range mine {
-		for o < len(others) && others[o].Key < m.Key {
-			ew.writeString(others[o].Text)
-			o++
+	run := func(upTo int) {
+		for o < upTo {
+			r := o + 1
+			for r < upTo && others.blocks[r].Start == others.blocks[r-1].End {
+				r++
+			}
+			ew.writeString(others.text[others.blocks[o].Start:others.blocks[r-1].End])
+			o = r
 		}
-		ew.writeString(m.Text)
 	}
-	for ; o < len(others); o++ {
-		ew.writeString(others[o].Text)
+	for _, m := range mine {
+		upTo, _ := findBlock(others.blocks, m.key)
+		run(upTo)
+		ew.write(m.text)
 	}
+	run(len(others.blocks))
 	ew.write(emitted[end:])
 	return true, ew.err
 }
@@ -211,7 +243,7 @@ func (c *canonicalScan) endEntry(end int) {
 	if c.keep(c.entryKey, block) {
 		c.keptRanges = append(c.keptRanges, [2]int{c.entryStart, end})
 	} else {
-		c.others = append(c.others, ItemBlock{c.entryKey, block})
+		c.others = append(c.others, ItemBlock{c.entryKey, c.entryStart, end})
 		c.othersLen += len(block)
 	}
 	c.entryStart, c.entryKey = -1, ""
@@ -414,17 +446,10 @@ func canonicalNumber(v string) bool {
 		d := v[i:]
 		return len(d) <= 18 && (d[0] != '0' || d == "0" && i == 0)
 	}
-	var t transcoder
+	var buf [32]byte
+	t := transcoder{buf: buf[:0]}
 	if !t.number(v) {
 		return false
 	}
 	return string(t.buf) == v && strings.ContainsAny(v, ".e")
-}
-
-// simpleList: a list of raw printable ASCII strings, integers without a
-// leading zero and the literals, with ", " between them, as Emit writes
-// such a list.
-func simpleList(v string) bool {
-	var t transcoder // its list takes no integer with a leading zero
-	return t.list(v)
 }

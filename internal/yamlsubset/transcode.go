@@ -318,56 +318,54 @@ func (t *transcoder) str(v string) bool {
 	return false
 }
 
-// list appends the JSON of an inline list of strings without escapes,
-// small integers, null, true and false, separated by ", " as the writer
-// puts them, when v is exactly such a list; otherwise it appends nothing
-// and returns false (the general reading decides).
+// list appends the JSON of an inline list when simpleList takes it: its
+// text is then the same in both forms.
 func (t *transcoder) list(v string) bool {
-	start := len(t.buf)
-	t.buf = append(t.buf, '[')
-	i := 1
+	if !simpleList(v) {
+		return false
+	}
+	t.buf = append(t.buf, v...)
+	return true
+}
+
+// simpleList reports whether v is exactly an inline list of strings of
+// printable ASCII without escapes, integers of at most 18 digits without
+// a sign or a leading zero, null, true and false, with ", " between them:
+// the text Emit writes for such a list, and json.dumps too.
+func simpleList(v string) bool {
 	if v == "[]" {
-		t.buf = append(t.buf, ']')
 		return true
 	}
-	for {
+	if v == "" || v[0] != '[' {
+		return false
+	}
+	for i := 1; ; {
 		j := i
 		switch {
 		case j < len(v) && v[j] == '"':
 			j = pyjson.SkipRawASCII(v, j+1)
 			if j >= len(v) || v[j] != '"' {
-				t.buf = t.buf[:start]
 				return false
 			}
 			j++
 		case j < len(v) && v[j] >= '1' && v[j] <= '9':
-			for j < len(v) && v[j] >= '0' && v[j] <= '9' {
-				j++
-			}
+			j = skipDigits(v, j)
 			if j-i > 18 {
-				t.buf = t.buf[:start]
 				return false
 			}
-		case strings.HasPrefix(v[j:], "null"):
-			j += 4
-		case strings.HasPrefix(v[j:], "true"):
+		case strings.HasPrefix(v[j:], "null"), strings.HasPrefix(v[j:], "true"):
 			j += 4
 		case strings.HasPrefix(v[j:], "false"):
 			j += 5
 		default:
-			t.buf = t.buf[:start]
 			return false
 		}
-		t.buf = append(t.buf, v[i:j]...)
 		switch {
 		case j == len(v)-1 && v[j] == ']':
-			t.buf = append(t.buf, ']')
 			return true
 		case strings.HasPrefix(v[j:], ", "):
-			t.buf = append(t.buf, ", "...)
 			i = j + 2
 		default:
-			t.buf = t.buf[:start]
 			return false
 		}
 	}
