@@ -239,7 +239,9 @@ func (v *roView) load() error {
 	}
 	f, err := openNoFollow(g.path + "-wal")
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
+		// Gone, or held by a writer's SQLite deleting it (Windows): the
+		// files are changing, so the attempt is retried.
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errInUse) {
 			return errSourceChanged
 		}
 		return invalidInput("sidecar cannot be opened safely")

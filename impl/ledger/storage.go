@@ -10,6 +10,12 @@ import (
 	"sync"
 )
 
+// errInUse is an open that another handle's sharing refused (Windows'
+// sharing violation; never on POSIX): SQLite deleting a sidecar holds it
+// with delete access for that moment. On a sidecar it is a change in
+// progress, retried as one (spec/task-state-guard.md 12.4).
+var errInUse = errors.New("file held by another handle")
+
 // sidecarSuffixes are the files SQLite keeps beside the database.
 var sidecarSuffixes = []string{"-journal", "-wal", "-shm"}
 

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+
+	"golang.org/x/sys/windows"
 )
 
 // posixModes: Windows privacy is an externally managed DACL; no mode bits.
@@ -83,8 +85,18 @@ func fstat(f *os.File) (fileInfo, error) {
 
 // openNoFollow opens an existing database file read-only; the caller has
 // already refused reparse points and compares identities after opening.
+// An open that another handle's sharing refuses is errInUse: SQLite
+// deleting a sidecar (DeleteFile holds it with delete access for that
+// moment, which this open, like Go's, does not share) refuses it so.
 func openNoFollow(path string) (*os.File, error) {
-	return os.OpenFile(path, os.O_RDONLY, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY, 0)
+	switch {
+	case err == nil:
+		return f, nil
+	case errors.Is(err, windows.ERROR_SHARING_VIOLATION):
+		return nil, &fs.PathError{Op: "open", Path: path, Err: errInUse}
+	}
+	return nil, err
 }
 
 // createPrivate creates a new database file exclusively. A file that
