@@ -84,6 +84,9 @@ var preferredOrder = [...][]string{
 // rank is k's position in the preferred order of level l, or the length of
 // that order for keys not listed. The lists are short: a scan beats a hash.
 func rank(l level, k string) int {
+	if l == levelItem {
+		return itemRank(k)
+	}
 	order := preferredOrder[l]
 	for i, p := range order {
 		if p == k {
@@ -91,6 +94,33 @@ func rank(l level, k string) int {
 		}
 	}
 	return len(order)
+}
+
+// itemRank is rank(levelItem, k), the most frequent case, as one switch.
+func itemRank(k string) int {
+	switch k {
+	case "source":
+		return 0
+	case "status":
+		return 1
+	case "sensitive":
+		return 2
+	case "title":
+		return 3
+	case "url":
+		return 4
+	case "body":
+		return 5
+	case "quote":
+		return 6
+	case "fix_ref":
+		return 7
+	case "verified_revision_id":
+		return 8
+	case "verified_at":
+		return 9
+	}
+	return len(itemOrder)
 }
 
 // rankedKey is a key with its rank and its position in the map.

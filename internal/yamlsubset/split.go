@@ -199,6 +199,7 @@ type canonicalScan struct {
 	text string
 	keep func(key, block string) bool
 	open []openBlock
+	last [transcodeMaxDepth]string // the last key of the open block at each depth
 	// opening: the last line was `key:`.
 	opening bool
 	// Offsets: the first entry of items and the line after its last.
@@ -288,10 +289,11 @@ func (c *canonicalScan) line(pos int, s string) bool {
 	}
 	blk := &c.open[depth]
 	r := rank(blk.level, key)
-	if blk.any && (r < blk.lastRank || r == blk.lastRank && string(blk.lastKey) >= key) {
+	if blk.any && (r < blk.lastRank || r == blk.lastRank && c.last[depth] >= key) {
 		return false
 	}
-	blk.lastRank, blk.lastKey, blk.any = r, append(blk.lastKey[:0], key...), true
+	blk.lastRank, blk.any = r, true
+	c.last[depth] = key // part of the text, or a decoded copy: no copy needed
 	if c.inItems && depth == 1 {
 		c.entryStart, c.entryKey = pos, key
 	}
