@@ -14,6 +14,7 @@
 //	go run ./tools/sweepbench                    # 10,000 and 100,000 items, 5 runs, read and upsert-item
 //	go run ./tools/sweepbench -items 10000 -runs 9
 //	go run ./tools/sweepbench -commands all      # every subcommand that loads the file
+//	go run ./tools/sweepbench -commands all -goal   # and say which rows miss the goal (exit 1 if any)
 //
 // State files are built by a child run of this tool (-gen), so this
 // process keeps a small peak RSS (a child started by os/exec inherits it
@@ -42,6 +43,7 @@ func main() {
 	itemsFlag := flag.String("items", "10000,100000", "comma-separated item counts")
 	runs := flag.Int("runs", 5, "measured runs per command and size (median reported)")
 	commandsFlag := flag.String("commands", "read,upsert-item", "comma-separated subcommands, or all")
+	goalFlag := flag.Bool("goal", false, "add a column saying which goal of issue 20 a row misses, and exit 1 if any does")
 	bin := flag.String("bin", "", "sweep-state binary (default: go build ./cmd/sweep-state)")
 	gen := flag.String("gen", "", "internal: write a state file of -items items at this path and exit")
 	floor := flag.String("floor", "", "internal: run the floor of read or upsert-item on -state and exit")
@@ -57,7 +59,11 @@ func main() {
 	case *floor != "":
 		err = runFloor(*floor, *state)
 	default:
-		err = run(*itemsFlag, *commandsFlag, *runs, *bin)
+		var missed bool
+		if missed, err = run(*itemsFlag, *commandsFlag, *runs, *bin, *goalFlag); err == nil && missed {
+			fmt.Println("\nsome rows miss the goal")
+			os.Exit(1)
+		}
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "sweepbench:", err)
@@ -138,12 +144,40 @@ var benchArgs = []struct {
 	}},
 }
 
-func run(itemsFlag, commandsFlag string, runs int, bin string) error {
+// The goal of issue 20: CPU time at most goalFloor times the floor's,
+// growth from the first size at most goalGrowth times in CPU time, peak
+// RSS at most goalRSS times the file size plus goalRSSConstMiB.
+const (
+	goalFloor       = 3.0
+	goalGrowth      = 11.0
+	goalRSS         = 1.5
+	goalRSSConstMiB = 8.0
+)
+
+// misses names the goals a row misses, "ok" when none.
+func misses(cpuRatio, growth float64, rssKiB, fileBytes int64) string {
+	var m []string
+	if cpuRatio > goalFloor {
+		m = append(m, fmt.Sprintf("CPU > %gx floor", goalFloor))
+	}
+	if growth > goalGrowth {
+		m = append(m, fmt.Sprintf("growth > %gx", goalGrowth))
+	}
+	if float64(rssKiB)*1024 > goalRSS*float64(fileBytes)+goalRSSConstMiB*(1<<20) {
+		m = append(m, fmt.Sprintf("RSS > %gx file + %g MiB", goalRSS, goalRSSConstMiB))
+	}
+	if m == nil {
+		return "ok"
+	}
+	return strings.Join(m, ", ")
+}
+
+func run(itemsFlag, commandsFlag string, runs int, bin string, goal bool) (missed bool, err error) {
 	var sizes []int
 	for _, s := range strings.Split(itemsFlag, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n <= 0 {
-			return fmt.Errorf("bad item count %q", s)
+			return false, fmt.Errorf("bad item count %q", s)
 		}
 		sizes = append(sizes, n)
 	}
@@ -162,67 +196,79 @@ func run(itemsFlag, commandsFlag string, runs int, bin string) error {
 			}
 		}
 		if !found {
-			return fmt.Errorf("no bench command %q", name)
+			return false, fmt.Errorf("no bench command %q", name)
 		}
 	}
 	if runs < 1 {
-		return errors.New("runs must be at least 1")
+		return false, errors.New("runs must be at least 1")
 	}
 	work, err := os.MkdirTemp("", "sweepbench-")
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer os.RemoveAll(work)
 	if bin, err = childstat.CLI(work, "./cmd/sweep-state", bin); err != nil {
-		return err
+		return false, err
 	}
 	self, err := os.Executable()
 	if err != nil {
-		return err
+		return false, err
 	}
-	fmt.Printf("| items | command | file MiB | median wall ms | median CPU ms | median / max peak RSS MiB | floor wall ms | floor CPU ms | x floor (CPU) | x floor (wall) | peak RSS / file | x %d items (CPU) | x %d items (wall) |\n", sizes[0], sizes[0])
-	fmt.Printf("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	goalHead, goalRule := "", ""
+	if goal {
+		goalHead, goalRule = " goal |", "---|"
+	}
+	fmt.Printf("| items | command | file MiB | median wall ms | median CPU ms | median / max peak RSS MiB | floor wall ms | floor CPU ms | x floor (CPU) | x floor (wall) | peak RSS / file | x %d items (CPU) | x %d items (wall) |%s\n", sizes[0], sizes[0], goalHead)
+	fmt.Printf("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|%s\n", goalRule)
 	type base struct{ wall, cpu time.Duration }
 	first := map[string]base{}
 	for _, n := range sizes {
 		dir := filepath.Join(work, strconv.Itoa(n))
 		if err := os.Mkdir(dir, 0o700); err != nil {
-			return err
+			return false, err
 		}
 		state := filepath.Join(dir, "state.yml")
 		if out, err := exec.Command(self, "-gen", state, "-items", strconv.Itoa(n)).CombinedOutput(); err != nil {
-			return fmt.Errorf("generating %d items: %v: %s", n, err, out)
+			return false, fmt.Errorf("generating %d items: %v: %s", n, err, out)
 		}
 		for _, c := range cmds {
 			fi, err := os.Stat(state)
 			if err != nil {
-				return err
+				return false, err
 			}
 			s, err := series(runs, func(r int) *exec.Cmd {
 				return exec.Command(bin, append([]string{c.name, "--state", state}, c.args(r)...)...)
 			}, "OK\n")
 			if err != nil {
-				return fmt.Errorf("%d items, %s: %w", n, c.name, err)
+				return false, fmt.Errorf("%d items, %s: %w", n, c.name, err)
 			}
 			f, err := series(runs, func(int) *exec.Cmd { return exec.Command(self, "-floor", c.floor, "-state", state) }, "")
 			if err != nil {
-				return fmt.Errorf("%d items, floor of %s: %w", n, c.name, err)
+				return false, fmt.Errorf("%d items, floor of %s: %w", n, c.name, err)
 			}
 			growth, cpuGrowth := "", ""
+			cpuGrowthRatio := 0.0
 			if b, ok := first[c.name]; ok {
+				cpuGrowthRatio = float64(s.CPU) / float64(b.cpu)
 				growth = fmt.Sprintf("%.1f", float64(s.Wall)/float64(b.wall))
 				cpuGrowth = fmt.Sprintf("%.1f", float64(s.CPU)/float64(b.cpu))
 			} else {
 				first[c.name] = base{s.Wall, s.CPU}
 			}
-			fmt.Printf("| %d | %s | %.1f | %.1f | %.1f | %.1f / %.1f | %.1f | %.1f | %.2f | %.2f | %.2f | %s | %s |\n", n, c.name,
+			verdict := ""
+			if goal {
+				v := misses(float64(s.CPU)/float64(f.CPU), cpuGrowthRatio, s.MaxRSSKB, fi.Size())
+				missed = missed || v != "ok"
+				verdict = " " + v + " |"
+			}
+			fmt.Printf("| %d | %s | %.1f | %.1f | %.1f | %.1f / %.1f | %.1f | %.1f | %.2f | %.2f | %.2f | %s | %s |%s\n", n, c.name,
 				float64(fi.Size())/(1<<20), ms(s.Wall), ms(s.CPU), mib(s.RSSKiB), mib(s.MaxRSSKB),
 				ms(f.Wall), ms(f.CPU), float64(s.CPU)/float64(f.CPU), float64(s.Wall)/float64(f.Wall),
-				float64(s.MaxRSSKB)*1024/float64(fi.Size()), cpuGrowth, growth)
+				float64(s.MaxRSSKB)*1024/float64(fi.Size()), cpuGrowth, growth, verdict)
 		}
 		os.RemoveAll(dir)
 	}
-	return nil
+	return missed, nil
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
