@@ -136,3 +136,21 @@ func BenchmarkReadJSON(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSplitItems is the fast path of the commands that touch few
+// items (yamlsubset.SplitItems) on the canonical text of the same
+// documents, keeping one item.
+func BenchmarkSplitItems(b *testing.B) {
+	for _, n := range []int{100, 10000} {
+		text := string(yamlsubset.Emit(benchDocument(n)))
+		b.Run(fmt.Sprintf("items=%d", n), func(b *testing.B) {
+			b.SetBytes(int64(len(text)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, others, ok := yamlsubset.SplitItems(text, func(k, _ string) bool { return k == "slack-C001:1700000000.000001" }); !ok || others.Len() != n-1 {
+					b.Fatalf("split: ok %v, %d others", ok, others.Len())
+				}
+			}
+		})
+	}
+}

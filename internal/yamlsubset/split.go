@@ -3,6 +3,8 @@ package yamlsubset
 import (
 	"bytes"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -448,10 +450,13 @@ func canonicalNumber(v string) bool {
 		d := v[i:]
 		return len(d) <= 18 && (d[0] != '0' || d == "0" && i == 0)
 	}
-	var buf [32]byte
-	t := transcoder{buf: buf[:0]}
-	if !t.number(v) {
+	if isFloat, _, ok := numberShape(v); !ok || !isFloat {
 		return false
 	}
-	return string(t.buf) == v && strings.ContainsAny(v, ".e")
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsInf(f, 0) {
+		return false
+	}
+	var buf [32]byte
+	return string(pyjson.AppendFloat(buf[:0], f)) == v
 }

@@ -376,40 +376,8 @@ func simpleList(v string) bool {
 // digits, as pyjson.Encode writes the value Parse reads; otherwise it
 // appends nothing and returns false.
 func (t *transcoder) number(v string) bool {
-	i := 0
-	if v[0] == '-' {
-		i++
-	}
-	digits := i
-	switch {
-	case i < len(v) && v[i] == '0':
-		i++
-	case i < len(v) && v[i] >= '1' && v[i] <= '9':
-		i = skipDigits(v, i)
-	default:
-		return false
-	}
-	intDigits := i - digits
-	isFloat := false
-	if i < len(v) && v[i] == '.' {
-		j := skipDigits(v, i+1)
-		if j == i+1 {
-			return false
-		}
-		i, isFloat = j, true
-	}
-	if i < len(v) && (v[i] == 'e' || v[i] == 'E') {
-		i++
-		if i < len(v) && (v[i] == '+' || v[i] == '-') {
-			i++
-		}
-		j := skipDigits(v, i)
-		if j == i {
-			return false
-		}
-		i, isFloat = j, true
-	}
-	if i != len(v) {
+	isFloat, intDigits, ok := numberShape(v)
+	if !ok {
 		return false
 	}
 	if isFloat {
@@ -429,6 +397,46 @@ func (t *transcoder) number(v string) bool {
 	}
 	t.buf = strconv.AppendInt(t.buf, n, 10)
 	return true
+}
+
+// numberShape reports whether v is exactly one JSON number
+// (-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?), whether it is a float
+// (it has a fraction or an exponent) and how many digits its integer part
+// has.
+func numberShape(v string) (isFloat bool, intDigits int, ok bool) {
+	i := 0
+	if v != "" && v[0] == '-' {
+		i++
+	}
+	digits := i
+	switch {
+	case i < len(v) && v[i] == '0':
+		i++
+	case i < len(v) && v[i] >= '1' && v[i] <= '9':
+		i = skipDigits(v, i)
+	default:
+		return false, 0, false
+	}
+	intDigits = i - digits
+	if i < len(v) && v[i] == '.' {
+		j := skipDigits(v, i+1)
+		if j == i+1 {
+			return false, 0, false
+		}
+		i, isFloat = j, true
+	}
+	if i < len(v) && (v[i] == 'e' || v[i] == 'E') {
+		i++
+		if i < len(v) && (v[i] == '+' || v[i] == '-') {
+			i++
+		}
+		j := skipDigits(v, i)
+		if j == i {
+			return false, 0, false
+		}
+		i, isFloat = j, true
+	}
+	return isFloat, intDigits, i == len(v)
 }
 
 func skipDigits(s string, i int) int {
