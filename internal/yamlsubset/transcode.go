@@ -1,8 +1,7 @@
 package yamlsubset
 
 import (
-	"bufio"
-	"errors"
+	"bytes"
 	"io"
 	"math"
 	"strconv"
@@ -37,34 +36,43 @@ import (
 // they are.
 func ReadJSON(r io.Reader, limit int64) (chunks [][]byte, ok bool) {
 	t := transcoder{}
-	br := bufio.NewReaderSize(io.LimitReader(r, limit+1), 64<<10)
+	lr := io.LimitReader(r, limit+1)
+	// Lines are cut from a buffer filled by large reads; a line longer
+	// than the buffer doubles it.
+	buf := make([]byte, 256<<10)
 	var read int64
-	var long []byte
+	have, start := 0, 0
+	eof := false
 	for {
-		line, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			// A line longer than the buffer: gather it.
-			long = append(long[:0], line...)
-			for errors.Is(err, bufio.ErrBufferFull) {
-				line, err = br.ReadSlice('\n')
-				long = append(long, line...)
+		nl := bytes.IndexByte(buf[start:have], '\n')
+		if nl >= 0 {
+			if !t.line(buf[start : start+nl]) {
+				return nil, false
 			}
-			line = long
+			start += nl + 1
+			continue
 		}
-		read += int64(len(line))
-		if read > limit {
-			return nil, false
-		}
-		if err == io.EOF {
-			if len(line) > 0 {
+		if eof {
+			if start != have {
 				return nil, false // no final newline: not this engine's text
 			}
 			break
 		}
-		if err != nil {
-			return nil, false
+		// Keep the partial line, then read more after it.
+		have = copy(buf, buf[start:have])
+		start = 0
+		if have == len(buf) {
+			buf = append(buf, make([]byte, len(buf))...)
 		}
-		if !t.line(line[:len(line)-1]) {
+		n, err := io.ReadFull(lr, buf[have:])
+		have += n
+		read += int64(n)
+		switch {
+		case read > limit:
+			return nil, false
+		case err == io.EOF || err == io.ErrUnexpectedEOF:
+			eof = true
+		case err != nil:
 			return nil, false
 		}
 	}

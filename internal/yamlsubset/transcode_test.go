@@ -1,0 +1,42 @@
+package yamlsubset_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/stateguard/stateguard/internal/pyjson"
+	"github.com/stateguard/stateguard/internal/yamlsubset"
+	"github.com/stateguard/stateguard/model/value"
+)
+
+// TestReadJSONLongLinesAndLimit: lines longer than the reader's buffer are
+// transcoded whole (a value of 600,000 bytes, one split across reads),
+// text equal to the document's json.dumps; a limit below the text's
+// length, or text cut short of its final newline, is declined.
+func TestReadJSONLongLinesAndLimit(t *testing.T) {
+	doc := value.NewMap()
+	doc.Set("schema_version", value.Int(1))
+	doc.Set("sources", value.NewMap())
+	items := value.NewMap()
+	for i, n := range []int{600_000, 10, 300_000} {
+		it := value.NewMap()
+		it.Set("body", strings.Repeat("é", n/2)+strings.Repeat("x", n%7))
+		items.Set(string(rune('a'+i)), it)
+	}
+	doc.Set("items", items)
+	text := yamlsubset.Emit(doc)
+	chunks, ok := yamlsubset.ReadJSON(bytes.NewReader(text), int64(len(text)))
+	if !ok {
+		t.Fatal("declined the engine's own text")
+	}
+	if got, want := bytes.Join(chunks, nil), pyjson.Encode(doc); !bytes.Equal(got, want) {
+		t.Fatalf("text of %d bytes differs from json.dumps's %d", len(got), len(want))
+	}
+	if _, ok := yamlsubset.ReadJSON(bytes.NewReader(text), int64(len(text))-1); ok {
+		t.Error("took a text longer than the limit")
+	}
+	if _, ok := yamlsubset.ReadJSON(bytes.NewReader(text[:len(text)-1]), int64(len(text))); ok {
+		t.Error("took a text without its final newline")
+	}
+}
