@@ -77,6 +77,24 @@ func isBareWord(s string) bool {
 	return true
 }
 
+// bareColon returns the index of the first ':' in s when the text before
+// it fully matches ^[A-Za-z_][A-Za-z0-9_.-]*$ (isBareWord), else -1: the
+// key of an entry line and its colon in one pass.
+func bareColon(s string) int {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c == '_':
+		case i > 0 && (c >= '0' && c <= '9' || c == '.' || c == '-'):
+		case c == ':' && i > 0:
+			return i
+		default:
+			return -1
+		}
+	}
+	return -1
+}
+
 // isYAML11Word reports the exact spellings a YAML 1.1 reader takes as a
 // boolean or null (divergence D8).
 func isYAML11Word(s string) bool {

@@ -358,8 +358,8 @@ func entryKey(s string) (key, after string, ok bool) {
 		return "", "", false
 	}
 	if s[0] != '"' {
-		i := strings.IndexByte(s, ':')
-		if i < 0 || !IsBareKey(s[:i]) {
+		i := bareColon(s)
+		if i < 0 || isYAML11Word(s[:i]) {
 			return "", "", false
 		}
 		return s[:i], s[i+1:], true

@@ -245,11 +245,8 @@ func (t *transcoder) key(c string) (key, after string, ok bool) {
 		}
 		return k, c[n+1:], true
 	}
-	i := 0
-	for i < len(c) && c[i] != ':' {
-		i++
-	}
-	if i == len(c) || !isBareWord(c[:i]) {
+	i := bareColon(c)
+	if i < 0 {
 		return "", "", false
 	}
 	return c[:i], c[i+1:], true
