@@ -31,7 +31,18 @@ func openRaces(t *testing.T) int {
 // conflict, and the lock the other holds while it sets the ledger up
 // (WAL, schema) is waited for within the busy timeout. Afterwards the
 // ledger is healthy and holds both tasks.
+//
+// Under Wine about 1 race in 300 failed ("database file is not a valid
+// ledger", SQLite's CANTOPEN; or an I/O error, DELETE_NOENT): traced, the
+// creator's switch to WAL had committed and deleted its rollback journal,
+// yet the journal's name still opened (Wine keeps a deleted file's name
+// openable while another handle holds it), so the other opener's SQLite
+// took it for a hot journal, rolled the committed header back to the
+// empty file and then failed to delete the journal that was gone by then.
+// Windows refuses opens of a deleted name, so that cannot happen there:
+// the test is gated by DeletedNamesUnopenable.
 func TestOpenRaceOnFreshPath(t *testing.T) {
+	platformtest.DeletedNamesUnopenable(t)
 	races := openRaces(t)
 	failures := 0
 	for i := 0; i < races; i++ {
