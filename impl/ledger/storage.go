@@ -74,11 +74,10 @@ func checkPathText(path string) (string, error) {
 func resolveParent(path string) (dir string, missing []string, err error) {
 	abs := path
 	if !filepath.IsAbs(abs) {
-		wd, err := os.Getwd()
-		if err != nil {
-			return "", nil, internal("resolve path", err)
+		var err error
+		if abs, err = fromWorkingDir(path); err != nil {
+			return "", nil, err
 		}
-		abs = wd + string(os.PathSeparator) + path
 	}
 	dir, _ = splitLast(abs)
 	var pending []string // names that do not exist, innermost first
@@ -110,6 +109,42 @@ func resolveParent(path string) (dir string, missing []string, err error) {
 		pending = append(pending, name)
 		dir = up
 	}
+}
+
+// fromWorkingDir makes a relative path absolute as the platform reads it,
+// without cleaning it. On Windows a path may also be rooted without a
+// drive ("\ledgers\tasks.sqlite": that path on the current directory's
+// drive) or name a drive without being rooted ("D:tasks.sqlite": against
+// that drive's current directory); neither is relative to the current
+// directory itself. A rooted path while the current directory is on a UNC
+// share is a UNC path, refused as one (11.1).
+func fromWorkingDir(path string) (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", internal("resolve path", err)
+	}
+	sep := string(os.PathSeparator)
+	if runtime.GOOS != "windows" {
+		return wd + sep + path, nil
+	}
+	switch vol := filepath.VolumeName(path); {
+	case vol != "":
+		// The drive's current directory is the process's own for its
+		// drive, else what Windows remembers for that drive (its root by
+		// default); filepath.Abs asks Windows.
+		dir, err := filepath.Abs(vol)
+		if err != nil {
+			return "", internal("resolve path", err)
+		}
+		return strings.TrimRight(dir, sep) + sep + path[len(vol):], nil
+	case os.IsPathSeparator(path[0]):
+		vol := filepath.VolumeName(wd)
+		if strings.HasPrefix(vol, `\\`) {
+			return "", invalidInput("UNC paths are not supported")
+		}
+		return vol + path, nil
+	}
+	return wd + sep + path, nil
 }
 
 // splitLast splits p at its last separator without cleaning either side;
