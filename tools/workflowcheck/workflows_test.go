@@ -168,6 +168,29 @@ func TestCIWorkflow(t *testing.T) {
 	}
 }
 
+// TestCheckoutKeepsBytes: the windows job's checkout would turn every text
+// file into CRLF (Git for Windows' core.autocrlf), and the script tests,
+// golden files and fixtures compare bytes; the first rule of .gitattributes
+// turns conversion off for every file. Fails if that rule is removed or
+// moved below one that sets text again.
+func TestCheckoutKeepsBytes(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", ".gitattributes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if line != "* -text" {
+			t.Fatalf(".gitattributes: first rule %q, want \"* -text\" (no line-ending conversion on any checkout)", line)
+		}
+		return
+	}
+	t.Fatal(".gitattributes has no rules")
+}
+
 func usesSetupGo(j job) bool {
 	for _, s := range j.Steps {
 		if strings.HasPrefix(s.Uses, "actions/setup-go@") && s.With["go-version-file"] == "go.mod" {
