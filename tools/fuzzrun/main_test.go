@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -168,5 +169,31 @@ func TestOnlyDeadlineFailure(t *testing.T) {
 		if got := onlyDeadlineFailure([]byte(c.out)); got != c.want {
 			t.Errorf("%q: %v, want %v", c.out, got, c.want)
 		}
+	}
+}
+
+// TestToolArgs: a compiler invocation marked uninstrumented loses go
+// test's instrumentation flag; an unmarked one, another tool, and the
+// version probe go runs through the toolexec pass unchanged.
+func TestToolArgs(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"/go/pkg/tool/compile -p modernc.org/sqlite/lib -d=libfuzzer=0 -d=libfuzzer -o x.a", "/go/pkg/tool/compile -p modernc.org/sqlite/lib -d=libfuzzer=0 -o x.a"},
+		{`C:\go\pkg\tool\compile.exe -d=libfuzzer=0 -d=libfuzzer`, `C:\go\pkg\tool\compile.exe -d=libfuzzer=0`},
+		{"/go/pkg/tool/compile -p example.com/ours -d=libfuzzer -o x.a", "/go/pkg/tool/compile -p example.com/ours -d=libfuzzer -o x.a"},
+		{"/go/pkg/tool/link -d=libfuzzer=0 -d=libfuzzer", "/go/pkg/tool/link -d=libfuzzer=0 -d=libfuzzer"},
+		{"/go/pkg/tool/compile -V=full", "/go/pkg/tool/compile -V=full"},
+	} {
+		in := strings.Fields(c.in)
+		if runtime.GOOS != "windows" && strings.Contains(c.in, `\`) {
+			in[0] = "compile.exe" // filepath.Base splits on / only here
+		}
+		got := strings.Join(toolArgs(in)[1:], " ")
+		if want := strings.Join(strings.Fields(c.want)[1:], " "); got != want {
+			t.Errorf("toolArgs(%q) = %q, want %q", c.in, got, want)
+		}
+	}
+	if args := unguidedArgs("/bin/fuzzrun"); strings.Join(args, " ") !=
+		"-toolexec=/bin/fuzzrun -gcflags=modernc.org/sqlite/lib=-d=libfuzzer=0 -gcflags=modernc.org/libc/...=-d=libfuzzer=0" {
+		t.Errorf("unguidedArgs = %q", args)
 	}
 }
