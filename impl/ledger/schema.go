@@ -5,8 +5,10 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/stateguard/stateguard/internal/pyjson"
 )
@@ -94,10 +96,40 @@ func collapseSpace(s string) string {
 	return b.String()
 }
 
-// fingerprint computes the schema fingerprint of objects (spec/task-state-guard.md §9.2):
+// lastFingerprint is the objects fingerprint last computed and their
+// fingerprint. Every open and every doctor reads the schema again, nearly
+// always the same objects, and computing the fingerprint (collapsing the
+// whitespace of the DDL, JSON, SHA-256) was half of readSchema's time and
+// a twentieth of a read-only open with a doctor (issue 21 item 7).
+var lastFingerprint struct {
+	sync.Mutex
+	valid   bool
+	objects []schemaObject
+	sum     string
+}
+
+// fingerprint is computeFingerprint(objects), remembered for the last
+// objects it was asked about.
+func fingerprint(objects []schemaObject) string {
+	m := &lastFingerprint
+	m.Lock()
+	if m.valid && slices.Equal(m.objects, objects) {
+		sum := m.sum
+		m.Unlock()
+		return sum
+	}
+	m.Unlock()
+	sum := computeFingerprint(objects)
+	m.Lock()
+	m.valid, m.objects, m.sum = true, slices.Clone(objects), sum
+	m.Unlock()
+	return sum
+}
+
+// computeFingerprint computes the schema fingerprint of objects (spec/task-state-guard.md §9.2):
 // SHA-256 of the compact JSON list of [type, name, tbl_name, sql] ordered
 // by type then name.
-func fingerprint(objects []schemaObject) string {
+func computeFingerprint(objects []schemaObject) string {
 	sorted := append([]schemaObject(nil), objects...)
 	sort.Slice(sorted, func(i, j int) bool {
 		if sorted[i].typ != sorted[j].typ {
