@@ -7,3 +7,8 @@ func SetExaminePlan(l *Ledger, plan string) { l.examinePlan = plan }
 // SetListPlan forces List's plan for the external tests: "index", "scan",
 // or "" to choose by the count.
 func SetListPlan(l *Ledger, plan string) { l.listPlan = plan }
+
+// SetPruneBatch sets Prune's batch bounds for the external tests: at most
+// roots candidate roots and (after the tree that reaches it) tasks tasks
+// per batch; zero keeps the default.
+func SetPruneBatch(l *Ledger, roots, tasks int) { l.pruneBatch = [2]int{roots, tasks} }

@@ -46,6 +46,9 @@ type Ledger struct {
 	// serves the filter, if any) or "scan" (the walk, with a window of two
 	// ids); "" chooses by the count (list.go).
 	listPlan string
+	// pruneBatch overrides Prune's batch bounds in tests: candidate roots
+	// and tasks per batch; zero keeps pruneBatchRoots and pruneBatchTasks.
+	pruneBatch [2]int
 }
 
 // Open opens (or, unless read-only, creates) the ledger at path after the

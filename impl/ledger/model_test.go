@@ -550,6 +550,8 @@ func TestLedgerMatchesModel(t *testing.T) {
 			"children":  mc.ChildrenOf,
 			"reconcile": mc.Reconcile,
 			"list":      mc.List,
+			"prune":     mc.Prune,
+			"finish":    mc.Finish,
 			"":          mc.check,
 		})
 	})
