@@ -188,7 +188,7 @@ func TestPruneMatchesModel(t *testing.T) {
 			defer flag.Set(name, old)
 		}
 	}
-	
+
 	pruneSeen.calls, pruneSeen.removing, pruneSeen.withChildren, pruneSeen.retaining = 0, 0, 0, 0
 	rapid.Check(t, func(rt *rapid.T) {
 		mc := newMachine(rt, t.TempDir())

@@ -249,6 +249,12 @@ func execute(inv *invocation, clock ledger.Clock) (result any, status int, err e
 			next = page.Next
 		}
 		return object{"ok": true, "tasks": page.Tasks, "next": next}, exitOK, nil
+	case "prune":
+		rep, err := l.Prune(ledger.PruneOptions{EndedBefore: inv.pruneBefore, DryRun: inv.dryRun})
+		if err != nil {
+			return nil, 0, err
+		}
+		return object{"ok": true, "prune": pruneObject(rep)}, exitOK, nil
 	case "reconcile":
 		rep, err := reconcileSeconds(l, context.Background(), inv.activeGrace, inv.deliveryGrace, inv.dryRun)
 		if err != nil {
@@ -288,6 +294,18 @@ func reconcileObject(r ledger.ReconcileReport) object {
 		"pending_delivery_retained": r.PendingDeliveryRetained,
 		"dry_run":                   r.DryRun,
 		"applied":                   r.Applied,
+	}
+}
+
+func pruneObject(r ledger.PruneReport) object {
+	return object{
+		"trees_examined": r.TreesExamined,
+		"trees_removed":  r.TreesRemoved,
+		"trees_retained": r.TreesRetained,
+		"tasks_removed":  r.TasksRemoved,
+		"events_removed": r.EventsRemoved,
+		"dry_run":        r.DryRun,
+		"applied":        r.Applied,
 	}
 }
 

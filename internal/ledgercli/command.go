@@ -34,6 +34,8 @@ type invocation struct {
 	list ledger.ListFilter // list's filters, position and page size
 
 	backupTo string // backup's new file
+
+	pruneBefore *float64 // prune's --ended-before
 }
 
 // readOnly reports whether the command must open the ledger read-only:
@@ -43,7 +45,7 @@ func (inv *invocation) readOnly() bool {
 	switch inv.command {
 	case "doctor", "get", "children", "list", "backup":
 		return true
-	case "reconcile":
+	case "reconcile", "prune":
 		return inv.dryRun
 	}
 	return false
@@ -79,7 +81,7 @@ var topParser = parserSpec{
 		{names: []string{"--db"}, key: "db", takesValue: true, required: true},
 		{names: []string{"--allow-external-acl"}, key: "allow-external-acl"},
 	},
-	subcommands: []string{"init", "create", "start", "heartbeat", "close", "delivery", "reconcile", "doctor", "get", "children", "list", "backup"},
+	subcommands: []string{"init", "create", "start", "heartbeat", "close", "delivery", "reconcile", "doctor", "get", "children", "list", "backup", "prune"},
 }
 
 func taskIDParser() parserSpec {
@@ -129,6 +131,11 @@ var subParsers = map[string]parserSpec{
 		helpOption,
 		{names: []string{"--to"}, key: "to", takesValue: true, required: true},
 	}},
+	"prune": {options: []option{
+		helpOption,
+		{names: []string{"--ended-before"}, key: "ended-before", takesValue: true, typeCheck: looksLikePythonFloat, required: true},
+		{names: []string{"--dry-run"}, key: "dry-run"},
+	}},
 	"list": {options: []option{
 		helpOption,
 		{names: []string{"--status"}, key: "status", takesValue: true, repeatable: true, choices: taskStateWords},
@@ -170,6 +177,8 @@ func subcommandHelp(name string) string {
 		return listHelp
 	case "backup":
 		return backupHelp
+	case "prune":
+		return pruneHelp
 	case "init", "doctor":
 		return fmt.Sprintf(noArgHelpTemplate, name)
 	default:
@@ -312,6 +321,12 @@ func buildInvocation(top, sub *parseResult) (*invocation, error) {
 			return nil, err
 		}
 		inv.backupTo = text
+	}
+	if inv.command == "prune" {
+		inv.pruneBefore = new(float64)
+		if err := seconds("ended-before", inv.pruneBefore); err != nil {
+			return nil, err
+		}
 	}
 	if inv.command == "list" {
 		if err := buildList(inv, sub, seconds); err != nil {

@@ -12,14 +12,14 @@ import "github.com/stateguard/stateguard/internal/version"
 func versionText() string { return "task-state-guard " + version.String() + "\n" }
 
 const topHelp = `usage: task-state-guard [-h] [--version] --db DB [--allow-external-acl]
-                        {init,create,start,heartbeat,close,delivery,reconcile,doctor,get,children,list,backup}
+                        {init,create,start,heartbeat,close,delivery,reconcile,doctor,get,children,list,backup,prune}
                         ...
 
 Preview and reconcile SQLite task and delivery state after timeouts or
 restarts.
 
 positional arguments:
-  {init,create,start,heartbeat,close,delivery,reconcile,doctor,get,children,list,backup}
+  {init,create,start,heartbeat,close,delivery,reconcile,doctor,get,children,list,backup,prune}
     init                Initialize the database
     create              Create or idempotently reuse a task
     reconcile           Preview or apply stale task and delivery transitions
@@ -29,6 +29,7 @@ positional arguments:
     list                List tasks by state, delivery, time or parent, a page
                         at a time in id order
     backup              Copy the ledger, consistently, to a new file
+    prune               Remove finished task trees that ended before a time
 
 options:
   -h, --help            show this help message and exit
@@ -140,4 +141,15 @@ const backupHelp = `usage: task-state-guard backup [-h] --to TO
 options:
   -h, --help  show this help message and exit
   --to TO     New file for the copy (never overwritten)
+`
+
+const pruneHelp = `usage: task-state-guard prune [-h] --ended-before ENDED_BEFORE [--dry-run]
+
+options:
+  -h, --help            show this help message and exit
+  --ended-before ENDED_BEFORE
+                        Remove only trees whose every task ended before this
+                        Unix time
+  --dry-run             Count what would be removed without changing the
+                        ledger
 `
