@@ -120,7 +120,7 @@ func (l *Ledger) PruneContext(ctx context.Context, opts PruneOptions) (PruneRepo
 	}
 	rep := PruneReport{DryRun: opts.DryRun, Applied: !opts.DryRun}
 	var cur pruneCursor
-	for !cur.done {
+	for batch := 0; !cur.done; batch++ {
 		var b pruneBatch
 		var err error
 		if opts.DryRun {
@@ -131,7 +131,10 @@ func (l *Ledger) PruneContext(ctx context.Context, opts PruneOptions) (PruneRepo
 		} else {
 			err = l.prunedWrite(ctx, func(t *txn) error {
 				b = pruneBatch{cursor: cur}
-				return b.run(t, cutoff, true)
+				if err := b.run(t, cutoff, true); err != nil {
+					return err
+				}
+				return pruneHook(batch, false)
 			})
 		}
 		if err != nil {
@@ -146,8 +149,8 @@ func (l *Ledger) PruneContext(ctx context.Context, opts PruneOptions) (PruneRepo
 		rep.TasksRemoved += b.tasks
 		rep.EventsRemoved += b.events
 		cur = b.cursor
-		if pruneBatchHook != nil {
-			if err := pruneBatchHook(rep); err != nil {
+		if !opts.DryRun {
+			if err := pruneHook(batch, true); err != nil {
 				return rep, err
 			}
 		}
@@ -155,9 +158,18 @@ func (l *Ledger) PruneContext(ctx context.Context, opts PruneOptions) (PruneRepo
 	return rep, nil
 }
 
-// pruneBatchHook, when a test sets it, runs after each committed batch;
-// an error it returns ends the prune there, as a failure would.
-var pruneBatchHook func(PruneReport) error
+// pruneBatchHook, when a test sets it, runs in each applied batch: inside
+// its transaction after the removals (committed false; an error rolls the
+// batch back and ends the prune, as a failure there would) and after its
+// commit (committed true; an error ends the prune there).
+var pruneBatchHook func(batch int, committed bool) error
+
+func pruneHook(batch int, committed bool) error {
+	if pruneBatchHook == nil {
+		return nil
+	}
+	return pruneBatchHook(batch, committed)
+}
 
 // pruneBatch is one batch's work: where it starts and ends, and its
 // counts.

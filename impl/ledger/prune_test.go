@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 )
 
@@ -77,4 +78,194 @@ func TestPruneKeepsUnsettledTrees(t *testing.T) {
 		}
 	}
 	healthy(t, l)
+}
+
+// settledTrees makes n trees of a root and two children, every task
+// closed and its delivery settled, each tree a second after the one
+// before (so the candidates come in the trees' order). It returns the
+// ids per tree, root first.
+func settledTrees(t *testing.T, l *Ledger, clk *scriptedClock, n int) [][]string {
+	t.Helper()
+	var trees [][]string
+	for range n {
+		trees = append(trees, pruneTree(t, l, clk, "settled", "settled", "settled"))
+	}
+	return trees
+}
+
+// treeState reports how many tasks of tree remain.
+func treeState(t *testing.T, l *Ledger, tree []string) int {
+	t.Helper()
+	n := 0
+	for _, id := range tree {
+		_, err := l.Get(id)
+		switch {
+		case err == nil:
+			n++
+		case !errors.Is(err, ErrTaskNotFound):
+			t.Fatal(err)
+		}
+	}
+	return n
+}
+
+// TestPruneFailedBatchKeepsEarlierOnes: batches of one tree; a failure
+// inside the third batch's transaction, after its removals, rolls that
+// batch back and ends the prune: the two batches before stay committed,
+// the report counts them, every tree is either gone whole or whole, the
+// doctor is healthy, and a second prune removes the rest.
+func TestPruneFailedBatchKeepsEarlierOnes(t *testing.T) {
+	l, clk, _ := openTest(t)
+	trees := settledTrees(t, l, clk, 5)
+	SetPruneBatch(l, 1, 1)
+	planted := errors.New("planted failure")
+	pruneBatchHook = func(batch int, committed bool) error {
+		if batch == 2 && !committed {
+			return planted
+		}
+		return nil
+	}
+	defer func() { pruneBatchHook = nil }()
+	cutoff := clk.now + 1
+	rep, err := l.Prune(PruneOptions{EndedBefore: &cutoff})
+	if !errors.Is(err, planted) {
+		t.Fatalf("prune answered %v", err)
+	}
+	if want := (PruneReport{TreesExamined: 2, TreesRemoved: 2, TasksRemoved: 6, EventsRemoved: 18, Applied: true}); rep != want {
+		t.Fatalf("report %+v, want %+v", rep, want)
+	}
+	for i, tree := range trees {
+		want := 3
+		if i < 2 {
+			want = 0
+		}
+		if got := treeState(t, l, tree); got != want {
+			t.Fatalf("tree %d holds %d of its 3 tasks, want %d", i, got, want)
+		}
+	}
+	healthy(t, l)
+	pruneBatchHook = nil
+	rep, err = l.Prune(PruneOptions{EndedBefore: &cutoff})
+	if err != nil || rep.TreesRemoved != 3 || rep.TasksRemoved != 9 {
+		t.Fatalf("second prune %+v %v", rep, err)
+	}
+	healthy(t, l)
+}
+
+// TestPruneChildAddedBetweenBatches: another ledger on the file adds a
+// child to the next batch's tree while the prune runs (after the first
+// batch committed): that tree is kept whole, with its new child, and the
+// others go.
+func TestPruneChildAddedBetweenBatches(t *testing.T) {
+	l, clk, p := openTest(t)
+	trees := settledTrees(t, l, clk, 3)
+	other, err := Open(p, Options{AllowExternalACL: onWindows, Clock: clk.read})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	SetPruneBatch(l, 1, 1)
+	var child Task
+	pruneBatchHook = func(batch int, committed bool) error {
+		if batch == 0 && committed {
+			child, err = other.Create(CreateParams{ParentID: trees[1][0]})
+			return err
+		}
+		return nil
+	}
+	defer func() { pruneBatchHook = nil }()
+	cutoff := clk.now + 1
+	rep, err := l.Prune(PruneOptions{EndedBefore: &cutoff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (PruneReport{TreesExamined: 3, TreesRemoved: 2, TreesRetained: 1, TasksRemoved: 6, EventsRemoved: 18, Applied: true}); rep != want {
+		t.Fatalf("report %+v, want %+v", rep, want)
+	}
+	if treeState(t, l, trees[0]) != 0 || treeState(t, l, trees[1]) != 3 || treeState(t, l, trees[2]) != 0 {
+		t.Fatal("a tree was not removed or kept whole")
+	}
+	if _, err := l.Get(child.ID); err != nil {
+		t.Fatalf("the new child: %v", err)
+	}
+	healthy(t, l)
+}
+
+// TestPruneBesideAWriter: while a prune runs in batches of one tree,
+// another ledger on the file adds children: to each odd tree before the
+// batch that judges it, and to each batch's own tree while the batch's
+// removals are not yet committed (that create waits for the write lock
+// and then finds an even tree's root gone: TaskNotFound, never a child
+// of a removed task). A child created is never removed and keeps its
+// parent, every tree is removed or kept whole, every even tree goes, and
+// the doctor finds no orphan.
+func TestPruneBesideAWriter(t *testing.T) {
+	l, clk, p := openTest(t)
+	trees := settledTrees(t, l, clk, 30)
+	other, err := Open(p, Options{AllowExternalACL: onWindows, Clock: clk.read})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	SetPruneBatch(l, 1, 1)
+	var children []Task
+	answers := make(chan error, len(trees)*2)
+	create := func(tree int) {
+		task, err := other.Create(CreateParams{ParentID: trees[tree%len(trees)][0]})
+		if err == nil {
+			children = append(children, task)
+		}
+		if tree%2 == 0 && !errors.Is(err, ErrTaskNotFound) {
+			err = fmt.Errorf("a create under the root of removed tree %d answered %v", tree, err)
+		} else if tree%2 == 1 && err != nil {
+			err = fmt.Errorf("a create under the root of kept tree %d answered %v", tree, err)
+		} else {
+			err = nil
+		}
+		answers <- err
+	}
+	var inFlight int
+	pruneBatchHook = func(batch int, committed bool) error {
+		if !committed {
+			// This batch's own tree, while its removal is not committed.
+			inFlight++
+			go create(batch)
+			return nil
+		}
+		for ; inFlight > 0; inFlight-- {
+			if err := <-answers; err != nil {
+				return err
+			}
+		}
+		if batch%2 == 0 {
+			// The next tree, before its batch judges it.
+			create(batch + 1)
+			return <-answers
+		}
+		return nil
+	}
+	defer func() { pruneBatchHook = nil }()
+	cutoff := clk.now + 1
+	rep, err := l.Prune(PruneOptions{EndedBefore: &cutoff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range children {
+		if _, err := l.Get(c.ID); err != nil {
+			t.Fatalf("a child created beside the prune: %v", err)
+		}
+		if _, err := l.Get(*c.ParentID); err != nil {
+			t.Fatalf("the parent of a child created beside the prune: %v", err)
+		}
+	}
+	for i, tree := range trees {
+		if n := treeState(t, l, tree); n != 0 && n != 3 || i%2 == 0 && n != 0 {
+			t.Fatalf("tree %d holds %d of its 3 tasks", i, n)
+		}
+	}
+	if rep.TreesRemoved < len(trees)/2 || len(children) == 0 {
+		t.Fatalf("prune %+v beside %d children created", rep, len(children))
+	}
+	healthy(t, l)
+	t.Logf("prune %+v beside %d children created", rep, len(children))
 }
