@@ -28,8 +28,11 @@ import (
 
 // chainStates maps a task's rowid to the state of its chain: the next
 // position expected (low bits) and chainBroken. Rowids of a ledger are
-// dense (1..n), so an array serves; a file with far-apart rowids (only a
-// damaged or crafted one) falls back to a map.
+// dense (1..n) until a prune removes trees, which leaves holes: an array
+// over the rowid range serves while it costs at most 16 bytes a task
+// (less than a map entry); a file with rowids farther apart (a prune
+// that kept one task in twenty, or a damaged or crafted file) falls back
+// to a map.
 type chainStates struct {
 	base   int64
 	dense  []uint8
@@ -41,7 +44,7 @@ const chainBroken = 0x80
 
 func newChainStates(count, minRowid, maxRowid int64) *chainStates {
 	c := &chainStates{base: minRowid}
-	if span := maxRowid - minRowid + 1; count > 0 && span > 0 && span <= 2*count+1024 {
+	if span := maxRowid - minRowid + 1; count > 0 && span > 0 && span <= 16*count+1024 {
 		c.dense = make([]uint8, span)
 	} else {
 		c.sparse = map[int64]uint8{}

@@ -269,3 +269,51 @@ func TestPruneBesideAWriter(t *testing.T) {
 	healthy(t, l)
 	t.Logf("prune %+v beside %d children created", rep, len(children))
 }
+
+// TestPruneKeepsTheFileALedger: after a prune, a failed one included, the
+// connection has foreign keys on again (read back), the file still has
+// the exact schema and metadata (a writable open validates them and the
+// fingerprint is the one the Python ledger checks), and the doctor is
+// healthy.
+func TestPruneKeepsTheFileALedger(t *testing.T) {
+	l, clk, p := openTest(t)
+	settledTrees(t, l, clk, 4)
+	SetPruneBatch(l, 1, 1)
+	cutoff := clk.now + 1
+	pruneBatchHook = func(batch int, committed bool) error {
+		if batch == 1 && !committed {
+			return errors.New("planted failure")
+		}
+		return nil
+	}
+	_, err := l.Prune(PruneOptions{EndedBefore: &cutoff})
+	pruneBatchHook = nil
+	if err == nil {
+		t.Fatal("the planted failure did not end the prune")
+	}
+	for range 2 {
+		if on, err := l.pragmaInt("PRAGMA foreign_keys"); err != nil || on != 1 {
+			t.Fatalf("foreign_keys after prune: %d %v", on, err)
+		}
+		if _, err := l.Prune(PruneOptions{EndedBefore: &cutoff}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	healthy(t, l)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := Open(p, Options{AllowExternalACL: onWindows, MustExist: true})
+	if err != nil {
+		t.Fatalf("writable open after prune: %v", err)
+	}
+	defer again.Close()
+	var fingerprint string
+	if err := again.conn.QueryRowContext(t.Context(), `SELECT value FROM schema_meta WHERE key = 'schema_fingerprint'`).Scan(&fingerprint); err != nil {
+		t.Fatal(err)
+	}
+	if fingerprint != "50ae209ec97afb360e142cfae85767f575acc2a065103f5b642bfd0c141e08f6" {
+		t.Fatalf("fingerprint %s", fingerprint)
+	}
+	healthy(t, again)
+}
