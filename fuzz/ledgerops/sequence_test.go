@@ -70,6 +70,10 @@ func FuzzLedgerSequence(f *testing.F) {
 			"\x07\x01\x02\x01\x00" + "\x06\x04\x08\x00\x00\x00" + "\x00\x07\x00\x00" + "\x00\x06\x02\x03",
 		// a start at the top of the float range with a huge timeout
 		"\x00\x00\x01\x03\x00\x01\x00\x01\x05\x01" + "\x08\x00\x02\x03\x00",
+		// create; start and a heartbeat, each 30 s later; a heartbeat with
+		// the clock 0.5 s back, after the start (refused; with the refusal
+		// removed, no mutation reached this in 7,761 executions, issue 21)
+		"\x00\x00\x01\x00\x00\x01\x00\x00\x01" + "\x05\x02\x02\x00\x00" + "\x05\x02\x03\x00\x00" + "\x07\x00\x03\x00\x00",
 	} {
 		f.Add([]byte(s))
 	}
