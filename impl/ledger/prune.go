@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"encoding/json"
 	"math"
+	"slices"
 )
 
 // Prune removes whole task trees that are finished with: a tree is a
@@ -123,18 +124,31 @@ func (l *Ledger) PruneContext(ctx context.Context, opts PruneOptions) (PruneRepo
 	for batch := 0; !cur.done; batch++ {
 		var b pruneBatch
 		var err error
-		if opts.DryRun {
-			err = l.lockedReadTx(ctx, "prune dry run", true, func(t *txn) error {
-				b = pruneBatch{cursor: cur} // a read-only read may be retried
-				return b.run(t, cutoff, false)
-			})
-		} else {
+		// A dry run counts in a read transaction. An apply first reads:
+		// it judges the trees and finds their events (a pass over all of
+		// task_events, which has no index on task_id) in a read
+		// transaction, beside writers; only then does it take the write
+		// lock, judge again and remove. A batch whose read pass finds
+		// nothing to remove is not written at all.
+		mode := pruneCount
+		if !opts.DryRun {
+			mode = pruneRead
+		}
+		err = l.lockedReadTx(ctx, "prune", true, func(t *txn) error {
+			b = pruneBatch{cursor: cur} // a read-only read may be retried
+			return b.run(t, cutoff, mode, nil)
+		})
+		if err == nil && !opts.DryRun && len(b.ids) > 0 {
+			err = pruneHook(batch, "read")
+		}
+		if err == nil && !opts.DryRun && len(b.ids) > 0 {
+			plan := b
 			err = l.prunedWrite(ctx, func(t *txn) error {
 				b = pruneBatch{cursor: cur}
-				if err := b.run(t, cutoff, true); err != nil {
+				if err := b.run(t, cutoff, pruneApply, &plan); err != nil {
 					return err
 				}
-				return pruneHook(batch, false)
+				return pruneHook(batch, "write")
 			})
 		}
 		if err != nil {
@@ -150,7 +164,7 @@ func (l *Ledger) PruneContext(ctx context.Context, opts PruneOptions) (PruneRepo
 		rep.EventsRemoved += b.events
 		cur = b.cursor
 		if !opts.DryRun {
-			if err := pruneHook(batch, true); err != nil {
+			if err := pruneHook(batch, "committed"); err != nil {
 				return rep, err
 			}
 		}
@@ -158,17 +172,18 @@ func (l *Ledger) PruneContext(ctx context.Context, opts PruneOptions) (PruneRepo
 	return rep, nil
 }
 
-// pruneBatchHook, when a test sets it, runs in each applied batch: inside
-// its transaction after the removals (committed false; an error rolls the
-// batch back and ends the prune, as a failure there would) and after its
-// commit (committed true; an error ends the prune there).
-var pruneBatchHook func(batch int, committed bool) error
+// pruneBatchHook, when a test sets it, runs in each applied batch: after
+// the read pass found trees to remove ("read"), inside the write
+// transaction after the removals ("write"; an error rolls the batch back
+// and ends the prune, as a failure there would), and after the batch
+// ("committed"). An error ends the prune there.
+var pruneBatchHook func(batch int, phase string) error
 
-func pruneHook(batch int, committed bool) error {
+func pruneHook(batch int, phase string) error {
 	if pruneBatchHook == nil {
 		return nil
 	}
-	return pruneBatchHook(batch, committed)
+	return pruneBatchHook(batch, phase)
 }
 
 // pruneBatch is one batch's work: where it starts and ends, and its
@@ -176,60 +191,94 @@ func pruneHook(batch int, committed bool) error {
 type pruneBatch struct {
 	cursor                           pruneCursor
 	examined, removed, tasks, events int
+	ids                              []string // the tasks it removes
+	seqs                             []int64  // the read pass: their events' sequences
+	maxSeq                           int64    // the read pass: the largest sequence then
 }
 
-// run examines the next candidates from b.cursor, and removes (remove) or
-// only counts the trees that qualify.
-func (b *pruneBatch) run(t *txn, cutoff float64, remove bool) error {
-	var ids []string
-	maxTasks := t.l.pruneBatch[1]
-	if maxTasks == 0 {
-		maxTasks = pruneBatchTasks
-	}
-	roots, err := b.nextRoots(t, cutoff)
-	if err != nil {
+// What a batch's run does after judging its trees.
+const (
+	pruneCount = iota // a dry run: count the trees' events
+	pruneRead         // the read pass before an apply: find the trees' events
+	pruneApply        // the write: remove the trees and their events
+)
+
+// run judges the trees of the next candidates from b.cursor and then, as
+// mode says, counts their events, finds them, or removes them. An apply
+// is given the read pass's batch (plan): when its own judgement, in the
+// write transaction, picked the same trees from the same position, it
+// removes the events the read pass found (by sequence, through the
+// primary key) and those appended since (sequences above the read pass's
+// largest, a range of the primary key); otherwise it finds them itself
+// by reading task_events whole. Either way every event of the removed
+// tasks goes: an event with a sequence at most the read pass's largest
+// was committed before that read began (sequences are given out in
+// commit order, one writer at a time, never reused), so the read pass saw
+// it.
+func (b *pruneBatch) run(t *txn, cutoff float64, mode int, plan *pruneBatch) error {
+	if err := b.judge(t, cutoff); err != nil || len(b.ids) == 0 {
 		return err
 	}
-	for _, root := range roots {
-		if len(ids) >= maxTasks {
-			break
-		}
-		b.cursor.state, b.cursor.ended, b.cursor.rowid = root.state, root.ended, root.rowid
-		b.examined++
-		tree, ok, err := readPrunableTree(t, root.rowid, cutoff)
-		if err != nil {
-			return err
-		}
-		if ok {
-			b.removed++
-			ids = append(ids, tree...)
-		}
-	}
-	if len(roots) == 0 {
-		b.cursor.done = true
-	}
-	if len(ids) == 0 {
-		return nil
-	}
-	b.tasks = len(ids)
-	list, err := json.Marshal(ids)
+	list, err := json.Marshal(b.ids)
 	if err != nil {
 		return internal("prune", err)
 	}
-	if !remove {
+	switch mode {
+	case pruneCount:
 		return t.QueryRowContext(t.ctx, `SELECT count(*) FROM task_events WHERE task_id IN (SELECT value FROM json_each(?))`, string(list)).Scan(&b.events)
+	case pruneRead:
+		if err := t.QueryRowContext(t.ctx, `SELECT ifnull(max(sequence), 0) FROM task_events`).Scan(&b.maxSeq); err != nil {
+			return err
+		}
+		rows, err := t.QueryContext(t.ctx, `SELECT sequence FROM task_events WHERE task_id IN (SELECT value FROM json_each(?))`, string(list))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var seq int64
+			if err := rows.Scan(&seq); err != nil {
+				return err
+			}
+			b.seqs = append(b.seqs, seq)
+		}
+		return rows.Err()
 	}
-	res, err := t.ExecContext(t.ctx, `DELETE FROM task_events WHERE task_id IN (SELECT value FROM json_each(?))`, string(list))
-	if err != nil {
-		return err
+	if plan != nil && sameCursor(b.cursor, plan.cursor) && slices.Equal(b.ids, plan.ids) {
+		seqs, err := json.Marshal(plan.seqs)
+		if err != nil {
+			return internal("prune", err)
+		}
+		for _, del := range []struct {
+			sql  string
+			args []any
+		}{
+			{`DELETE FROM task_events WHERE sequence IN (SELECT value FROM json_each(?))`, []any{string(seqs)}},
+			{`DELETE FROM task_events WHERE sequence > ? AND task_id IN (SELECT value FROM json_each(?))`, []any{plan.maxSeq, string(list)}},
+		} {
+			res, err := t.ExecContext(t.ctx, del.sql, del.args...)
+			if err != nil {
+				return err
+			}
+			n, err := res.RowsAffected()
+			if err != nil {
+				return err
+			}
+			b.events += int(n)
+		}
+	} else {
+		res, err := t.ExecContext(t.ctx, `DELETE FROM task_events WHERE task_id IN (SELECT value FROM json_each(?))`, string(list))
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		b.events = int(n)
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return err
-	}
-	b.events = int(n)
-	res, err = t.ExecContext(t.ctx, `DELETE FROM tasks WHERE id IN (SELECT value FROM json_each(?))`, string(list))
-	if err := wantChanged(res, err, len(ids)); err != nil {
+	res, err := t.ExecContext(t.ctx, `DELETE FROM tasks WHERE id IN (SELECT value FROM json_each(?))`, string(list))
+	if err := wantChanged(res, err, len(b.ids)); err != nil {
 		return err
 	}
 	// Foreign keys are off while a batch runs (prunedWrite): this is their
@@ -243,6 +292,59 @@ func (b *pruneBatch) run(t *txn, cutoff float64, remove bool) error {
 		return internal("prune", errOrMismatch(nil))
 	}
 	return nil
+}
+
+// judge reads the trees of the next candidates from b.cursor and keeps
+// the ids of those that go, moving the cursor past every candidate it
+// examined.
+func (b *pruneBatch) judge(t *txn, cutoff float64) error {
+	maxTasks := t.l.pruneBatch[1]
+	if maxTasks == 0 {
+		maxTasks = pruneBatchTasks
+	}
+	roots, err := b.nextRoots(t, cutoff)
+	if err != nil {
+		return err
+	}
+	for _, root := range roots {
+		if len(b.ids) >= maxTasks {
+			break
+		}
+		b.cursor.state, b.cursor.ended, b.cursor.rowid = root.state, root.ended, root.rowid
+		b.examined++
+		tree, ok, err := readPrunableTree(t, root.rowid, cutoff)
+		if err != nil {
+			return err
+		}
+		if ok {
+			b.removed++
+			b.ids = append(b.ids, tree...)
+		}
+	}
+	if len(roots) == 0 {
+		b.cursor.done = true
+	}
+	b.tasks = len(b.ids)
+	return nil
+}
+
+// sameCursor compares two positions; ended_at is a number there (the
+// candidates' query selects only numbers below the cutoff).
+func sameCursor(a, b pruneCursor) bool {
+	if a.state != b.state || a.rowid != b.rowid || a.done != b.done {
+		return false
+	}
+	switch x := a.ended.(type) {
+	case nil:
+		return b.ended == nil
+	case int64:
+		y, ok := b.ended.(int64)
+		return ok && x == y
+	case float64:
+		y, ok := b.ended.(float64)
+		return ok && x == y
+	}
+	return false
 }
 
 // pruneRoot is one candidate root and its position in the candidates'

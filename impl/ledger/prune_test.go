@@ -119,8 +119,8 @@ func TestPruneFailedBatchKeepsEarlierOnes(t *testing.T) {
 	trees := settledTrees(t, l, clk, 5)
 	SetPruneBatch(l, 1, 1)
 	planted := errors.New("planted failure")
-	pruneBatchHook = func(batch int, committed bool) error {
-		if batch == 2 && !committed {
+	pruneBatchHook = func(batch int, phase string) error {
+		if batch == 2 && phase == "write" {
 			return planted
 		}
 		return nil
@@ -166,8 +166,8 @@ func TestPruneChildAddedBetweenBatches(t *testing.T) {
 	defer other.Close()
 	SetPruneBatch(l, 1, 1)
 	var child Task
-	pruneBatchHook = func(batch int, committed bool) error {
-		if batch == 0 && committed {
+	pruneBatchHook = func(batch int, phase string) error {
+		if batch == 0 && phase == "committed" {
 			child, err = other.Create(CreateParams{ParentID: trees[1][0]})
 			return err
 		}
@@ -225,8 +225,11 @@ func TestPruneBesideAWriter(t *testing.T) {
 		answers <- err
 	}
 	var inFlight int
-	pruneBatchHook = func(batch int, committed bool) error {
-		if !committed {
+	pruneBatchHook = func(batch int, phase string) error {
+		if phase == "read" {
+			return nil
+		}
+		if phase == "write" {
 			// This batch's own tree, while its removal is not committed.
 			inFlight++
 			go create(batch)
@@ -280,8 +283,8 @@ func TestPruneKeepsTheFileALedger(t *testing.T) {
 	settledTrees(t, l, clk, 4)
 	SetPruneBatch(l, 1, 1)
 	cutoff := clk.now + 1
-	pruneBatchHook = func(batch int, committed bool) error {
-		if batch == 1 && !committed {
+	pruneBatchHook = func(batch int, phase string) error {
+		if batch == 1 && phase == "write" {
 			return errors.New("planted failure")
 		}
 		return nil
@@ -316,4 +319,40 @@ func TestPruneKeepsTheFileALedger(t *testing.T) {
 		t.Fatalf("fingerprint %s", fingerprint)
 	}
 	healthy(t, again)
+}
+
+// TestPruneTreeChangedAfterItsReadPass: a child added between an apply
+// batch's read pass and its write (batches of two trees) makes the write
+// judge the batch anew: the changed tree stays whole with its child, the
+// other goes with every event (found again in the write transaction),
+// and the doctor is healthy.
+func TestPruneTreeChangedAfterItsReadPass(t *testing.T) {
+	l, clk, p := openTest(t)
+	trees := settledTrees(t, l, clk, 4)
+	other, err := Open(p, Options{AllowExternalACL: onWindows, Clock: clk.read})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	SetPruneBatch(l, 2, 0)
+	pruneBatchHook = func(batch int, phase string) error {
+		if batch == 0 && phase == "read" {
+			_, err := other.Create(CreateParams{ParentID: trees[1][2]})
+			return err
+		}
+		return nil
+	}
+	defer func() { pruneBatchHook = nil }()
+	cutoff := clk.now + 1
+	rep, err := l.Prune(PruneOptions{EndedBefore: &cutoff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (PruneReport{TreesExamined: 4, TreesRemoved: 3, TreesRetained: 1, TasksRemoved: 9, EventsRemoved: 27, Applied: true}); rep != want {
+		t.Fatalf("report %+v, want %+v", rep, want)
+	}
+	if treeState(t, l, trees[0]) != 0 || treeState(t, l, trees[1]) != 3 || treeState(t, l, trees[2]) != 0 || treeState(t, l, trees[3]) != 0 {
+		t.Fatal("a tree was not removed or kept whole")
+	}
+	healthy(t, l)
 }
