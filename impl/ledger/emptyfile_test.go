@@ -41,3 +41,29 @@ func TestEmptyFile(t *testing.T) {
 		t.Fatalf("doctor on the new ledger: %+v, %v", rep, err)
 	}
 }
+
+// TestHeaderBeingWritten: a database file whose header is only partly
+// there (the magic string, then zeros where the file format versions
+// go), as a read can see the first page of a ledger that another process
+// is creating at that moment, is a ledger not yet valid: StateConflict,
+// as an empty file is, never InvalidInput "database is not in WAL mode",
+// which tells the caller to fix the storage (issue 17). The file is left
+// as it was.
+func TestHeaderBeingWritten(t *testing.T) {
+	p := filepath.Join(privateDir(t), "tasks.sqlite")
+	page := make([]byte, 4096)
+	copy(page, "SQLite format 3\x00")
+	if err := os.WriteFile(p, page, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true})
+	if err == nil {
+		r.Close()
+	}
+	if !errors.Is(err, ErrStateConflict) || Reason(err) != "database file is not a valid ledger" {
+		t.Fatalf("read-only open of a header being written: %v, want StateConflict (not a valid ledger)", err)
+	}
+	if data, err := os.ReadFile(p); err != nil || string(data) != string(page) {
+		t.Fatalf("read-only open changed the file: %v", err)
+	}
+}
