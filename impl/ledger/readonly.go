@@ -41,7 +41,7 @@ var (
 // retryableReadOnly reports whether a failed read-only attempt may
 // succeed once a writer has moved on.
 func retryableReadOnly(err error) bool {
-	return errors.Is(err, errSourceChanged) || errors.Is(err, errJournal) || errors.Is(err, errBusy)
+	return errors.Is(err, errSourceChanged) || errors.Is(err, errJournal) || errors.Is(err, errBusy) || errors.Is(err, errHeaderIncomplete)
 }
 
 // openReadOnly opens an existing ledger without creating, migrating or

@@ -46,6 +46,12 @@ type roView struct {
 // errNotLedgerFile is a database file that cannot be a ledger at all.
 var errNotLedgerFile = stateConflict("database file is not a valid ledger")
 
+// errHeaderIncomplete is errNotLedgerFile for a header whose file format
+// versions are neither rollback (1) nor WAL (2), which a read can see
+// while another process writes a new ledger's first page: retried as a
+// change (readonly.go), then answered as errNotLedgerFile is.
+var errHeaderIncomplete = stateConflict("database file is not a valid ledger")
+
 // errLogNotLedger is errNotLedgerFile decided by the -wal's own checksummed
 // header (an unknown format version, commits in another page size), which
 // no writer of this database writes: a writable open refuses on it too,
@@ -218,8 +224,15 @@ func (v *roView) load() error {
 	if n < len(hdr) || string(hdr[:16]) != "SQLite format 3\x00" {
 		return errNotLedgerFile
 	}
-	if hdr[18] != 2 || hdr[19] != 2 {
+	if hdr[18] == 1 && hdr[19] == 1 {
 		return invalidInput("database is not in WAL mode")
+	}
+	if hdr[18] != 2 || hdr[19] != 2 {
+		// No file format SQLite writes (1 or 2): a first page another
+		// process is writing as the read sees it (a ledger being
+		// created), or damage. Retried; a state that lasts is a file
+		// that is no ledger (yet).
+		return errHeaderIncomplete
 	}
 	v.pageSize = int64(binary.BigEndian.Uint16(hdr[16:]))
 	if v.pageSize == 1 {
