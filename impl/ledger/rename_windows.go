@@ -2,21 +2,24 @@ package ledger
 
 import (
 	"os"
-	"syscall"
+
+	"golang.org/x/sys/windows"
 )
 
 // renameNoReplace moves from to to unless to exists (an error that
-// errors.Is fs.ErrExist): MoveFile, unlike os.Rename, never replaces.
+// errors.Is fs.ErrExist): without MOVEFILE_REPLACE_EXISTING the move never
+// replaces, and MOVEFILE_WRITE_THROUGH returns only once the move is on
+// disk (Windows cannot sync a directory, so this is the rename's sync).
 func renameNoReplace(from, to string) error {
-	f, err := syscall.UTF16PtrFromString(from)
+	f, err := windows.UTF16PtrFromString(from)
 	if err != nil {
 		return err
 	}
-	t, err := syscall.UTF16PtrFromString(to)
+	t, err := windows.UTF16PtrFromString(to)
 	if err != nil {
 		return err
 	}
-	if err := syscall.MoveFile(f, t); err != nil {
+	if err := windows.MoveFileEx(f, t, windows.MOVEFILE_WRITE_THROUGH); err != nil {
 		return &os.LinkError{Op: "rename", Old: from, New: to, Err: err}
 	}
 	return nil
