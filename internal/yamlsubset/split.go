@@ -265,7 +265,7 @@ func (c *canonicalScan) line(pos int, s string) bool {
 		if depth != 0 {
 			return false
 		}
-		c.push(levelTop)
+		c.open = pushBlock(c.open, levelTop)
 	} else if c.opening {
 		if depth != len(c.open)-1 {
 			return false
@@ -314,7 +314,7 @@ func (c *canonicalScan) line(pos int, s string) bool {
 				return false
 			}
 		}
-		c.push(l)
+		c.open = pushBlock(c.open, l)
 		c.opening = true
 		return true
 	}
@@ -336,18 +336,6 @@ func (c *canonicalScan) line(pos int, s string) bool {
 		}
 	}
 	return canonicalValue(v)
-}
-
-// push opens a block, reusing the key buffer of the block last open at
-// that depth.
-func (c *canonicalScan) push(l level) {
-	if len(c.open) < cap(c.open) {
-		c.open = c.open[:len(c.open)+1]
-		b := &c.open[len(c.open)-1]
-		*b = openBlock{level: l, lastKey: b.lastKey[:0]}
-		return
-	}
-	c.open = append(c.open, openBlock{level: l})
 }
 
 // entryKey reads the key of an entry line when it is written as Emit

@@ -134,7 +134,7 @@ func (t *transcoder) line(b []byte) bool {
 		}
 		t.buf = make([]byte, 0, 16<<10)
 		t.buf = append(t.buf, '{')
-		t.push(levelTop)
+		t.open = pushBlock(t.open, levelTop)
 	} else {
 		cur := len(t.open) - 1
 		if t.opening {
@@ -203,7 +203,7 @@ func (t *transcoder) line(b []byte) bool {
 			return false
 		}
 		t.buf = append(t.buf, '{')
-		t.push(childLevel(blk.level, key))
+		t.open = pushBlock(t.open, childLevel(blk.level, key))
 		t.opening = true
 		return true
 	}
@@ -222,16 +222,17 @@ func (t *transcoder) line(b []byte) bool {
 	return true
 }
 
-// push opens a block, reusing the key buffer an earlier block at that
-// depth had.
-func (t *transcoder) push(l level) {
-	if len(t.open) < cap(t.open) {
-		t.open = t.open[:len(t.open)+1]
-		b := &t.open[len(t.open)-1]
+// pushBlock opens a block on top of open, reusing the key buffer an
+// earlier block at that depth had (the transcoder and the canonical scan
+// both keep their open blocks this way).
+func pushBlock(open []openBlock, l level) []openBlock {
+	if len(open) < cap(open) {
+		open = open[:len(open)+1]
+		b := &open[len(open)-1]
 		*b = openBlock{level: l, lastKey: b.lastKey[:0]}
-		return
+		return open
 	}
-	t.open = append(t.open, openBlock{level: l})
+	return append(open, openBlock{level: l})
 }
 
 // key reads the key of an entry line as splitKey does, for the key forms
