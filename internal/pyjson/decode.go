@@ -48,10 +48,7 @@ func DecodeStringPrefix(text string) (string, int, error) {
 // to the caller. maxDepth bounds the nesting of arrays and objects. Errors
 // are as for Decode. The YAML-subset reader uses it for keys and values.
 func DecodePrefix(text string, maxDepth int) (value.Value, int, error) {
-	d := decoder{text: text, maxDepth: maxDepth}
-	v := d.value()
-	v, err := d.result(v)
-	return v, d.pos, err
+	return decodePrefix(decoder{text: text, maxDepth: maxDepth})
 }
 
 // DecodeFilePrefix is DecodePrefix for the inline JSON of a state file: the
@@ -61,9 +58,12 @@ func DecodePrefix(text string, maxDepth int) (value.Value, int, error) {
 // float (spec/sweep-state.md §15.2.3). Anywhere else they, and a number
 // that overflows to infinity, are still ErrNonFinite.
 func DecodeFilePrefix(text string, maxDepth int) (value.Value, int, error) {
-	d := decoder{text: text, maxDepth: maxDepth, listFloats: true}
-	v := d.value()
-	v, err := d.result(v)
+	return decodePrefix(decoder{text: text, maxDepth: maxDepth, listFloats: true})
+}
+
+// decodePrefix reads one value with d and says where it ended.
+func decodePrefix(d decoder) (value.Value, int, error) {
+	v, err := d.result(d.value())
 	return v, d.pos, err
 }
 
