@@ -32,6 +32,9 @@ type loaded struct {
 	// fresh is true when the file was absent or held only whitespace: the
 	// NO-STATE case, whose next write creates the file with version 1.
 	fresh bool
+	// partial: doc lacks items the file has, and nothing holds them to
+	// write back (loadFor streamed); such a document is never written.
+	partial bool
 }
 
 // Run executes cmd against the state file at path: one load, one decision,
@@ -73,7 +76,7 @@ func (e *Engine) RunContext(ctx context.Context, path string, cmd Command) Resul
 		}
 		defer lock.Unlock()
 	}
-	st, others, failed := loadFor(path, cmd)
+	st, others, failed := loadFor(path, cmd, true)
 	if failed != nil {
 		return *failed
 	}
@@ -82,6 +85,15 @@ func (e *Engine) RunContext(ctx context.Context, path string, cmd Command) Resul
 		in.legacy = readLegacy(imp.File)
 	}
 	res, write := decide(in, cmd)
+	if write && st.partial {
+		// A streamed load kept nothing to write back the items it left
+		// out: load again, with them, and decide again.
+		if st, others, failed = loadFor(path, cmd, false); failed != nil {
+			return *failed
+		}
+		in.loaded = st
+		res, write = decide(in, cmd)
+	}
 	if !write {
 		return res
 	}

@@ -2,6 +2,7 @@ package sweepstate
 
 import (
 	"errors"
+	"io"
 	"strings"
 
 	"github.com/stateguard/stateguard/internal/sweepfast"
@@ -17,7 +18,13 @@ var errNotJoined = errors.New("sweepstate: split items could not be joined")
 // command neither reads nor changes (yamlsubset.SplitItems): others are
 // those items, which the write puts back as they were. Any other file,
 // and every other command, is loaded whole (others nil).
-func loadFor(path string, cmd Command) (loaded, *yamlsubset.Split, *Result) {
+//
+// With streamed set, for cursor-get and validate, such a file is read
+// through a buffer and not kept (yamlsubset.ScanItems): the document
+// comes back without the items left out and with partial set, and
+// without them to put back; a decision that writes must load again
+// without streamed.
+func loadFor(path string, cmd Command, streamed bool) (loaded, *yamlsubset.Split, *Result) {
 	keep := touched(cmd)
 	if keep == nil || sweepfast.Off() {
 		st, failed := load(path)
@@ -31,6 +38,20 @@ func loadFor(path string, cmd Command) (loaded, *yamlsubset.Split, *Result) {
 		return loaded{doc: freshDoc(), fresh: true}, nil, nil
 	}
 	defer f.Close()
+	if streamed && streams(cmd) && fi.Size() <= MaxFileSize {
+		if reduced, ok := yamlsubset.ScanItems(f, MaxFileSize, keep); ok {
+			if st, failed := loadText(reduced); failed == nil {
+				st.partial = true
+				return st, nil, nil
+			}
+		}
+		// Not this engine's text (or, should it fail, a reduced text
+		// that does not load): read it again, whole, from the same
+		// descriptor.
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return loaded{}, nil, corrupt("the state file cannot be read")
+		}
+	}
 	text, failed := readText(f, fi)
 	if failed != nil {
 		return loaded{}, nil, failed
@@ -51,6 +72,16 @@ func loadFor(path string, cmd Command) (loaded, *yamlsubset.Split, *Result) {
 		return st, nil, failed // reduced is text
 	}
 	return st, others, nil
+}
+
+// streams reports the commands loadFor may stream: those that write
+// nothing, or only in a case they can tell from the items they keep.
+func streams(cmd Command) bool {
+	switch cmd.(type) {
+	case CursorGet, Validate:
+		return true
+	}
+	return false
 }
 
 // touched is the set of items cmd may read or change, as a test on an

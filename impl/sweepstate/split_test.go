@@ -33,16 +33,29 @@ func TestLoadForSplitsTheEngineText(t *testing.T) {
 		{Read{}, 5, -1},
 		{ImportLegacy{}, 5, -1},
 	} {
-		st, others, failed := loadFor(state, c.cmd)
+		st, others, failed := loadFor(state, c.cmd, false)
 		if failed != nil {
 			t.Fatalf("%T: %s", c.cmd, failed.Reason)
 		}
-		if n := mapAt(st.doc, "items").Len(); n != c.parsed || others.Len() != max(c.off, 0) {
-			t.Errorf("%T: %d items parsed, %d split off; want %d and %d", c.cmd, n, others.Len(), c.parsed, max(c.off, 0))
+		if n := mapAt(st.doc, "items").Len(); n != c.parsed || others.Len() != max(c.off, 0) || st.partial {
+			t.Errorf("%T: %d items parsed, %d split off, partial %v; want %d and %d, not partial", c.cmd, n, others.Len(), st.partial, c.parsed, max(c.off, 0))
+		}
+		// Streamed, cursor-get and validate keep nothing of the items
+		// they leave out; the others load as without streaming.
+		st, others, failed = loadFor(state, c.cmd, true)
+		if failed != nil {
+			t.Fatalf("%T streamed: %s", c.cmd, failed.Reason)
+		}
+		wantPartial, wantOff := streams(c.cmd), max(c.off, 0)
+		if wantPartial {
+			wantOff = 0
+		}
+		if n := mapAt(st.doc, "items").Len(); n != c.parsed || others.Len() != wantOff || st.partial != wantPartial {
+			t.Errorf("%T streamed: %d items parsed, %d split off, partial %v; want %d, %d, %v", c.cmd, n, others.Len(), st.partial, c.parsed, wantOff, wantPartial)
 		}
 	}
 	sweepfast.SetOff(true)
-	st, others, _ := loadFor(state, LeaseAcquire{Writer: "w1"})
+	st, others, _ := loadFor(state, LeaseAcquire{Writer: "w1"}, true)
 	sweepfast.SetOff(false)
 	if mapAt(st.doc, "items").Len() != 5 || others != nil {
 		t.Errorf("fast path off: %d items parsed, %d split off; want the whole file", mapAt(st.doc, "items").Len(), others.Len())
@@ -50,7 +63,9 @@ func TestLoadForSplitsTheEngineText(t *testing.T) {
 	if err := os.WriteFile(state, append(text, "# a hand edit\n"...), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if st, others, _ := loadFor(state, LeaseAcquire{Writer: "w1"}); mapAt(st.doc, "items").Len() != 5 || others != nil {
-		t.Errorf("hand-edited file: %d items parsed, %d split off; want the whole file", mapAt(st.doc, "items").Len(), others.Len())
+	for _, cmd := range []Command{LeaseAcquire{Writer: "w1"}, CursorGet{Source: "slack:C42"}} {
+		if st, others, _ := loadFor(state, cmd, true); mapAt(st.doc, "items").Len() != 5 || others != nil || st.partial {
+			t.Errorf("hand-edited file, %T: %d items parsed, %d split off, partial %v; want the whole file", cmd, mapAt(st.doc, "items").Len(), others.Len(), st.partial)
+		}
 	}
 }

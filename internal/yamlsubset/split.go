@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/stateguard/stateguard/internal/pyjson"
 )
@@ -197,8 +198,12 @@ func (e *errWriter) writeString(s string) {
 }
 
 // canonicalScan checks a text line by line and finds its items entries.
+// Offsets are the text's; text is the part of it at hand, from offset
+// base on (all of it for SplitItems, a window of the reader's buffer for
+// ScanItems).
 type canonicalScan struct {
 	text string
+	base int
 	keep func(key, block string) bool
 	open []openBlock
 	last [transcodeMaxDepth]string // the last key of the open block at each depth
@@ -215,6 +220,13 @@ type canonicalScan struct {
 	othersLen  int
 
 	hasVersion, hasSources, hasItems bool
+
+	// ScanItems: the reduced text is built as the lines go by (stream);
+	// inEntry says the last line belongs to an entry of items.
+	stream           bool
+	out              []byte
+	inEntry          bool
+	keptAny, dropped bool
 }
 
 func (c *canonicalScan) scan() bool {
@@ -230,11 +242,111 @@ func (c *canonicalScan) scan() bool {
 		}
 		pos = nl + 1
 	}
-	c.endEntry(len(t))
+	return c.end(len(t))
+}
+
+// end closes the text, which ends at offset end, and says whether it
+// was complete.
+func (c *canonicalScan) end(end int) bool {
+	c.endEntry(end)
 	if c.inItems {
-		c.itemsEnd = len(t)
+		c.endItems(end)
 	}
 	return !c.opening && c.hasVersion && c.hasSources && c.hasItems
+}
+
+// endItems closes the block of items entries, which ends at end. A
+// streamed reduced text whose entries were all left out ends in the
+// items line, which becomes "items: {}".
+func (c *canonicalScan) endItems(end int) {
+	c.inItems = false
+	c.itemsEnd = end
+	if c.stream && c.dropped && !c.keptAny {
+		c.out = append(c.out[:len(c.out)-1], " {}\n"...)
+	}
+}
+
+// scanBuffer is the size ScanItems's buffer starts at (a variable for
+// the tests, which make the windows small).
+var scanBuffer = 256 << 10
+
+// ScanItems is SplitItems for a command that does not write the entries
+// it leaves out (cursor-get, and validate until it finds an item to
+// change): it reads the text from r, at most limit bytes, through a
+// buffer, and returns only the reduced text, which it builds as it goes;
+// the text is never held whole. keep sees each entry's key and text, which
+// it must not keep past the call. ok is false where SplitItems's is, and
+// on a read error or more than limit bytes: the caller must then read the
+// text whole.
+func ScanItems(r io.Reader, limit int64, keep func(key, block string) bool) (reduced string, ok bool) {
+	c := canonicalScan{keep: keep, stream: true}
+	c.itemsBody, c.itemsEnd, c.entryStart = -1, -1, -1
+	lr := io.LimitReader(r, limit+1)
+	buf := make([]byte, max(scanBuffer, 1))
+	var read int64
+	have, start := 0, 0 // the window's length, and where its next line starts
+	for eof := false; ; {
+		// A view of the buffer: nothing taken from it outlives the next
+		// refill but the keys detach copies.
+		w := unsafe.String(unsafe.SliceData(buf), have)
+		c.text = w
+		for {
+			nl := strings.IndexByte(w[start:], '\n')
+			if nl < 0 {
+				break
+			}
+			if !c.line(c.base+start, w[start:start+nl]) {
+				return "", false
+			}
+			if !c.inEntry {
+				c.out = append(c.out, w[start:start+nl+1]...)
+			}
+			start += nl + 1
+		}
+		if eof {
+			if start != have || c.base+have == 0 {
+				return "", false // no final newline, or no text
+			}
+			break
+		}
+		// Keep the partial line and the entry it is in, then read more
+		// after them.
+		from := start
+		if c.entryStart >= 0 {
+			from = min(from, c.entryStart-c.base)
+		}
+		c.detach()
+		have = copy(buf, buf[from:have])
+		start -= from
+		c.base += from
+		if have >= len(buf)/2 {
+			buf = append(buf, make([]byte, len(buf))...)
+		}
+		n, err := io.ReadFull(lr, buf[have:])
+		have += n
+		read += int64(n)
+		switch {
+		case read > limit:
+			return "", false
+		case err == io.EOF || err == io.ErrUnexpectedEOF:
+			eof = true
+		case err != nil:
+			return "", false
+		}
+	}
+	if !c.end(c.base + have) {
+		return "", false
+	}
+	return string(c.out), true
+}
+
+// detach copies the keys the scan still needs out of the window, which
+// the next read overwrites.
+func (c *canonicalScan) detach() {
+	for d := range c.last[:len(c.open)] {
+		c.last[d] = strings.Clone(c.last[d])
+	}
+	c.entryKey = strings.Clone(c.entryKey)
 }
 
 // endEntry closes the current items entry, which ends at end.
@@ -242,10 +354,16 @@ func (c *canonicalScan) endEntry(end int) {
 	if c.entryStart < 0 {
 		return
 	}
-	block := c.text[c.entryStart:end]
-	if c.keep(c.entryKey, block) {
+	block := c.text[c.entryStart-c.base : end-c.base]
+	switch kept := c.keep(c.entryKey, block); {
+	case c.stream && kept:
+		c.out = append(c.out, block...)
+		c.keptAny = true
+	case c.stream:
+		c.dropped = true
+	case kept:
 		c.keptRanges = append(c.keptRanges, [2]int{c.entryStart, end})
-	} else {
+	default:
 		c.others = append(c.others, ItemBlock{c.entryKey, c.entryStart, end})
 		c.othersLen += len(block)
 	}
@@ -280,10 +398,10 @@ func (c *canonicalScan) line(pos int, s string) bool {
 	if c.inItems && depth <= 1 {
 		c.endEntry(pos)
 		if depth == 0 {
-			c.inItems = false
-			c.itemsEnd = pos
+			c.endItems(pos)
 		}
 	}
+	c.inEntry = c.inItems && depth >= 1
 	rest := s[n:]
 	key, after, ok := entryKey(rest)
 	if !ok || key == "verified_merge_sha" {

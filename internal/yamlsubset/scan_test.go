@@ -1,0 +1,78 @@
+package yamlsubset_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/stateguard/stateguard/internal/yamlsubset"
+	"github.com/stateguard/stateguard/model/value"
+)
+
+// TestScanItemsIsSplitItems: the streamed scan declines exactly the texts
+// SplitItems declines and otherwise returns its reduced text, for buffers
+// from one byte (every line and entry across a refill) to the default,
+// readers that return a few bytes at a time, and each kind of keep: none,
+// one entry, the closed ones, all.
+func TestScanItemsIsSplitItems(t *testing.T) {
+	doc := benchDocument(40)
+	items, _ := doc.Get("items")
+	for i, k := range []int{0, 7, 39} { // closed items, the first and last among them
+		_, v := items.(*value.Map).At(k)
+		v.(*value.Map).Set("status", "closed")
+		if i == 1 {
+			v.(*value.Map).Set("body", strings.Repeat("x", 3000)) // an entry longer than small buffers
+		}
+	}
+	base := string(yamlsubset.Emit(doc))
+	texts := []string{
+		base,
+		strings.Replace(base, "  writer:", "  writer :", 1),                                // not canonical
+		strings.Replace(base, "    status: \"closed\"", "    status: \"c\\u006cosed\"", 1), // an escape Emit does not write
+		base[:len(base)-1], // no final newline
+		"",
+		"schema_version: 1\nsources: {}\nitems: {}\n",
+		"schema_version: 1\nsources: {}\nitems:\n  a:\n    status: \"closed\"\nzz: 1\n",
+		"schema_version: 1\nsources: {}\nitems:\n  a: 1\n  b: 2\nzz: 1\n",
+		"schema_version: 1\nsources: {}\nitems:\n  a: 1\n",
+	}
+	keeps := map[string]func(key, block string) bool{
+		"none":   func(string, string) bool { return false },
+		"one":    func(k, _ string) bool { return k == "slack-C003:1700000000.000003" || k == "b" },
+		"closed": func(_, b string) bool { return strings.Contains(b, "\n    status: \"closed\"\n") },
+		"all":    func(string, string) bool { return true },
+	}
+	for ti, text := range texts {
+		for name, keep := range keeps {
+			want, _, wantOK := yamlsubset.SplitItems(text, keep)
+			for _, size := range []int{1, 7, 64, 1000, 256 << 10} {
+				old := yamlsubset.SetScanBuffer(size)
+				for ri, r := range []func() interface{ Read([]byte) (int, error) }{
+					func() interface{ Read([]byte) (int, error) } { return strings.NewReader(text) },
+					func() interface{ Read([]byte) (int, error) } { return iotest.HalfReader(strings.NewReader(text)) },
+				} {
+					got, ok := yamlsubset.ScanItems(r(), int64(len(text)), keep)
+					if ok != wantOK || got != want {
+						t.Errorf("text %d, keep %s, buffer %d, reader %d: ok %v, %d bytes; SplitItems ok %v, %d bytes", ti, name, size, ri, ok, len(got), wantOK, len(want))
+					}
+				}
+				yamlsubset.SetScanBuffer(old)
+			}
+		}
+	}
+	// More than the limit, and a failing reader, are declined.
+	if _, ok := yamlsubset.ScanItems(strings.NewReader(base), int64(len(base))-1, keeps["none"]); ok {
+		t.Error("took a text longer than the limit")
+	}
+	if _, ok := yamlsubset.ScanItems(iotest.TimeoutReader(bytes.NewReader([]byte(base))), int64(len(base)), keeps["none"]); ok {
+		t.Error("took a text it could not read whole")
+	}
+	// The test compares something: the bench text and the small ones
+	// are canonical.
+	for _, ti := range []int{0, 5, 6, 7, 8} {
+		if _, _, ok := yamlsubset.SplitItems(texts[ti], keeps["none"]); !ok {
+			t.Errorf("text %d is not canonical", ti)
+		}
+	}
+}
