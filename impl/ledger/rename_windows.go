@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"os"
+	"time"
 
 	"golang.org/x/sys/windows"
 )
@@ -24,3 +25,10 @@ func renameNoReplace(from, to string) error {
 	}
 	return nil
 }
+
+// Test seams: how long a refused move is retried, and a call made after
+// each refusal.
+var (
+	renameHeldWait           = 5 * time.Second
+	renameHeldRefused func() = func() {}
+)
