@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"errors"
 	"os"
 	"time"
 
@@ -20,10 +21,28 @@ func renameNoReplace(from, to string) error {
 	if err != nil {
 		return err
 	}
-	if err := windows.MoveFileEx(f, t, windows.MOVEFILE_WRITE_THROUGH); err != nil {
-		return &os.LinkError{Op: "rename", Old: from, New: to, Err: err}
+	delay := time.Millisecond
+	deadline := time.Now().Add(renameHeldWait)
+	for {
+		err := windows.MoveFileEx(f, t, windows.MOVEFILE_WRITE_THROUGH)
+		if err == nil {
+			return nil
+		}
+		if !heldByAnother(err) || time.Now().After(deadline) {
+			return &os.LinkError{Op: "rename", Old: from, New: to, Err: err}
+		}
+		renameHeldRefused()
+		time.Sleep(delay)
+		delay = min(2*delay, 50*time.Millisecond)
 	}
-	return nil
+}
+
+// heldByAnother is a refusal because some other handle holds the file
+// without delete sharing: a virus scanner or an indexer opening the new
+// copy, which lets go within moments. Like the sweep's rename, the move
+// waits for it rather than failing a backup that is whole.
+func heldByAnother(err error) bool {
+	return errors.Is(err, windows.ERROR_SHARING_VIOLATION) || errors.Is(err, windows.ERROR_ACCESS_DENIED)
 }
 
 // Test seams: how long a refused move is retried, and a call made after
