@@ -39,3 +39,27 @@ func SweepState(n int) []byte {
 	doc.Set("items", items)
 	return yamlsubset.Emit(doc)
 }
+
+// SweepHandEdited is SweepState(n) with a comment line at its top: the
+// same document, but not in the engine's own form, so every command reads
+// it with the general parser (a hand edit, or another YAML writer).
+func SweepHandEdited(n int) []byte {
+	return append([]byte("# edited by hand\n"), SweepState(n)...)
+}
+
+// SweepLegacy is a legacy state file (JSON) for import-legacy into
+// SweepState(n): channel C42 with a later cursor, and the same n items
+// keyed by their state keys, with the fields a legacy file carries.
+func SweepLegacy(n int) []byte {
+	var b strings.Builder
+	b.WriteString(`{"channels": {"C42": {"last_processed_ts": "1719900000.000200"}}, "items": {`)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, `"slack:C42:1719900000.%06d": {"status": "analyzed", "channel": "slack:C42", "title": "Item %d: login page fails after password reset", "url": "https://chat.example.com/archives/C42/p%d"}`,
+			i, i, 1719900000000100+i)
+	}
+	b.WriteString("}}\n")
+	return []byte(b.String())
+}

@@ -15,6 +15,19 @@
 //	go run ./tools/sweepbench -items 10000 -runs 9
 //	go run ./tools/sweepbench -commands all      # every subcommand that loads the file
 //	go run ./tools/sweepbench -commands all -goal   # and say which rows miss the goal (exit 1 if any)
+//	go run ./tools/sweepbench -commands all -forms all   # also the general parser's path (below)
+//
+// -forms picks the files measured. canonical (the default) is the
+// benchmark state in the engine's own form, which the fast paths read
+// (spec/sweep-state.md §11, §19.2); its file grows by a few items over a
+// series. hand-edited is the same document with a comment line at its
+// top: no fast path takes it, so every command parses it whole with the
+// general parser (yamlsubset.Parse) and a writing command emits it whole;
+// its rows say "(hand-edited)", and the file is put back before each run
+// (a write makes it canonical). legacy is import-legacy of a JSON legacy
+// file of the same items into the canonical state, which always parses
+// the state whole; its floor also reads the legacy file, and its file
+// size is both files'.
 //
 // State files are built by a child run of this tool (-gen), so this
 // process keeps a small peak RSS (a child started by os/exec inherits it
@@ -31,6 +44,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -43,24 +57,27 @@ func main() {
 	itemsFlag := flag.String("items", "10000,100000", "comma-separated item counts")
 	runs := flag.Int("runs", 5, "measured runs per command and size (median reported)")
 	commandsFlag := flag.String("commands", "read,upsert-item", "comma-separated subcommands, or all")
+	formsFlag := flag.String("forms", "canonical", "comma-separated files to measure the commands on: canonical, hand-edited, legacy (import-legacy), or all")
 	goalFlag := flag.Bool("goal", false, "add a column saying which goal of issue 20 a row misses, and exit 1 if any does")
 	bin := flag.String("bin", "", "sweep-state binary (default: go build ./cmd/sweep-state)")
-	gen := flag.String("gen", "", "internal: write a state file of -items items at this path and exit")
-	floor := flag.String("floor", "", "internal: run the floor of read or upsert-item on -state and exit")
+	gen := flag.String("gen", "", "internal: write the -form file of -items items at this path and exit")
+	form := flag.String("form", "canonical", "internal: the file -gen writes: canonical, hand-edited or legacy")
+	floor := flag.String("floor", "", "internal: run the floor of read, upsert-item or import-legacy on -state and exit")
 	state := flag.String("state", "", "internal: the state file of -floor")
+	legacy := flag.String("legacy", "", "internal: the legacy file of -floor import-legacy")
 	flag.Parse()
 	var err error
 	switch {
 	case *gen != "":
 		var n int
 		if n, err = strconv.Atoi(*itemsFlag); err == nil {
-			err = os.WriteFile(*gen, benchseed.SweepState(n), 0o600)
+			err = genFile(*gen, *form, n)
 		}
 	case *floor != "":
-		err = runFloor(*floor, *state)
+		err = runFloor(*floor, *state, *legacy)
 	default:
 		var missed bool
-		if missed, err = run(*itemsFlag, *commandsFlag, *runs, *bin, *goalFlag); err == nil && missed {
+		if missed, err = run(*itemsFlag, *commandsFlag, *formsFlag, *runs, *bin, *goalFlag); err == nil && missed {
 			fmt.Println("\nsome rows miss the goal")
 			os.Exit(1)
 		}
@@ -71,11 +88,35 @@ func main() {
 	}
 }
 
+// genFile writes the file of form f for n items at p.
+func genFile(p, f string, n int) error {
+	gens := map[string]func(int) []byte{
+		"canonical":   benchseed.SweepState,
+		"hand-edited": benchseed.SweepHandEdited,
+		"legacy":      benchseed.SweepLegacy,
+	}
+	g, ok := gens[f]
+	if !ok {
+		return fmt.Errorf("no form %q", f)
+	}
+	return os.WriteFile(p, g(n), 0o600)
+}
+
 // runFloor is the floor of one command on the state file p: read streams
 // the file to stdout; upsert-item reads it and replaces it durably with
-// the same bytes.
-func runFloor(name, p string) error {
+// the same bytes; import-legacy reads the legacy file, then does what
+// upsert-item's floor does.
+func runFloor(name, p, legacy string) error {
 	switch name {
+	case "import-legacy":
+		data, err := os.ReadFile(legacy)
+		if err != nil {
+			return err
+		}
+		if len(data) == 0 {
+			return errors.New("empty legacy file")
+		}
+		return runFloor("upsert-item", p, "")
 	case "read":
 		f, err := os.Open(p)
 		if err != nil {
@@ -172,7 +213,19 @@ func misses(cpuRatio, growth float64, rssKiB, fileBytes int64) string {
 	return strings.Join(m, ", ")
 }
 
-func run(itemsFlag, commandsFlag string, runs int, bin string, goal bool) (missed bool, err error) {
+// importLegacy is the import-legacy row of the legacy form: the legacy
+// file's channel C42 mapped onto the bench source, its items onto the
+// bench items (which have every field, so only the cursor changes).
+var importLegacy = struct {
+	name, floor string
+	args        func(r int) []string
+}{"import-legacy", "import-legacy", func(int) []string {
+	return []string{"--file", "legacy.json", "--source-map", `{"C42": "slack:C42"}`}
+}}
+
+var formNames = []string{"canonical", "hand-edited", "legacy"}
+
+func run(itemsFlag, commandsFlag, formsFlag string, runs int, bin string, goal bool) (missed bool, err error) {
 	var sizes []int
 	for _, s := range strings.Split(itemsFlag, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -198,6 +251,18 @@ func run(itemsFlag, commandsFlag string, runs int, bin string, goal bool) (misse
 		if !found {
 			return false, fmt.Errorf("no bench command %q", name)
 		}
+	}
+	var forms []string
+	for _, f := range strings.Split(formsFlag, ",") {
+		f = strings.TrimSpace(f)
+		if formsFlag == "all" {
+			forms = formNames
+			break
+		}
+		if !slices.Contains(formNames, f) {
+			return false, fmt.Errorf("no form %q", f)
+		}
+		forms = append(forms, f)
 	}
 	if runs < 1 {
 		return false, errors.New("runs must be at least 1")
@@ -228,43 +293,95 @@ func run(itemsFlag, commandsFlag string, runs int, bin string, goal bool) (misse
 			return false, err
 		}
 		state := filepath.Join(dir, "state.yml")
-		if out, err := exec.Command(self, "-gen", state, "-items", strconv.Itoa(n)).CombinedOutput(); err != nil {
-			return false, fmt.Errorf("generating %d items: %v: %s", n, err, out)
+		gen := func(p, form string) error {
+			if out, err := exec.Command(self, "-gen", p, "-form", form, "-items", strconv.Itoa(n)).CombinedOutput(); err != nil {
+				return fmt.Errorf("generating %d items (%s): %v: %s", n, form, err, out)
+			}
+			return nil
 		}
-		for _, c := range cmds {
-			fi, err := os.Stat(state)
+		for _, form := range forms {
+			// reset puts the form's file back before a run; the canonical
+			// form keeps what the previous run wrote.
+			reset := func() error { return nil }
+			label, fcmds, extra := "%s", cmds, int64(0)
+			pristine := state + ".pristine"
+			switch form {
+			case "canonical":
+				if err = os.Remove(state); err == nil || errors.Is(err, os.ErrNotExist) {
+					err = gen(state, form) // not through a link to another form's file
+				}
+			case "hand-edited":
+				label = "%s (hand-edited)"
+				err = gen(pristine, form)
+			case "legacy":
+				fcmds = []command{importLegacy}
+				if err = gen(pristine, "canonical"); err == nil {
+					err = gen(filepath.Join(dir, "legacy.json"), "legacy")
+				}
+				if err == nil {
+					var fi os.FileInfo
+					if fi, err = os.Stat(filepath.Join(dir, "legacy.json")); err == nil {
+						extra = fi.Size()
+					}
+				}
+			}
 			if err != nil {
 				return false, err
 			}
-			s, err := series(runs, func(r int) *exec.Cmd {
-				return exec.Command(bin, append([]string{c.name, "--state", state}, c.args(r)...)...)
-			}, "OK\n")
-			if err != nil {
-				return false, fmt.Errorf("%d items, %s: %w", n, c.name, err)
+			if form != "canonical" {
+				// A hard link: the engine and the floor replace the file by
+				// a rename, so the pristine copy stays as it was.
+				reset = func() error {
+					if err := os.Remove(state); err != nil && !errors.Is(err, os.ErrNotExist) {
+						return err
+					}
+					return os.Link(pristine, state)
+				}
+				if err := reset(); err != nil {
+					return false, err
+				}
 			}
-			f, err := series(runs, func(int) *exec.Cmd { return exec.Command(self, "-floor", c.floor, "-state", state) }, "")
-			if err != nil {
-				return false, fmt.Errorf("%d items, floor of %s: %w", n, c.name, err)
+			for _, c := range fcmds {
+				name := fmt.Sprintf(label, c.name)
+				fi, err := os.Stat(state)
+				if err != nil {
+					return false, err
+				}
+				size := fi.Size() + extra
+				s, err := series(runs, func(r int) (*exec.Cmd, error) {
+					cmd := exec.Command(bin, append([]string{c.name, "--state", state}, c.args(r)...)...)
+					cmd.Dir = dir
+					return cmd, reset()
+				}, "OK\n")
+				if err != nil {
+					return false, fmt.Errorf("%d items, %s: %w", n, name, err)
+				}
+				f, err := series(runs, func(int) (*exec.Cmd, error) {
+					return exec.Command(self, "-floor", c.floor, "-state", state, "-legacy", filepath.Join(dir, "legacy.json")), reset()
+				}, "")
+				if err != nil {
+					return false, fmt.Errorf("%d items, floor of %s: %w", n, name, err)
+				}
+				growth, cpuGrowth := "", ""
+				cpuGrowthRatio := 0.0
+				if b, ok := first[name]; ok {
+					cpuGrowthRatio = float64(s.CPU) / float64(b.cpu)
+					growth = fmt.Sprintf("%.1f", float64(s.Wall)/float64(b.wall))
+					cpuGrowth = fmt.Sprintf("%.1f", float64(s.CPU)/float64(b.cpu))
+				} else {
+					first[name] = base{s.Wall, s.CPU}
+				}
+				verdict := ""
+				if goal {
+					v := misses(float64(s.CPU)/float64(f.CPU), cpuGrowthRatio, s.MaxRSSKB, size)
+					missed = missed || v != "ok"
+					verdict = " " + v + " |"
+				}
+				fmt.Printf("| %d | %s | %.1f | %.1f | %.1f | %.1f / %.1f | %.1f | %.1f | %.2f | %.2f | %.2f | %s | %s |%s\n", n, name,
+					float64(size)/(1<<20), ms(s.Wall), ms(s.CPU), mib(s.RSSKiB), mib(s.MaxRSSKB),
+					ms(f.Wall), ms(f.CPU), float64(s.CPU)/float64(f.CPU), float64(s.Wall)/float64(f.Wall),
+					float64(s.MaxRSSKB)*1024/float64(size), cpuGrowth, growth, verdict)
 			}
-			growth, cpuGrowth := "", ""
-			cpuGrowthRatio := 0.0
-			if b, ok := first[c.name]; ok {
-				cpuGrowthRatio = float64(s.CPU) / float64(b.cpu)
-				growth = fmt.Sprintf("%.1f", float64(s.Wall)/float64(b.wall))
-				cpuGrowth = fmt.Sprintf("%.1f", float64(s.CPU)/float64(b.cpu))
-			} else {
-				first[c.name] = base{s.Wall, s.CPU}
-			}
-			verdict := ""
-			if goal {
-				v := misses(float64(s.CPU)/float64(f.CPU), cpuGrowthRatio, s.MaxRSSKB, fi.Size())
-				missed = missed || v != "ok"
-				verdict = " " + v + " |"
-			}
-			fmt.Printf("| %d | %s | %.1f | %.1f | %.1f | %.1f / %.1f | %.1f | %.1f | %.2f | %.2f | %.2f | %s | %s |%s\n", n, c.name,
-				float64(fi.Size())/(1<<20), ms(s.Wall), ms(s.CPU), mib(s.RSSKiB), mib(s.MaxRSSKB),
-				ms(f.Wall), ms(f.CPU), float64(s.CPU)/float64(f.CPU), float64(s.Wall)/float64(f.Wall),
-				float64(s.MaxRSSKB)*1024/float64(fi.Size()), cpuGrowth, growth, verdict)
 		}
 		os.RemoveAll(dir)
 	}
@@ -276,15 +393,18 @@ func mib(kib int64) float64      { return float64(kib) / 1024 }
 
 // series runs runs children and summarizes them; each must exit 0 with
 // stdout starting with prefix.
-func series(runs int, command func(run int) *exec.Cmd, prefix string) (childstat.Summary, error) {
+func series(runs int, command func(run int) (*exec.Cmd, error), prefix string) (childstat.Summary, error) {
 	var samples []childstat.Sample
 	for r := 0; r < runs; r++ {
-		cmd := command(r)
+		cmd, err := command(r)
+		if err != nil {
+			return childstat.Summary{}, err
+		}
 		var out prefixWriter
 		var stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &stderr
 		start := time.Now()
-		err := cmd.Run()
+		err = cmd.Run()
 		wall := time.Since(start)
 		if err != nil || !strings.HasPrefix(string(out.head), prefix) {
 			return childstat.Summary{}, fmt.Errorf("%v: %q %q", err, out.head, stderr.String())
