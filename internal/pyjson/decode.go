@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/big"
-	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -61,6 +60,12 @@ func DecodeFilePrefix(text string, maxDepth int) (value.Value, int, error) {
 	return decodePrefix(decoder{text: text, maxDepth: maxDepth, listFloats: true})
 }
 
+// DecodeFilePrefixIn is DecodeFilePrefix with the value's parts taken from
+// a (the reader's arena for the whole document; nil allocates each part).
+func DecodeFilePrefixIn(text string, maxDepth int, a *value.Arena) (value.Value, int, error) {
+	return decodePrefix(decoder{text: text, maxDepth: maxDepth, listFloats: true, arena: a})
+}
+
 // decodePrefix reads one value with d and says where it ended.
 func decodePrefix(d decoder) (value.Value, int, error) {
 	v, err := d.result(d.value())
@@ -81,6 +86,7 @@ type decoder struct {
 	// arrays counts the arrays open around the current position.
 	listFloats bool
 	arrays     int
+	arena      *value.Arena // nil: each part allocated on its own
 }
 
 func (d *decoder) result(v value.Value) (value.Value, error) {
@@ -124,7 +130,7 @@ func (d *decoder) value() value.Value {
 	switch c := d.text[d.pos]; {
 	case c == '"':
 		if s, ok := d.str(); ok {
-			return s
+			return d.arena.String(s)
 		}
 		return nil
 	case c == '{':
@@ -160,7 +166,7 @@ func (d *decoder) value() value.Value {
 // decoder admits it, else a noted refusal.
 func (d *decoder) nonFiniteLiteral(f float64) value.Value {
 	if d.listFloats && d.arrays > 0 {
-		return f
+		return d.arena.Float(f)
 	}
 	d.nonFinite = true
 	return nil
@@ -260,7 +266,7 @@ func (d *decoder) array() value.Value {
 			d.skipSpace()
 		case ']':
 			d.pos++
-			return slices.Clone(list)
+			return d.arena.ListValue(append(d.arena.List(len(list))[:0], list...))
 		default:
 			d.fail("expecting ',' or ']'")
 			return nil
@@ -324,7 +330,7 @@ func (d *decoder) number() value.Value {
 			d.nonFinite = true
 			return nil
 		}
-		return f
+		return d.arena.Float(f)
 	}
 	if intEnd-digitsStart > MaxIntDigits {
 		d.pos = start
@@ -333,7 +339,7 @@ func (d *decoder) number() value.Value {
 	}
 	if intEnd-digitsStart <= 18 {
 		n, _ := strconv.ParseInt(lit, 10, 64)
-		return big.NewInt(n)
+		return d.arena.Int(n)
 	}
 	n, ok := new(big.Int).SetString(lit, 10)
 	if !ok {

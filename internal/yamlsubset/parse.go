@@ -94,6 +94,10 @@ type parser struct {
 	// entries[depth] gathers the entries of the open block at that depth,
 	// so each map is built once at its final size (reused across siblings).
 	entries [][]entry
+	// arena holds the document's maps, lists, integers and boxed scalars
+	// in shared blocks: a few allocations per block instead of several per
+	// item.
+	arena value.Arena
 }
 
 type entry struct {
@@ -107,7 +111,7 @@ func (p *parser) takeMap(depth int) *value.Map {
 		return value.NewMap()
 	}
 	es := p.entries[depth]
-	m := value.NewMapSize(len(es))
+	m := p.arena.NewMapSize(len(es))
 	for _, e := range es {
 		m.Set(e.key, e.val) // a later duplicate overwrites in place
 	}
@@ -214,7 +218,7 @@ func (p *parser) block(indent, depth int) error {
 			p.add(depth, key, p.takeMap(depth+1))
 			continue
 		}
-		v, err := parseValue(rest, maxDepth-depth, ln.number)
+		v, err := parseValueIn(rest, maxDepth-depth, ln.number, &p.arena)
 		if err != nil {
 			return err
 		}
@@ -271,6 +275,12 @@ func trimBlanks(s string) string {
 
 // parseValue reads the text after "key: ".
 func parseValue(s string, depthLeft, lineNo int) (value.Value, error) {
+	return parseValueIn(s, depthLeft, lineNo, nil)
+}
+
+// parseValueIn is parseValue with the value's parts taken from a (nil:
+// each allocated on its own).
+func parseValueIn(s string, depthLeft, lineNo int, a *value.Arena) (value.Value, error) {
 	switch s {
 	case "null":
 		return nil, nil
@@ -281,7 +291,7 @@ func parseValue(s string, depthLeft, lineNo int) (value.Value, error) {
 	case "nan", "inf", "-inf":
 		// The reference writer's repr of a non-finite float; its reader
 		// takes the word back as a string.
-		return s, nil
+		return a.String(s), nil
 	}
 	switch c := s[0]; {
 	case c == '"': // the common case, without the general decoder
@@ -292,9 +302,9 @@ func parseValue(s string, depthLeft, lineNo int) (value.Value, error) {
 		if n != len(s) {
 			return nil, corruptf(lineNo, "text after a JSON value")
 		}
-		return str, nil
+		return a.String(str), nil
 	case c == '[' || c == '{' || c == '-' || (c >= '0' && c <= '9'):
-		v, n, err := pyjson.DecodeFilePrefix(s, depthLeft)
+		v, n, err := pyjson.DecodeFilePrefixIn(s, depthLeft, a)
 		if err != nil {
 			return nil, corruptf(lineNo, "bad JSON value")
 		}
@@ -304,7 +314,7 @@ func parseValue(s string, depthLeft, lineNo int) (value.Value, error) {
 		return v, nil
 	}
 	if isPlainValue(s) {
-		return s, nil
+		return a.String(s), nil
 	}
 	return nil, corruptf(lineNo, "ambiguous unquoted scalar")
 }
