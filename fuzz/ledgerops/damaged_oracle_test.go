@@ -22,14 +22,13 @@ func TestJudgeDoctorHiddenCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := privateDB(t, base)
-	edits, _ := damage(t, path, fuzzbytes.New([]byte("\x03\x00"))) // delete the first event
-	tasks, events, err := readRowsAt(path)
-	if err != nil {
-		t.Fatal(err)
+	d := damage(t, path, fuzzbytes.New([]byte("\x03\x00"))) // delete the first event
+	if d.rowsErr != nil {
+		t.Fatal(d.rowsErr)
 	}
-	counts := model.Check(tasks, events)
+	counts := model.Check(d.tasks, d.events)
 	if counts.EventInconsistencyCount == 0 {
-		t.Fatalf("edits %q left no event finding: %+v", edits, counts)
+		t.Fatalf("edits %q left no event finding: %+v", d.edits, counts)
 	}
 	ro, err := ledger.Open(path, ledger.Options{AllowExternalACL: onWindows, ReadOnly: true, Clock: func() float64 { return 2e9 }})
 	if err != nil {
