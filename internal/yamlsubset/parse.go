@@ -91,40 +91,37 @@ type parser struct {
 	lineNo  int
 	pending line
 	has     bool
-	// entries[depth] gathers the entries of the open block at that depth,
-	// so each map is built once at its final size (reused across siblings).
-	entries [][]entry
+	// keys[depth] and vals[depth] gather the entries of the open block at
+	// that depth, so each map is built once at its final size (reused
+	// across siblings).
+	keys [][]string
+	vals [][]value.Value
 	// arena holds the document's maps, lists, integers and boxed scalars
 	// in shared blocks: a few allocations per block instead of several per
 	// item.
 	arena value.Arena
 }
 
-type entry struct {
-	key string
-	val value.Value
-}
-
 // takeMap builds the map of the entries gathered at depth and clears them.
 func (p *parser) takeMap(depth int) *value.Map {
-	if depth >= len(p.entries) {
-		return value.NewMap()
+	if depth >= len(p.keys) {
+		return p.arena.NewMapSize(0)
 	}
-	es := p.entries[depth]
-	m := p.arena.NewMapSize(len(es))
-	for _, e := range es {
-		m.Set(e.key, e.val) // a later duplicate overwrites in place
-	}
-	clear(es)
-	p.entries[depth] = es[:0]
+	keys, vals := p.keys[depth], p.vals[depth]
+	m := p.arena.MapOf(keys, vals) // a later duplicate overwrites in place
+	clear(keys)
+	clear(vals)
+	p.keys[depth], p.vals[depth] = keys[:0], vals[:0]
 	return m
 }
 
 func (p *parser) add(depth int, key string, v value.Value) {
-	for len(p.entries) <= depth {
-		p.entries = append(p.entries, nil)
+	for len(p.keys) <= depth {
+		p.keys = append(p.keys, nil)
+		p.vals = append(p.vals, nil)
 	}
-	p.entries[depth] = append(p.entries[depth], entry{key, v})
+	p.keys[depth] = append(p.keys[depth], key)
+	p.vals[depth] = append(p.vals[depth], v)
 }
 
 // peek returns the next significant line without consuming it.

@@ -31,6 +31,10 @@ func TestParseAccepts(t *testing.T) {
 		{"no final newline", "a: 1", `{"a": 1}`},
 		{"duplicate key: later wins, first position", "a: 1\nb: 2\na: 3\n", `{"a": 3, "b": 2}`},
 		{"duplicate block key replaces", "a:\n  x: 1\nb: 0\na:\n  w: 2\n", `{"a": {"w": 2}, "b": 0}`},
+		// More keys than value.Map searches linearly: the map is built with
+		// its index at once.
+		{"duplicate key in a large map", "m:\n  k: 0\n" + largeBlock + "  k: 9\n",
+			`{"m": {"k": 9, ` + largeJSON + `}}`},
 		{"trailing spaces and tab after value", "a: 1  \t\nb:   \"x\"\n", `{"a": 1, "b": "x"}`},
 		{"tab after colon", "a:\t1\n", `{"a": 1}`},
 		{"unquoted word kept as string", "a: weird_status\nb: /path/x\nc: Hello world, [ok]\nd: nan_x\ne: nan2\n",
@@ -58,6 +62,20 @@ func TestParseAccepts(t *testing.T) {
 		}
 	}
 }
+
+// largeBlock is 20 block entries at depth 1 (k00 to k19), largeJSON the
+// same as JSON members.
+var largeBlock, largeJSON = func() (string, string) {
+	var b, j strings.Builder
+	for i := range 20 {
+		fmt.Fprintf(&b, "  k%02d: %d\n", i, i)
+		if i > 0 {
+			j.WriteString(", ")
+		}
+		fmt.Fprintf(&j, `"k%02d": %d`, i, i)
+	}
+	return b.String(), j.String()
+}()
 
 // TestParseRefuses: each document is CORRUPT.
 func TestParseRefuses(t *testing.T) {

@@ -73,6 +73,30 @@ func (a *Arena) NewMapSize(n int) *Map {
 	return m
 }
 
+// MapOf is the map that NewMapSize(len(keys)) and then Set(keys[i],
+// vals[i]) for each i in order make (a repeated key keeps its first
+// position and its last value), from the arena's blocks. A large map's
+// index is filled with one hash operation per key where Set takes two.
+func (a *Arena) MapOf(keys []string, vals []Value) *Map {
+	n := len(keys)
+	m := a.NewMapSize(n)
+	if m.index != nil {
+		for i, k := range keys {
+			m.index[k] = i
+		}
+		if len(m.index) == n { // no key repeats
+			m.keys = append(m.keys, keys...)
+			m.vals = append(m.vals, vals...)
+			return m
+		}
+		clear(m.index)
+	}
+	for i, k := range keys {
+		m.Set(k, vals[i])
+	}
+	return m
+}
+
 // List returns a list of n nil values from the arena's blocks.
 func (a *Arena) List(n int) []Value {
 	if a == nil {

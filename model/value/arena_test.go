@@ -93,3 +93,40 @@ func BenchmarkArena(b *testing.B) {
 		}
 	}
 }
+
+// TestMapOfIsSetInOrder: MapOf makes the map that Set in order makes, on
+// both sides of the index threshold, with and without repeated keys (a
+// repeat keeps its first position and takes its last value), and the
+// index answers for every key.
+func TestMapOfIsSetInOrder(t *testing.T) {
+	for _, n := range []int{0, 1, 5, indexThreshold, indexThreshold + 1, 200} {
+		for _, repeats := range []int{0, 1, 3} {
+			var keys []string
+			var vals []Value
+			for i := range n {
+				keys = append(keys, "k"+strconv.Itoa(i))
+				vals = append(vals, Int(int64(i)))
+			}
+			for r := range min(repeats, n) {
+				keys = append(keys, keys[(r*7)%n])
+				vals = append(vals, "again"+strconv.Itoa(r))
+			}
+			want := NewMapSize(len(keys))
+			for i, k := range keys {
+				want.Set(k, vals[i])
+			}
+			for _, a := range []*Arena{nil, {}} {
+				got := a.MapOf(keys, vals)
+				if !EqualOrdered(got, want) || got.Len() != want.Len() {
+					t.Fatalf("n %d, repeats %d, arena %v: keys %v, want %v", n, repeats, a != nil, got.Keys(), want.Keys())
+				}
+				for i := range want.Len() {
+					k, v := want.At(i)
+					if g, ok := got.Get(k); !ok || !Equal(g, v) {
+						t.Fatalf("n %d, repeats %d: Get(%q) = %v, %v, want %v", n, repeats, k, g, ok, v)
+					}
+				}
+			}
+		}
+	}
+}
