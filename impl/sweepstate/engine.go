@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/stateguard/stateguard/internal/durable"
 	"github.com/stateguard/stateguard/internal/isotime"
@@ -263,25 +264,35 @@ const MaxFileSize = 256 << 20
 // errTooLarge reports a file beyond MaxFileSize.
 var errTooLarge = errors.New("file larger than the engine reads")
 
-// readString reads f as one string without the extra copy
-// a []byte-to-string conversion would make; the parsed document refers
-// into it. size is a hint (the file may change between stat and read): it
-// presizes the buffer only up to the cap, and at most MaxFileSize bytes are
-// ever read.
+// readString reads f as one string. The bytes are read straight into the
+// string's memory (no buffer to copy from, no []byte-to-string copy) and
+// never written after; the parsed document refers into it. size is a hint
+// (the file may change between stat and read): it presizes the buffer only
+// up to the cap, and at most MaxFileSize+1 bytes are ever read.
 func readString(f *os.File, size int64) (string, error) {
 	if size > MaxFileSize {
 		return "", errTooLarge
 	}
-	var b strings.Builder
-	b.Grow(int(max(size, 0)) + 1) // +1: the read that sees EOF must not grow it
-	n, err := io.Copy(&b, io.LimitReader(f, MaxFileSize+1))
-	if err != nil {
-		return "", err
+	// +512: the read that sees EOF must not grow it (as os.ReadFile).
+	buf := make([]byte, 0, max(size, 0)+512)
+	r := io.LimitReader(f, MaxFileSize+1)
+	for {
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", err
+		}
+		if len(buf) == cap(buf) { // the file grew after the stat
+			buf = append(buf, 0)[:len(buf)]
+		}
 	}
-	if n > MaxFileSize {
+	if len(buf) > MaxFileSize {
 		return "", errTooLarge // the file grew after the stat
 	}
-	return b.String(), nil
+	return unsafe.String(unsafe.SliceData(buf), len(buf)), nil
 }
 
 // renameLegacyEvidence moves a truthy verified_merge_sha to

@@ -3,6 +3,7 @@ package sweepstate
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -37,5 +38,28 @@ func TestReadCapStaleSize(t *testing.T) {
 	}
 	if in := readLegacyFrom(f, measured); in.present || in.data != nil {
 		t.Errorf("legacy file grown past the cap after its stat: present %v, %d bytes; want nothing imported", in.present, len(in.data))
+	}
+}
+
+// TestReadStringSizeHints: whatever size the stat said (none, too small
+// as for a file that grew after it, exact, too large as for one that
+// shrank), readString returns the file's bytes. Planted bug: the growing
+// step removed (a short hint then never reads past it).
+func TestReadStringSizeHints(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "state.yml")
+	want := strings.Repeat("schema_version: 1\n", 6000) // 108 KB, more than one read
+	if err := os.WriteFile(p, []byte(want), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, hint := range []int64{0, 10, 511, 512, 513, int64(len(want)), int64(len(want)) + 1, 1 << 20} {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := readString(f, hint)
+		f.Close()
+		if err != nil || got != want {
+			t.Errorf("size hint %d: %d bytes, %v; want the file's %d", hint, len(got), err, len(want))
+		}
 	}
 }
