@@ -49,7 +49,7 @@ func (e *Engine) ReadText(path string) (res Result, text PayloadText) {
 	}
 	defer f.Close()
 	if fi.Size() <= MaxFileSize {
-		if chunks, ok := yamlsubset.ReadJSON(f, MaxFileSize); ok {
+		if chunks, ok := yamlsubset.ReadJSON(f, fi.Size(), MaxFileSize); ok {
 			return Result{Word: WordOK}, PayloadText{chunks}
 		}
 		// Not this engine's text: read it again the general way, from

@@ -129,7 +129,7 @@ func BenchmarkReadJSON(b *testing.B) {
 			b.SetBytes(int64(len(text)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, ok := yamlsubset.ReadJSON(bytes.NewReader(text), int64(len(text))); !ok {
+				if _, ok := yamlsubset.ReadJSON(bytes.NewReader(text), int64(len(text)), int64(len(text))); !ok {
 					b.Fatal("declined")
 				}
 			}

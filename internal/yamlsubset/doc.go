@@ -18,7 +18,7 @@
 //	    Python float repr, inline JSON lists and empty maps.
 //	EmitTo(w io.Writer, doc *value.Map) error
 //	    Emit's bytes, written to w in chunks.
-//	ReadJSON(r io.Reader, limit int64) (chunks [][]byte, ok bool)
+//	ReadJSON(r io.Reader, size, limit int64) (chunks [][]byte, ok bool)
 //	    read's fast path: the json.dumps text of a document in the form
 //	    Emit writes, transcoded line by line without a tree; ok is false
 //	    (decline, read it with Parse) on any other text.
@@ -28,6 +28,10 @@
 //	    text (Emit's bytes for what Parse reads) without the items entries
 //	    keep does not want, and those entries put back, verbatim and in
 //	    key order, into the text Emit writes for the decided document.
+//	ScanItems(r io.Reader, limit int64, keep func(key, block string) bool) (reduced string, ok bool)
+//	    SplitItems's check and reduced text, read from r through a buffer,
+//	    for the commands that need only the reduced text (cursor-get,
+//	    validate until it must write).
 package yamlsubset
 
 import "errors"

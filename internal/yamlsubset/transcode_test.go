@@ -12,8 +12,10 @@ import (
 
 // TestReadJSONLongLinesAndLimit: lines longer than the reader's buffer are
 // transcoded whole (a value of 600,000 bytes, one split across reads),
-// text equal to the document's json.dumps; a limit below the text's
-// length, or text cut short of its final newline, is declined.
+// text equal to the document's json.dumps, whatever the size hint (none,
+// too small, so that lines outgrow their chunk, exact, too large); a limit
+// below the text's length, or text cut short of its final newline, is
+// declined.
 func TestReadJSONLongLinesAndLimit(t *testing.T) {
 	doc := value.NewMap()
 	doc.Set("schema_version", value.Int(1))
@@ -26,17 +28,20 @@ func TestReadJSONLongLinesAndLimit(t *testing.T) {
 	}
 	doc.Set("items", items)
 	text := yamlsubset.Emit(doc)
-	chunks, ok := yamlsubset.ReadJSON(bytes.NewReader(text), int64(len(text)))
-	if !ok {
-		t.Fatal("declined the engine's own text")
+	want := pyjson.Encode(doc)
+	for _, size := range []int64{0, int64(len(text)) / 3, int64(len(text)), 10 * int64(len(text))} {
+		chunks, ok := yamlsubset.ReadJSON(bytes.NewReader(text), size, int64(len(text)))
+		if !ok {
+			t.Fatalf("size %d: declined the engine's own text", size)
+		}
+		if got := bytes.Join(chunks, nil); !bytes.Equal(got, want) {
+			t.Fatalf("size %d: text of %d bytes in %d chunks differs from json.dumps's %d", size, len(got), len(chunks), len(want))
+		}
 	}
-	if got, want := bytes.Join(chunks, nil), pyjson.Encode(doc); !bytes.Equal(got, want) {
-		t.Fatalf("text of %d bytes differs from json.dumps's %d", len(got), len(want))
-	}
-	if _, ok := yamlsubset.ReadJSON(bytes.NewReader(text), int64(len(text))-1); ok {
+	if _, ok := yamlsubset.ReadJSON(bytes.NewReader(text), int64(len(text)), int64(len(text))-1); ok {
 		t.Error("took a text longer than the limit")
 	}
-	if _, ok := yamlsubset.ReadJSON(bytes.NewReader(text[:len(text)-1]), int64(len(text))); ok {
+	if _, ok := yamlsubset.ReadJSON(bytes.NewReader(text[:len(text)-1]), int64(len(text)), int64(len(text))); ok {
 		t.Error("took a text without its final newline")
 	}
 }

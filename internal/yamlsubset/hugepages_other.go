@@ -1,0 +1,6 @@
+//go:build !linux
+
+package yamlsubset
+
+// adviseHugePages does nothing here (see the Linux version).
+func adviseHugePages([]byte) {}
