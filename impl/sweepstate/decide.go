@@ -317,11 +317,14 @@ func parseLegacy(l legacyInput) *value.Map {
 	if !l.present {
 		return nil
 	}
-	if v, err := pyjson.Decode(string(l.data)); err == nil {
+	// The parts of the legacy document share blocks (values copied into
+	// the state keep theirs alive, as they kept the text before).
+	var arena value.Arena
+	if v, err := pyjson.DecodeIn(l.text, &arena); err == nil {
 		m, _ := v.(*value.Map)
 		return m
 	}
-	if m, err := yamlsubset.Parse(l.data); err == nil {
+	if m, err := yamlsubset.ParseString(l.text); err == nil {
 		return m
 	}
 	return nil

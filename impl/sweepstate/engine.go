@@ -361,7 +361,7 @@ func mapAt(doc *value.Map, k string) *value.Map {
 
 // legacyInput is the legacy file for import-legacy, read at the edge.
 type legacyInput struct {
-	data    []byte
+	text    string
 	present bool
 }
 
@@ -379,14 +379,11 @@ func readLegacy(path string) legacyInput {
 
 // readLegacyFrom reads the open legacy file f, whose size was measured as
 // size: the file may grow after, so at most MaxFileSize bytes are read
-// whatever size says.
+// whatever size says (readString).
 func readLegacyFrom(f *os.File, size int64) legacyInput {
-	if size > MaxFileSize {
+	text, err := readString(f, size)
+	if err != nil {
 		return legacyInput{}
 	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
-	if err != nil || len(data) > MaxFileSize {
-		return legacyInput{}
-	}
-	return legacyInput{data: data, present: true}
+	return legacyInput{text: text, present: true}
 }

@@ -283,8 +283,8 @@ func TestReadCapBoundaries(t *testing.T) {
 			t.Errorf("state file of %d bytes: read %d bytes, %v", c.size, len(text), err)
 		}
 		in := readLegacy(sparse("legacy", c.size))
-		if in.present == c.tooLong || (!c.tooLong && int64(len(in.data)) != c.size) {
-			t.Errorf("legacy file of %d bytes: present %v, %d bytes read", c.size, in.present, len(in.data))
+		if in.present == c.tooLong || (!c.tooLong && int64(len(in.text)) != c.size) {
+			t.Errorf("legacy file of %d bytes: present %v, %d bytes read", c.size, in.present, len(in.text))
 		}
 	}
 }

@@ -36,8 +36,8 @@ func TestReadCapStaleSize(t *testing.T) {
 	if _, err := f.Seek(0, 0); err != nil {
 		t.Fatal(err)
 	}
-	if in := readLegacyFrom(f, measured); in.present || in.data != nil {
-		t.Errorf("legacy file grown past the cap after its stat: present %v, %d bytes; want nothing imported", in.present, len(in.data))
+	if in := readLegacyFrom(f, measured); in.present || in.text != "" {
+		t.Errorf("legacy file grown past the cap after its stat: present %v, %d bytes; want nothing imported", in.present, len(in.text))
 	}
 }
 

@@ -14,7 +14,13 @@ import (
 // whitespace (" \t\n\r"), with Python json.loads semantics (see the package
 // comment for the decisions where Python could not be followed).
 func Decode(text string) (value.Value, error) {
-	d := decoder{text: text, maxDepth: MaxDepth}
+	return DecodeIn(text, nil)
+}
+
+// DecodeIn is Decode with the value's parts taken from a (nil allocates
+// each part on its own).
+func DecodeIn(text string, a *value.Arena) (value.Value, error) {
+	d := decoder{text: text, maxDepth: MaxDepth, arena: a}
 	d.skipSpace()
 	v := d.value()
 	if d.err == nil {
@@ -87,6 +93,10 @@ type decoder struct {
 	listFloats bool
 	arrays     int
 	arena      *value.Arena // nil: each part allocated on its own
+	// keys[i] and vals[i] gather the members of the object open at depth
+	// i+1 (scratch, reused across siblings).
+	keys [][]string
+	vals [][]value.Value
 }
 
 func (d *decoder) result(v value.Value) (value.Value, error) {
@@ -187,12 +197,24 @@ func (d *decoder) object() value.Value {
 	}
 	defer func() { d.depth-- }()
 	d.pos++ // '{'
-	m := value.NewMap()
 	d.skipSpace()
 	if d.pos < len(d.text) && d.text[d.pos] == '}' {
 		d.pos++
-		return m
+		return d.arena.NewMapSize(0)
 	}
+	// The members gather in this depth's scratch slices, reused across
+	// siblings, so the map is built once at its final size.
+	for len(d.keys) < d.depth {
+		d.keys = append(d.keys, nil)
+		d.vals = append(d.vals, nil)
+	}
+	level := d.depth - 1
+	keys, vals := d.keys[level][:0], d.vals[level][:0]
+	defer func() {
+		clear(keys)
+		clear(vals)
+		d.keys[level], d.vals[level] = keys[:0], vals[:0]
+	}()
 	for {
 		if d.pos >= len(d.text) || d.text[d.pos] != '"' {
 			d.fail("expecting property name")
@@ -213,7 +235,7 @@ func (d *decoder) object() value.Value {
 		if d.err != nil {
 			return nil
 		}
-		m.Set(k, v)
+		keys, vals = append(keys, k), append(vals, v)
 		d.skipSpace()
 		if d.pos >= len(d.text) {
 			d.fail("expecting ',' or '}'")
@@ -225,7 +247,7 @@ func (d *decoder) object() value.Value {
 			d.skipSpace()
 		case '}':
 			d.pos++
-			return m
+			return d.arena.MapOf(keys, vals) // a repeated key: the last value, the first position
 		default:
 			d.fail("expecting ',' or '}'")
 			return nil
