@@ -4,6 +4,7 @@ import (
 	"io"
 	"math"
 	"math/big"
+	"math/bits"
 	"strconv"
 	"unicode/utf8"
 
@@ -239,25 +240,15 @@ func decimalExponent(b []byte) int {
 // SkipRawASCII returns the first index j >= i at which s holds a byte that
 // a JSON string cannot carry as it is: a control character, '"', '\\',
 // DEL or any non-ASCII byte (len(s) if there is none). Both codecs step
-// over plain runs with it, eight bytes per step.
+// over plain runs with it, eight bytes per step; the byte it stops at is
+// found in its word.
 func SkipRawASCII(s string, i int) int {
-	// Sixteen bytes a step while both words are plain, then eight.
-	for ; i+16 <= len(s); i += 16 {
-		b := s[i : i+16]
-		w := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
-		v := uint64(b[8]) | uint64(b[9])<<8 | uint64(b[10])<<16 | uint64(b[11])<<24 |
-			uint64(b[12])<<32 | uint64(b[13])<<40 | uint64(b[14])<<48 | uint64(b[15])<<56
-		if (stops(w)|stops(v))&highs != 0 {
-			break
-		}
-	}
 	for ; i+8 <= len(s); i += 8 {
 		b := s[i : i+8] // constant indexes below: one load, no bounds checks
 		w := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
 			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
-		if (byteBelow(w, 0x20)|byteBelow(w^'"'*ones, 1)|byteBelow(w^'\\'*ones, 1)|byteBelow(w^0x7f*ones, 1)|w)&highs != 0 {
-			break // a byte >= 0x80 sets its own high bit
+		if m := stops(w); m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
 		}
 	}
 	for i < len(s) && rawASCII[s[i]] {
@@ -268,15 +259,15 @@ func SkipRawASCII(s string, i int) int {
 
 const ones, highs = 0x0101010101010101, 0x8080808080808080
 
-// stops has a high bit set (within highs) in each byte of w that a JSON
-// string cannot carry as it is: below 0x20, '"', '\\', DEL or above.
+// stops has the high bit set (within highs) of the first byte of w that a
+// JSON string cannot carry as it is (below 0x20, '"', '\\', DEL or above)
+// and of no byte below it. Each byte b below 0x80 is judged on its own,
+// since a constant added to it stays below 0x100 (b + 0x60 reaches 0x80
+// when b >= 0x20, b + 1 when b is 0x7f, (b ^ c) + 0x7f unless b is c); a
+// byte from 0x80 up is a stop itself, and only the bytes above it can see
+// its carry.
 func stops(w uint64) uint64 {
-	return byteBelow(w, 0x20) | byteBelow(w^'"'*ones, 1) | byteBelow(w^'\\'*ones, 1) | byteBelow(w^0x7f*ones, 1) | w
-}
-
-// byteBelow has a high bit set (within highs) iff some byte of w is below
-// n, for 1 <= n <= 0x80: the classic "has a zero byte" bit trick
-// generalised (a byte equal to c is a zero byte of w ^ c*ones).
-func byteBelow(w, n uint64) uint64 {
-	return (w - n*ones) &^ w
+	plain := (w + 0x60*ones) &^ (w + ones) &^ w
+	plain &= ((w ^ '"'*ones) + 0x7f*ones) & ((w ^ '\\'*ones) + 0x7f*ones)
+	return ^plain & highs
 }

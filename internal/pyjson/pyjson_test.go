@@ -255,7 +255,9 @@ func TestDecodeStringPrefix(t *testing.T) {
 
 // TestSkipRawASCII: the word-at-a-time scan stops exactly where a byte-wise
 // scan does, for every byte value at every position of a word or of the
-// sixteen-byte steps.
+// tail, from every start, in strings of every length up to 41 bytes, and
+// with a second stop just above the first (the bit tricks judge each byte
+// alone: no borrow or carry from a stop may flag its neighbour).
 func TestSkipRawASCII(t *testing.T) {
 	naive := func(s string, i int) int {
 		for i < len(s) && s[i] >= 0x20 && s[i] < 0x7f && s[i] != '"' && s[i] != '\\' {
@@ -265,14 +267,28 @@ func TestSkipRawASCII(t *testing.T) {
 	}
 	for c := range 256 {
 		for pos := range 41 {
-			b := []byte(strings.Repeat("abcdefgh", 5))
-			if pos < len(b) {
-				b[pos] = byte(c)
+			b := []byte(strings.Repeat("abcdefgh", 5) + "a")
+			b[pos] = byte(c)
+			for n := pos; n <= len(b); n++ {
+				s := string(b[:n])
+				for from := range n + 1 {
+					if got, want := pyjson.SkipRawASCII(s, from), naive(s, from); got != want {
+						t.Fatalf("byte %#x at %d of %d, from %d: got %d, want %d", c, pos, n, from, got, want)
+					}
+				}
 			}
-			s := string(b)
-			for from := range 5 {
-				if got, want := pyjson.SkipRawASCII(s, from), naive(s, from); got != want {
-					t.Fatalf("byte %#x at %d, from %d: got %d, want %d", c, pos, from, got, want)
+		}
+	}
+	for c := range 256 {
+		for _, c2 := range []byte{0, 1, 0x1f, 0x20, 0x21, 0x22, 0x23, 0x5b, 0x5c, 0x5d, 0x7e, 0x7f, 0x80, 0xa0, 0xff} {
+			for pos := range 16 {
+				b := []byte(strings.Repeat("abcdefgh", 3))
+				b[pos], b[pos+1] = byte(c), c2
+				s := string(b)
+				for from := range pos + 3 {
+					if got, want := pyjson.SkipRawASCII(s, from), naive(s, from); got != want {
+						t.Fatalf("bytes %#x, %#x at %d, from %d: got %d, want %d", c, c2, pos, from, got, want)
+					}
 				}
 			}
 		}

@@ -236,11 +236,11 @@ func (c *canonicalScan) scan() bool {
 	}
 	c.itemsBody, c.itemsEnd, c.entryStart = -1, -1, -1
 	for pos := 0; pos < len(t); {
-		nl := strings.IndexByte(t[pos:], '\n') + pos
-		if !c.line(pos, t[pos:nl]) {
+		next, ok := c.next(pos)
+		if !ok {
 			return false
 		}
-		pos = nl + 1
+		pos = next
 	}
 	return c.end(len(t))
 }
@@ -288,20 +288,19 @@ func ScanItems(r io.Reader, limit int64, keep func(key, block string) bool) (red
 	for eof := false; ; {
 		// A view of the buffer: nothing taken from it outlives the next
 		// refill but the keys detach copies.
+		// The window ends after its last complete line.
 		w := unsafe.String(unsafe.SliceData(buf), have)
+		w = w[:strings.LastIndexByte(w, '\n')+1]
 		c.text = w
-		for {
-			nl := strings.IndexByte(w[start:], '\n')
-			if nl < 0 {
-				break
-			}
-			if !c.line(c.base+start, w[start:start+nl]) {
+		for start < len(w) {
+			next, ok := c.next(start)
+			if !ok {
 				return "", false
 			}
 			if !c.inEntry {
-				c.out = append(c.out, w[start:start+nl+1]...)
+				c.out = append(c.out, w[start:next]...)
 			}
-			start += nl + 1
+			start = next
 		}
 		if eof {
 			if start != have || c.base+have == 0 {
@@ -370,6 +369,80 @@ func (c *canonicalScan) endEntry(end int) {
 	c.entryStart, c.entryKey = -1, ""
 }
 
+// next checks the line that starts at offset p of the window (which ends
+// in "\n") and returns the offset of the line after it. The usual lines
+// (a key Emit writes without escapes, then nothing, or a string of raw
+// printable ASCII, or another value) are read in one pass: the string's
+// scan finds the line's end. Any other line goes to line, which reads it
+// by the same rules, so the answer is the same either way.
+func (c *canonicalScan) next(p int) (int, bool) {
+	t := c.text
+	n := p
+	for t[n] == ' ' {
+		n++
+	}
+	if (n-p)%2 != 0 {
+		return 0, false
+	}
+	var key string
+	k := n // then the colon after the key
+	switch {
+	case bareStart[t[n]]:
+		k++
+		for bareRest[t[k]] {
+			k++
+		}
+		if t[k] != ':' {
+			return c.slow(p)
+		}
+		key = t[n:k]
+		if isYAML11Word(key) {
+			return 0, false
+		}
+	case t[n] == '"':
+		j := pyjson.SkipRawASCII(t, n+1)
+		if t[j] != '"' || t[j+1] != ':' {
+			return c.slow(p)
+		}
+		key = t[n+1 : j]
+		if IsBareKey(key) {
+			return 0, false
+		}
+		k = j + 1
+	default:
+		return c.slow(p)
+	}
+	pos := c.base + p
+	if t[k+1] == '\n' {
+		return k + 2, c.entry(pos, k+1-p, (n-p)/2, key, "", false)
+	}
+	if t[k+1] == ' ' && t[k+2] == '"' {
+		// A string of raw printable ASCII: canonical as it is.
+		if j := pyjson.SkipRawASCII(t, k+3); t[j] == '"' && t[j+1] == '\n' {
+			return j + 2, c.entry(pos, j+1-p, (n-p)/2, key, t[k+1:j+1], true)
+		}
+	}
+	nl := k + 1 + strings.IndexByte(t[k+1:], '\n')
+	return nl + 1, c.entry(pos, nl-p, (n-p)/2, key, t[k+1:nl], false)
+}
+
+// slow checks the line at window offset p with line.
+func (c *canonicalScan) slow(p int) (int, bool) {
+	nl := p + strings.IndexByte(c.text[p:], '\n')
+	return nl + 1, c.line(c.base+p, c.text[p:nl])
+}
+
+// bareStart and bareRest are the bytes isBareWord takes first and after.
+var bareStart, bareRest = func() (start, rest [256]bool) {
+	for c := range 256 {
+		b := byte(c)
+		start[c] = b >= 'A' && b <= 'Z' || b >= 'a' && b <= 'z' || b == '_'
+		rest[c] = start[c] || b >= '0' && b <= '9' || b == '.' || b == '-'
+	}
+	return start, rest
+}()
+
+// line checks the line s (without its "\n") at offset pos.
 func (c *canonicalScan) line(pos int, s string) bool {
 	n := 0
 	for n < len(s) && s[n] == ' ' {
@@ -378,7 +451,17 @@ func (c *canonicalScan) line(pos int, s string) bool {
 	if n == len(s) || n%2 != 0 {
 		return false
 	}
-	depth := n / 2
+	key, after, ok := entryKey(s[n:])
+	if !ok {
+		return false
+	}
+	return c.entry(pos, len(s), n/2, key, after, false)
+}
+
+// entry takes the line at offset pos, of length n without its "\n", at
+// depth: key, then after (the text after the colon). canon says the
+// value in after is already known to be canonical.
+func (c *canonicalScan) entry(pos, n, depth int, key, after string, canon bool) bool {
 	if len(c.open) == 0 {
 		if depth != 0 {
 			return false
@@ -402,9 +485,7 @@ func (c *canonicalScan) line(pos int, s string) bool {
 		}
 	}
 	c.inEntry = c.inItems && depth >= 1
-	rest := s[n:]
-	key, after, ok := entryKey(rest)
-	if !ok || key == "verified_merge_sha" {
+	if key == "verified_merge_sha" {
 		return false
 	}
 	blk := &c.open[depth]
@@ -425,7 +506,7 @@ func (c *canonicalScan) line(pos int, s string) bool {
 		if depth == 0 {
 			switch key {
 			case "items":
-				c.hasItems, c.inItems, c.itemsBody = true, true, pos+len(s)+1
+				c.hasItems, c.inItems, c.itemsBody = true, true, pos+n+1
 			case "sources":
 				c.hasSources = true
 			case "schema_version":
@@ -447,13 +528,13 @@ func (c *canonicalScan) line(pos int, s string) bool {
 		case "sources":
 			c.hasSources = true
 		case "items":
-			c.hasItems, c.itemsBody, c.itemsEnd = true, pos+len(s)+1, pos+len(s)+1
+			c.hasItems, c.itemsBody, c.itemsEnd = true, pos+n+1, pos+n+1
 		}
 		if (key == "sources" || key == "items") && v != "{}" {
 			return false
 		}
 	}
-	return canonicalValue(v)
+	return canon || canonicalValue(v)
 }
 
 // entryKey reads the key of an entry line when it is written as Emit
