@@ -122,6 +122,8 @@ func editSeeds(tb testing.TB) []string {
 		{"    status:", "    \"status\":"},       // a quoted bare key
 		{"    status:", "    No:"},               // a YAML 1.1 word as a bare key
 		{"    status:", "    \"s\" :"},
+		{"    status:", "    \"status\"x"},            // a byte other than the colon after a quoted key
+		{"  writer: \"w1\"\n", "   writer: \"w1\"\n"}, // three spaces: an odd indent past one level
 		{"\"slack:C42\":\n    cursor", "\"slack:C42\":\n    sensitive: true\n    cursor"},
 		// Values of an item that the splitting commands leave alone: each
 		// is read the same but not written so by the engine.

@@ -7,3 +7,11 @@ func SetScanBuffer(n int) int {
 	scanBuffer = n
 	return old
 }
+
+// SetReadBuffer sets the size ReadJSON's buffer starts at and returns the
+// one it had.
+func SetReadBuffer(n int) int {
+	old := readBuffer
+	readBuffer = n
+	return old
+}

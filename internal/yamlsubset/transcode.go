@@ -1,7 +1,6 @@
 package yamlsubset
 
 import (
-	"bytes"
 	"io"
 	"math"
 	"strconv"
@@ -40,18 +39,22 @@ func ReadJSON(r io.Reader, size, limit int64) (chunks [][]byte, ok bool) {
 	lr := io.LimitReader(r, limit+1)
 	// Lines are cut from a buffer filled by large reads; a line longer
 	// than the buffer doubles it.
-	buf := make([]byte, 256<<10)
+	buf := make([]byte, max(readBuffer, 1))
 	var read int64
 	have, start := 0, 0
 	eof := false
 	for {
-		nl := bytes.IndexByte(buf[start:have], '\n')
-		if nl >= 0 {
-			if !t.line(buf[start : start+nl]) {
+		// A view of the buffer, not a copy, ending after its last
+		// complete line: nothing read from it outlives the next read
+		// but the keys kept in t.open, which detach copies first.
+		w := unsafe.String(unsafe.SliceData(buf), have)
+		w = w[:strings.LastIndexByte(w, '\n')+1]
+		for start < len(w) {
+			next, ok := t.next(w, start)
+			if !ok {
 				return nil, false
 			}
-			start += nl + 1
-			continue
+			start = next
 		}
 		if eof {
 			if start != have {
@@ -60,6 +63,7 @@ func ReadJSON(r io.Reader, size, limit int64) (chunks [][]byte, ok bool) {
 			break
 		}
 		// Keep the partial line, then read more after it.
+		t.detach()
 		have = copy(buf, buf[start:have])
 		start = 0
 		if have == len(buf) {
@@ -82,6 +86,10 @@ func ReadJSON(r io.Reader, size, limit int64) (chunks [][]byte, ok bool) {
 	}
 	return t.chunks, true
 }
+
+// readBuffer is the size ReadJSON's buffer starts at (a variable for the
+// tests, which make it small).
+var readBuffer = 256 << 10
 
 // transcodeMaxDepth bounds the block nesting the fast path takes; deeper
 // files (far beyond anything the engine's callers write) are left to Parse,
@@ -124,18 +132,68 @@ type transcoder struct {
 type openBlock struct {
 	level    level
 	lastRank int
-	lastKey  []byte // a copy: the line it came from is gone
+	lastKey  string // a view of the window until detach copies it
 	any      bool
 }
 
-// line handles one line without its "\n".
-func (t *transcoder) line(b []byte) bool {
+// next transcodes the line that starts at offset p of the window w
+// (which ends in "\n") and returns the offset of the line after it. The
+// usual lines (a bare key, or a quoted one without escapes, then nothing,
+// or a string of raw printable ASCII, or another value) are read in one
+// pass: the string's scan finds the line's end. Any other line goes to
+// line, which reads it by the same rules.
+func (t *transcoder) next(w string, p int) (int, bool) {
+	n := p
+	for w[n] == ' ' {
+		n++
+	}
+	var key string
+	k := n // then the colon after the key
+	switch {
+	case bareStart[w[n]]:
+		k++
+		for bareRest[w[k]] {
+			k++
+		}
+		if w[k] != ':' {
+			return t.slow(w, p)
+		}
+		key = w[n:k]
+	case w[n] == '"':
+		j := pyjson.SkipRawASCII(w, n+1)
+		if w[j] != '"' || w[j+1] != ':' {
+			return t.slow(w, p)
+		}
+		key, k = w[n+1:j], j+1
+	default:
+		return t.slow(w, p)
+	}
+	if (n-p)%2 != 0 {
+		return 0, false
+	}
+	if w[k+1] == '\n' {
+		return k + 2, t.entry((n-p)/2, w[n:k+1], key, "", false)
+	}
+	if w[k+1] == ' ' && w[k+2] == '"' {
+		// A string of raw printable ASCII: the same text in both forms.
+		if j := pyjson.SkipRawASCII(w, k+3); w[j] == '"' && w[j+1] == '\n' {
+			return j + 2, t.entry((n-p)/2, w[n:j+1], key, w[k+1:j+1], true)
+		}
+	}
+	nl := k + 1 + strings.IndexByte(w[k+1:], '\n')
+	return nl + 1, t.entry((n-p)/2, w[n:nl], key, w[k+1:nl], false)
+}
+
+// slow transcodes the line at offset p of w with line.
+func (t *transcoder) slow(w string, p int) (int, bool) {
+	nl := p + strings.IndexByte(w[p:], '\n')
+	return nl + 1, t.line(w[p:nl])
+}
+
+// line transcodes one line s, without its "\n".
+func (t *transcoder) line(s string) bool {
 	// No UTF-8 or CR check here: every reading below takes ASCII only,
 	// or decodes and checks what it takes, or checks both (value).
-	// A view of the reader's buffer, not a copy: nothing read from it
-	// outlives this call but the copy of the key kept in t.open.
-	s := unsafe.String(unsafe.SliceData(b), len(b))
-	t.lines++
 	n := 0
 	for n < len(s) && s[n] == ' ' {
 		n++
@@ -143,7 +201,22 @@ func (t *transcoder) line(b []byte) bool {
 	if n == len(s) || n%2 != 0 {
 		return false // blank, or an odd indent
 	}
-	depth := n / 2
+	c := s[n:]
+	if c[0] == '#' || c[0] == '\t' || c[0] == '\r' {
+		return false
+	}
+	key, after, ok := t.key(c)
+	if !ok {
+		return false
+	}
+	return t.entry(n/2, c, key, after, false)
+}
+
+// entry transcodes the entry c (its line from the key on) at depth: key,
+// then after, the text after the colon. raw says after is " " and a
+// string of raw printable ASCII.
+func (t *transcoder) entry(depth int, c, key, after string, raw bool) bool {
+	t.lines++
 	if t.lines == 1 {
 		if depth != 0 {
 			return false
@@ -168,23 +241,18 @@ func (t *transcoder) line(b []byte) bool {
 			}
 		}
 	}
-	c := s[n:]
-	if c[0] == '#' || c[0] == '\t' || c[0] == '\r' {
-		return false
-	}
-	key, after, ok := t.key(c)
-	if !ok || key == "verified_merge_sha" {
+	if key == "verified_merge_sha" {
 		return false
 	}
 	blk := &t.open[depth]
 	r := rank(blk.level, key)
 	if blk.any {
-		if r < blk.lastRank || r == blk.lastRank && strings.Compare(unsafe.String(unsafe.SliceData(blk.lastKey), len(blk.lastKey)), key) >= 0 {
+		if r < blk.lastRank || r == blk.lastRank && blk.lastKey >= key {
 			return false // out of order or repeated: Parse's rules decide
 		}
-		t.buf = append(t.buf, ", "...)
+		t.buf = append(t.buf, ',', ' ')
 	}
-	blk.lastRank, blk.lastKey, blk.any = r, append(blk.lastKey[:0], key...), true
+	blk.lastRank, blk.lastKey, blk.any = r, key, true
 	switch {
 	case c[0] != '"':
 		// A bare key is ASCII letters, digits and "_.-".
@@ -203,7 +271,12 @@ func (t *transcoder) line(b []byte) bool {
 	if after != "" && after[0] != ' ' {
 		return false
 	}
-	rest := trimBlanks(after)
+	var rest string
+	if raw {
+		rest = after[1:]
+	} else {
+		rest = trimBlanks(after)
+	}
 	if depth == 0 {
 		switch key {
 		case "schema_version":
@@ -226,7 +299,9 @@ func (t *transcoder) line(b []byte) bool {
 	if depth == 0 && (key == "sources" || key == "items") && rest != "{}" {
 		return false // a map written inline, or not a map: Parse's and the engine's rules decide
 	}
-	if !t.value(rest, depth) {
+	if raw {
+		t.buf = append(t.buf, rest...)
+	} else if !t.value(rest, depth) {
 		return false
 	}
 	if cap(t.buf)-len(t.buf) < min(cap(t.buf)/8, chunkSize/4) {
@@ -239,17 +314,18 @@ func (t *transcoder) line(b []byte) bool {
 	return true
 }
 
-// pushBlock opens a block on top of open, reusing the key buffer an
-// earlier block at that depth had (the transcoder and the canonical scan
-// both keep their open blocks this way).
+// pushBlock opens a block on top of open (the transcoder and the
+// canonical scan both keep their open blocks this way).
 func pushBlock(open []openBlock, l level) []openBlock {
-	if len(open) < cap(open) {
-		open = open[:len(open)+1]
-		b := &open[len(open)-1]
-		*b = openBlock{level: l, lastKey: b.lastKey[:0]}
-		return open
-	}
 	return append(open, openBlock{level: l})
+}
+
+// detach copies the keys the open blocks keep out of the window, which
+// the next read overwrites.
+func (t *transcoder) detach() {
+	for i := range t.open {
+		t.open[i].lastKey = strings.Clone(t.open[i].lastKey)
+	}
 }
 
 // key reads the key of an entry line as splitKey does, for the key forms

@@ -45,3 +45,32 @@ func TestReadJSONLongLinesAndLimit(t *testing.T) {
 		t.Error("took a text without its final newline")
 	}
 }
+
+// TestReadJSONSmallBuffers: read through buffers from one byte up (every
+// line across a read, the keys that order the next line kept across it),
+// the benchmark document comes out as json.dumps writes it, and a key out
+// of order or repeated in a later read than the key before it is still
+// declined.
+func TestReadJSONSmallBuffers(t *testing.T) {
+	text := yamlsubset.Emit(benchDocument(30))
+	doc, err := yamlsubset.Parse(text) // in the file's key order
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := pyjson.Encode(doc)
+	swapped := bytes.Replace(text, []byte("    title:"), []byte("    url: \"x\"\n    title:"), 1) // url before title
+	repeated := bytes.Replace(text, []byte("    title:"), []byte("    status: \"x\"\n    title:"), 1)
+	for _, size := range []int{1, 7, 64, 1000} {
+		old := yamlsubset.SetReadBuffer(size)
+		chunks, ok := yamlsubset.ReadJSON(bytes.NewReader(text), 0, int64(len(text)))
+		if got := bytes.Join(chunks, nil); !ok || !bytes.Equal(got, want) {
+			t.Errorf("buffer %d: ok %v, %d bytes; want json.dumps's %d", size, ok, len(got), len(want))
+		}
+		for _, bad := range [][]byte{swapped, repeated} {
+			if _, ok := yamlsubset.ReadJSON(bytes.NewReader(bad), 0, int64(len(bad))); ok {
+				t.Errorf("buffer %d: took keys out of order", size)
+			}
+		}
+		yamlsubset.SetReadBuffer(old)
+	}
+}
