@@ -67,29 +67,39 @@ func (a *Arena) NewMapSize(n int) *Map {
 	m := &carve(&a.maps, 1)[0]
 	m.keys = carve(&a.keys, n)[:0]
 	m.vals = carve(&a.vals, n)[:0]
-	if n > indexThreshold {
-		m.index = make(map[string]int, n)
-	}
 	return m
 }
 
 // MapOf is the map that NewMapSize(len(keys)) and then Set(keys[i],
 // vals[i]) for each i in order make (a repeated key keeps its first
-// position and its last value), from the arena's blocks. A large map's
-// index is filled with one hash operation per key where Set takes two.
+// position and its last value), from the arena's blocks. Keys in strictly
+// increasing order (as the engine writes them) cannot repeat, so a large
+// map of such keys is built without hashing any (its index waits for its
+// first search); other large maps are checked for repeats through the
+// index, one hash operation per key.
 func (a *Arena) MapOf(keys []string, vals []Value) *Map {
 	n := len(keys)
 	m := a.NewMapSize(n)
-	if m.index != nil {
-		for i, k := range keys {
-			m.index[k] = i
+	unique := false
+	if n > indexThreshold {
+		unique = true
+		for i := 1; i < n && unique; i++ {
+			unique = keys[i-1] < keys[i]
 		}
-		if len(m.index) == n { // no key repeats
-			m.keys = append(m.keys, keys...)
-			m.vals = append(m.vals, vals...)
-			return m
+		if !unique {
+			index := make(map[string]int, n)
+			for i, k := range keys {
+				index[k] = i
+			}
+			if unique = len(index) == n; unique {
+				m.index.Store(&index)
+			}
 		}
-		clear(m.index)
+	}
+	if unique {
+		m.keys = append(m.keys, keys...)
+		m.vals = append(m.vals, vals...)
+		return m
 	}
 	for i, k := range keys {
 		m.Set(k, vals[i])

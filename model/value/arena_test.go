@@ -104,12 +104,17 @@ func TestMapOfIsSetInOrder(t *testing.T) {
 			var keys []string
 			var vals []Value
 			for i := range n {
-				keys = append(keys, "k"+strconv.Itoa(i))
+				keys = append(keys, fmt.Sprintf("k%03d", i)) // increasing
 				vals = append(vals, Int(int64(i)))
 			}
 			for r := range min(repeats, n) {
 				keys = append(keys, keys[(r*7)%n])
 				vals = append(vals, "again"+strconv.Itoa(r))
+			}
+			if repeats == 1 && n > 1 {
+				// In increasing order but for one key given twice in a row.
+				keys = append(keys[:n:n], keys[n-1])
+				vals = append(vals[:n:n], "twice")
 			}
 			want := NewMapSize(len(keys))
 			for i, k := range keys {
@@ -128,5 +133,56 @@ func TestMapOfIsSetInOrder(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestLargeMapIndexOnFirstSearch: a large map whose index is built by its
+// first search answers the same from goroutines searching at once (run
+// with -race), and after a Delete and more Sets.
+func TestLargeMapIndexOnFirstSearch(t *testing.T) {
+	var a Arena
+	var keys []string
+	var vals []Value
+	for i := range 100 {
+		keys = append(keys, fmt.Sprintf("k%03d", i)) // increasing: no index yet
+		vals = append(vals, Int(int64(i)))
+	}
+	m := a.MapOf(keys, vals)
+	done := make(chan error)
+	for g := range 4 {
+		go func() {
+			for i := range 100 {
+				k := keys[(i+g*25)%100]
+				if v, ok := m.Get(k); !ok || !Equal(v, Int(int64((i+g*25)%100))) {
+					done <- fmt.Errorf("Get(%q) = %v, %v", k, v, ok)
+					return
+				}
+			}
+			if m.Has("absent") {
+				done <- fmt.Errorf("Has(absent)")
+				return
+			}
+			done <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	m.Delete("k050")
+	m.Set("k050", "back")
+	m.Set("new", true)
+	for i, k := range keys {
+		want := Value(Int(int64(i)))
+		if k == "k050" {
+			want = "back"
+		}
+		if v, ok := m.Get(k); !ok || !Equal(v, want) {
+			t.Fatalf("after Delete and Set: Get(%q) = %v, %v", k, v, ok)
+		}
+	}
+	if last, _ := m.At(m.Len() - 1); last != "new" || !m.Has("new") || m.Len() != 101 {
+		t.Fatalf("after Delete and Set: %d keys, last %q", m.Len(), last)
 	}
 }

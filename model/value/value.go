@@ -20,6 +20,7 @@ package value
 import (
 	"math"
 	"math/big"
+	"sync/atomic"
 )
 
 // Value is any of the types listed in the package comment.
@@ -28,13 +29,17 @@ type Value = any
 // Map is a string-keyed map that remembers the order keys were first set,
 // like a Python dict: setting an existing key keeps its position.
 //
-// Small maps (an item has about ten fields) are searched linearly; an index
-// is built only once a map grows past indexThreshold keys, which keeps
-// parsing a file of many small items cheap.
+// Small maps (an item has about ten fields) are searched linearly; a map of
+// more than indexThreshold keys builds an index on its first search, so a
+// large map that is only walked (a document read and printed) never pays
+// for one. Searching (Get, Has) may build it and is still safe from
+// several goroutines at once, as any read-only use of a Map is.
 type Map struct {
-	keys  []string
-	vals  []Value
-	index map[string]int // nil until len(keys) > indexThreshold
+	keys []string
+	vals []Value
+	// index maps each key to its position, or is nil (not built yet, or
+	// dropped by a Delete); when set it is exact.
+	index atomic.Pointer[map[string]int]
 }
 
 const indexThreshold = 16
@@ -45,11 +50,7 @@ func NewMap() *Map { return &Map{} }
 // NewMapSize returns an empty map with room for n keys, so a reader that
 // knows the count up front fills it without regrowing.
 func NewMapSize(n int) *Map {
-	m := &Map{keys: make([]string, 0, n), vals: make([]Value, 0, n)}
-	if n > indexThreshold {
-		m.index = make(map[string]int, n)
-	}
-	return m
+	return &Map{keys: make([]string, 0, n), vals: make([]Value, 0, n)}
 }
 
 // Len is the number of keys.
@@ -63,8 +64,12 @@ func (m *Map) Keys() []string { return append([]string(nil), m.keys...) }
 func (m *Map) At(i int) (string, Value) { return m.keys[i], m.vals[i] }
 
 func (m *Map) find(k string) int {
-	if m.index != nil {
-		if i, ok := m.index[k]; ok {
+	if len(m.keys) > indexThreshold {
+		index := m.index.Load()
+		if index == nil {
+			index = m.buildIndex()
+		}
+		if i, ok := (*index)[k]; ok {
 			return i
 		}
 		return -1
@@ -96,11 +101,8 @@ func (m *Map) Set(k string, v Value) {
 	}
 	m.keys = append(m.keys, k)
 	m.vals = append(m.vals, v)
-	switch {
-	case m.index != nil:
-		m.index[k] = len(m.keys) - 1
-	case len(m.keys) > indexThreshold:
-		m.reindex()
+	if index := m.index.Load(); index != nil {
+		(*index)[k] = len(m.keys) - 1
 	}
 }
 
@@ -112,16 +114,21 @@ func (m *Map) Delete(k string) {
 	}
 	m.keys = append(m.keys[:i:i], m.keys[i+1:]...)
 	m.vals = append(m.vals[:i:i], m.vals[i+1:]...)
-	if m.index != nil {
-		m.reindex()
-	}
+	m.index.Store(nil) // built again by the next search
 }
 
-func (m *Map) reindex() {
-	m.index = make(map[string]int, len(m.keys))
+// buildIndex builds m's index from its keys (which never repeat). Two
+// goroutines searching at once may both build one; either is right and
+// the first stored stays.
+func (m *Map) buildIndex() *map[string]int {
+	index := make(map[string]int, len(m.keys))
 	for i, k := range m.keys {
-		m.index[k] = i
+		index[k] = i
 	}
+	if m.index.CompareAndSwap(nil, &index) {
+		return &index
+	}
+	return m.index.Load()
 }
 
 // Clone returns a deep copy of v.
@@ -139,9 +146,6 @@ func Clone(v Value) Value {
 		out := &Map{keys: append([]string(nil), t.keys...), vals: make([]Value, len(t.vals))}
 		for i, e := range t.vals {
 			out.vals[i] = Clone(e)
-		}
-		if t.index != nil {
-			out.reindex()
 		}
 		return out
 	default:
