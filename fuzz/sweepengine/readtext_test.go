@@ -118,6 +118,7 @@ func editSeeds(tb testing.TB) []string {
 		{"items:\n", "items: {\"a\": 1}\nzz:\n"},
 		{"    status:", "    verified_merge_sha: \"abc\"\n    status:"},
 		{"    status:", "    \"verified_merge_sha\": 0\n    status:"},
+		{"    labels: [\"auth\", \"regression\"]\n", "    labels: [\"auth\", \"regression\"]\n    verified_merge_sha: \"abc\"\n"}, // in key order
 		{"    status:", "    \"st\\u0061tus\":"}, // a quoted key with an escape
 		{"    status:", "    \"status\":"},       // a quoted bare key
 		{"    status:", "    No:"},               // a YAML 1.1 word as a bare key
@@ -163,6 +164,7 @@ func editSeeds(tb testing.TB) []string {
 		{"    status: \"analyzed\"", "    status: \"closed\""},
 		{"  \"slack:C42:1719900000.000000\":\n", "  \"slack:C42:1719900000.000000\": 5\n  \"slack:C42:1719900000.0000000\":\n"},
 		{"  \"slack:C42:1719900000.000000\":\n", "  \"slack:C42:1719900000.000000\": {}\n  \"slack:C42:1719900000.0000000\":\n"},
+		{"  \"slack:C42:1719900000.000000\":\n", "  \"slack:C42:1719900000.000000\": \"s\"\n  \"slack:C42:1719900000.0000000\":\n"},
 		{"  \"slack:C42:1719900000.000000\":\n", "  \"slack:C42:1719900000.000003\":\n"},
 		{"  \"slack:C42:1719900000.000000\":\n", "  \"slack:C42:1719900000.000001\":\n"},
 		{"  \"slack:C42:1719900000.000000\":\n", "  slack_C42:\n"},

@@ -177,11 +177,54 @@ func (t *transcoder) next(w string, p int) (int, bool) {
 	if w[k+1] == ' ' && w[k+2] == '"' {
 		// A string of raw printable ASCII: the same text in both forms.
 		if j := pyjson.SkipRawASCII(w, k+3); w[j] == '"' && w[j+1] == '\n' {
+			if t.nextInBlock((n-p)/2, w[n:j+1], len(key)) {
+				return j + 2, true
+			}
 			return j + 2, t.entry((n-p)/2, w[n:j+1], key, w[k+1:j+1], true)
 		}
 	}
 	nl := k + 1 + strings.IndexByte(w[k+1:], '\n')
 	return nl + 1, t.entry((n-p)/2, w[n:nl], key, w[k+1:nl], false)
+}
+
+// nextInBlock transcodes, as entry would, the usual line: c is a bare key
+// of keyLen bytes, then ": " and a string of raw printable ASCII, in the
+// block below the top level that the line before opened or was in. It
+// returns false, having done nothing, for any other line, which entry
+// then takes.
+func (t *transcoder) nextInBlock(depth int, c string, keyLen int) bool {
+	if depth == 0 || depth != len(t.open)-1 || t.lines == 0 || c[0] == '"' {
+		return false
+	}
+	key := c[:keyLen]
+	blk := &t.open[depth]
+	r := rank(blk.level, key)
+	if key == "verified_merge_sha" || blk.any && (r < blk.lastRank || r == blk.lastRank && blk.lastKey >= key) {
+		return false
+	}
+	t.lines++
+	t.opening = false
+	if blk.any {
+		t.buf = append(t.buf, ',', ' ')
+	}
+	blk.lastRank, blk.lastKey, blk.any = r, key, true
+	t.buf = append(t.buf, '"')
+	t.buf = append(t.buf, key...)
+	t.buf = append(t.buf, '"')
+	t.buf = append(t.buf, c[keyLen:]...) // ": " and the string
+	t.newChunk()
+	return true
+}
+
+// newChunk starts a new output chunk when the current one is nearly full.
+func (t *transcoder) newChunk() {
+	if cap(t.buf)-len(t.buf) < min(cap(t.buf)/8, chunkSize/4) {
+		// A new chunk, of chunkSize (or twice the last, if smaller): a
+		// chunk is never copied while it grows, unless one line's text
+		// outgrows what is left of it.
+		t.chunks = append(t.chunks, t.buf)
+		t.buf = outputChunk(min(2*cap(t.buf), chunkSize+chunkSize/8))
+	}
 }
 
 // slow transcodes the line at offset p of w with line.
@@ -304,13 +347,7 @@ func (t *transcoder) entry(depth int, c, key, after string, raw bool) bool {
 	} else if !t.value(rest, depth) {
 		return false
 	}
-	if cap(t.buf)-len(t.buf) < min(cap(t.buf)/8, chunkSize/4) {
-		// A new chunk, of chunkSize (or twice the last, if smaller): a
-		// chunk is never copied while it grows, unless one line's text
-		// outgrows what is left of it.
-		t.chunks = append(t.chunks, t.buf)
-		t.buf = outputChunk(min(2*cap(t.buf), chunkSize+chunkSize/8))
-	}
+	t.newChunk()
 	return true
 }
 
