@@ -419,11 +419,34 @@ func (c *canonicalScan) next(p int) (int, bool) {
 	if t[k+1] == ' ' && t[k+2] == '"' {
 		// A string of raw printable ASCII: canonical as it is.
 		if j := pyjson.SkipRawASCII(t, k+3); t[j] == '"' && t[j+1] == '\n' {
+			if c.nextInBlock((n-p)/2, key) {
+				return j + 2, true
+			}
 			return j + 2, c.entry(pos, j+1-p, (n-p)/2, key, t[k+1:j+1], true)
 		}
 	}
 	nl := k + 1 + strings.IndexByte(t[k+1:], '\n')
 	return nl + 1, c.entry(pos, nl-p, (n-p)/2, key, t[k+1:nl], false)
+}
+
+// nextInBlock checks, as entry would, the usual line: key, then ": " and
+// a string of raw printable ASCII, two or more levels down, in the block
+// that the line before opened or was in. It returns false, having done
+// nothing, for any other line, which entry then takes.
+func (c *canonicalScan) nextInBlock(depth int, key string) bool {
+	if depth < 2 || depth != len(c.open)-1 || key == "verified_merge_sha" {
+		return false
+	}
+	blk := &c.open[depth]
+	r := rank(blk.level, key)
+	if blk.any && (r < blk.lastRank || r == blk.lastRank && c.last[depth] >= key) {
+		return false
+	}
+	c.opening = false
+	c.inEntry = c.inItems
+	blk.lastRank, blk.any = r, true
+	c.last[depth] = key
+	return true
 }
 
 // slow checks the line at window offset p with line.
