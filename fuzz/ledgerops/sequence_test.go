@@ -1,7 +1,6 @@
 package ledgerops
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -262,22 +261,22 @@ type checkedState struct {
 type stateMemo map[[sha256.Size]byte]*rememberedState
 
 type rememberedState struct {
-	input  []byte
+	input  [sha256.Size]byte // a digest of the input that left the state
 	tasks  []model.Task
 	events []model.Event
 	doc    ledger.DoctorReport
 }
 
 // stateMemoLimit bounds the states kept (all are forgotten when full).
-const stateMemoLimit = 1 << 14
+const stateMemoLimit = 1 << 12
 
 // inputStates is one input's view of the memo.
 type inputStates struct {
 	memo  stateMemo
-	input []byte
+	input [sha256.Size]byte
 }
 
-func (m stateMemo) of(input []byte) inputStates { return inputStates{m, input} }
+func (m stateMemo) of(input []byte) inputStates { return inputStates{m, sha256.Sum256(input)} }
 
 // recall returns what was remembered of the database whose bytes have
 // the given digest when another input left the same bytes, else nil. The
@@ -285,7 +284,7 @@ func (m stateMemo) of(input []byte) inputStates { return inputStates{m, input} }
 // and its coverage is the same as the first time (the toolchain runs an
 // input that found new coverage once more before it keeps it).
 func (s inputStates) recall(key [sha256.Size]byte) *rememberedState {
-	if r, ok := s.memo[key]; ok && !bytes.Equal(r.input, s.input) {
+	if r, ok := s.memo[key]; ok && r.input != s.input {
 		return r
 	}
 	return nil
@@ -299,7 +298,7 @@ func (s inputStates) remember(key [sha256.Size]byte, r rememberedState) {
 	if len(s.memo) >= stateMemoLimit {
 		clear(s.memo)
 	}
-	r.input = bytes.Clone(s.input)
+	r.input = s.input
 	s.memo[key] = &r
 }
 
