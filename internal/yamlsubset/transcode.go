@@ -103,8 +103,8 @@ const chunkSize = 1 << 20
 // file is tens of megabytes of memory the process has not used before;
 // touching it page by page cost more than the transcoding (page faults
 // were a third of read's CPU time on a 48 MiB file), so a chunk that
-// large asks the kernel for huge pages (adviseHugePages; a hint, which
-// changes nothing else).
+// large asks the kernel for huge pages (adviseHugePages: the text is the
+// same either way).
 func outputChunk(n int) []byte {
 	b := make([]byte, 0, n)
 	if n >= 4<<20 {
