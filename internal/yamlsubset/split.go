@@ -286,9 +286,9 @@ func ScanItems(r io.Reader, limit int64, keep func(key, block string) bool) (red
 	var read int64
 	have, start := 0, 0 // the window's length, and where its next line starts
 	for eof := false; ; {
-		// A view of the buffer: nothing taken from it outlives the next
-		// refill but the keys detach copies.
-		// The window ends after its last complete line.
+		// A view of the buffer, ending after its last complete line:
+		// nothing taken from it outlives the next refill but the keys
+		// detach copies.
 		w := unsafe.String(unsafe.SliceData(buf), have)
 		w = w[:strings.LastIndexByte(w, '\n')+1]
 		c.text = w
@@ -517,7 +517,7 @@ func (c *canonicalScan) entry(pos, n, depth int, key, after string, canon bool) 
 		return false
 	}
 	blk.lastRank, blk.any = r, true
-	c.last[depth] = key // part of the text, or a decoded copy: no copy needed
+	c.last[depth] = key // of the text (ScanItems: of the window, which detach copies out), or a decoded copy
 	if c.inItems && depth == 1 {
 		c.entryStart, c.entryKey = pos, key
 	}
