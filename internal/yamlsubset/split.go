@@ -384,33 +384,12 @@ func (c *canonicalScan) next(p int) (int, bool) {
 	if (n-p)%2 != 0 {
 		return 0, false
 	}
-	var key string
-	k := n // then the colon after the key
+	key, k, quoted, ok := usualKey(t, n)
 	switch {
-	case bareStart[t[n]]:
-		k++
-		for bareRest[t[k]] {
-			k++
-		}
-		if t[k] != ':' {
-			return c.slow(p)
-		}
-		key = t[n:k]
-		if isYAML11Word(key) {
-			return 0, false
-		}
-	case t[n] == '"':
-		j := pyjson.SkipRawASCII(t, n+1)
-		if t[j] != '"' || t[j+1] != ':' {
-			return c.slow(p)
-		}
-		key = t[n+1 : j]
-		if IsBareKey(key) {
-			return 0, false
-		}
-		k = j + 1
-	default:
+	case !ok:
 		return c.slow(p)
+	case quoted && IsBareKey(key), !quoted && isYAML11Word(key):
+		return 0, false // a key Emit writes in the other form
 	}
 	pos := c.base + p
 	if t[k+1] == '\n' {
@@ -453,6 +432,25 @@ func (c *canonicalScan) nextInBlock(depth int, key string) bool {
 func (c *canonicalScan) slow(p int) (int, bool) {
 	nl := p + strings.IndexByte(c.text[p:], '\n')
 	return nl + 1, c.line(c.base+p, c.text[p:nl])
+}
+
+// usualKey reads the key that starts at t[n] in the forms both scanners
+// take in one pass (next): a bare word, or a quoted string of raw
+// printable ASCII, followed at once by the colon, which is at t[colon].
+// ok is false for any other line, which goes to the line reader. t must
+// end in "\n" after t[n].
+func usualKey(t string, n int) (key string, colon int, quoted, ok bool) {
+	switch k := n + 1; {
+	case bareStart[t[n]]:
+		for bareRest[t[k]] {
+			k++
+		}
+		return t[n:k], k, false, t[k] == ':'
+	case t[n] == '"':
+		j := pyjson.SkipRawASCII(t, k)
+		return t[k:j], j + 1, true, t[j] == '"' && t[j+1] == ':'
+	}
+	return "", 0, false, false
 }
 
 // bareStart and bareRest are the bytes isBareWord takes first and after.

@@ -147,25 +147,8 @@ func (t *transcoder) next(w string, p int) (int, bool) {
 	for w[n] == ' ' {
 		n++
 	}
-	var key string
-	k := n // then the colon after the key
-	switch {
-	case bareStart[w[n]]:
-		k++
-		for bareRest[w[k]] {
-			k++
-		}
-		if w[k] != ':' {
-			return t.slow(w, p)
-		}
-		key = w[n:k]
-	case w[n] == '"':
-		j := pyjson.SkipRawASCII(w, n+1)
-		if w[j] != '"' || w[j+1] != ':' {
-			return t.slow(w, p)
-		}
-		key, k = w[n+1:j], j+1
-	default:
+	key, k, _, ok := usualKey(w, n)
+	if !ok {
 		return t.slow(w, p)
 	}
 	if (n-p)%2 != 0 {
