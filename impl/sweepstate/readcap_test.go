@@ -44,7 +44,8 @@ func TestReadCapStaleSize(t *testing.T) {
 // TestReadStringSizeHints: whatever size the stat said (none, too small
 // as for a file that grew after it, exact, too large as for one that
 // shrank), readString returns the file's bytes. Planted bug: the growing
-// step removed (a short hint then never reads past it).
+// step removed (a short hint then reads nothing, without end, once the
+// buffer is full: the test fails by its timeout).
 func TestReadStringSizeHints(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "state.yml")
 	want := strings.Repeat("schema_version: 1\n", 6000) // 108 KB, more than one read
