@@ -15,3 +15,11 @@ func SetReadBuffer(n int) int {
 	readBuffer = n
 	return old
 }
+
+// RecordAdvice makes the huge-page advice count its calls in *n instead of
+// advising, and returns the restore.
+func RecordAdvice(n *int) (restore func()) {
+	old, on := advise, hugePages.Load()
+	advise = func([]byte) { *n++ }
+	return func() { advise = old; hugePages.Store(on) }
+}

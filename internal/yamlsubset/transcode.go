@@ -103,13 +103,11 @@ const chunkSize = 1 << 20
 // file is tens of megabytes of memory the process has not used before;
 // touching it page by page cost more than the transcoding (page faults
 // were a third of read's CPU time on a 48 MiB file), so a chunk that
-// large asks the kernel for huge pages (adviseHugePages: the text is the
-// same either way).
+// large asks the kernel for huge pages where the process allows it
+// (AdviseHugePages: the text is the same either way).
 func outputChunk(n int) []byte {
 	b := make([]byte, 0, n)
-	if n >= 4<<20 {
-		adviseHugePages(b[:n])
-	}
+	AdviseHugePages(b)
 	return b
 }
 
