@@ -17,24 +17,7 @@ import (
 // does, sharing read and write but not deletion, and returns the close.
 func holdWithoutDeleteSharing(t *testing.T, path string) func() {
 	t.Helper()
-	name, err := windows.UTF16PtrFromString(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := windows.CreateFile(name, windows.GENERIC_READ,
-		windows.FILE_SHARE_READ|windows.FILE_SHARE_WRITE, nil, windows.OPEN_EXISTING, 0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := false
-	release := func() {
-		if !closed {
-			closed = true
-			windows.CloseHandle(h)
-		}
-	}
-	t.Cleanup(release)
-	return release
+	return holdOpen(t, path, windows.GENERIC_READ, windows.FILE_SHARE_READ|windows.FILE_SHARE_WRITE, 0)
 }
 
 // TestWindowsBackupMoveWaitsForAHolder: a scanner that opens the finished

@@ -56,13 +56,19 @@ func walLeftBehind(t *testing.T) string {
 // every sharing, and returns the handle's close.
 func holdForDeletion(t *testing.T, path string, access uint32) func() {
 	t.Helper()
+	return holdOpen(t, path, access,
+		windows.FILE_SHARE_READ|windows.FILE_SHARE_WRITE|windows.FILE_SHARE_DELETE, windows.FILE_FLAG_OPEN_REPARSE_POINT)
+}
+
+// holdOpen opens path with the access, sharing and flags given, and returns
+// the handle's close (also run at the test's end).
+func holdOpen(t *testing.T, path string, access, share, flags uint32) func() {
+	t.Helper()
 	name, err := windows.UTF16PtrFromString(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := windows.CreateFile(name, access,
-		windows.FILE_SHARE_READ|windows.FILE_SHARE_WRITE|windows.FILE_SHARE_DELETE,
-		nil, windows.OPEN_EXISTING, windows.FILE_FLAG_OPEN_REPARSE_POINT, 0)
+	h, err := windows.CreateFile(name, access, share, nil, windows.OPEN_EXISTING, flags, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
