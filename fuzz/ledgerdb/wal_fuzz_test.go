@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stateguard/stateguard/fuzz/internal/dbdigest"
 	"github.com/stateguard/stateguard/fuzz/internal/memdir"
 	"github.com/stateguard/stateguard/impl/ledger"
 	"github.com/stateguard/stateguard/internal/testfixtures"
@@ -116,16 +117,8 @@ func recoveredDigest(t *testing.T, path string) [sha256.Size]byte {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	var key [sha256.Size]byte
-	if err := conn.Raw(func(dc any) error {
-		s, ok := dc.(interface{ Serialize() ([]byte, error) })
-		if !ok {
-			return fmt.Errorf("the driver connection %T cannot serialize", dc)
-		}
-		b, err := s.Serialize()
-		key = sha256.Sum256(b)
-		return err
-	}); err != nil {
+	key, err := dbdigest.Of(conn)
+	if err != nil {
 		t.Fatalf("serialize the writer's database: %v", err)
 	}
 	return key

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stateguard/stateguard/fuzz/internal/dbdigest"
 	"github.com/stateguard/stateguard/fuzz/internal/fuzzbytes"
 	"github.com/stateguard/stateguard/impl/ledger"
 	"github.com/stateguard/stateguard/internal/ledgercall"
@@ -309,23 +310,6 @@ func (s inputStates) remember(key [sha256.Size]byte, r rememberedState) {
 	s.memo[key] = &r
 }
 
-// databaseDigest is a digest of the database's bytes as the watch
-// connection reads them (its pages, the committed frames of the -wal
-// included, through SQLite's serialization: a copy of the file would
-// drop SQLite's POSIX locks).
-func databaseDigest(watch *sql.Conn) (key [sha256.Size]byte, err error) {
-	err = watch.Raw(func(dc any) error {
-		s, ok := dc.(interface{ Serialize() ([]byte, error) })
-		if !ok {
-			return fmt.Errorf("the driver connection %T cannot serialize", dc)
-		}
-		b, err := s.Serialize()
-		key = sha256.Sum256(b)
-		return err
-	})
-	return key, err
-}
-
 // checkAgainstModel compares every task and event row with the model's,
 // runs the checker over the ledger's rows, and compares the doctor with it.
 // The watch connection's data_version changes with every commit of another
@@ -351,7 +335,7 @@ func checkAgainstModel(t *testing.T, l *ledger.Ledger, reader *sql.DB, watch *sq
 	var seen *rememberedState
 	if version != last.version {
 		var err error
-		if key, err = databaseDigest(watch); err != nil {
+		if key, err = dbdigest.Of(watch); err != nil {
 			fail("serialize: %v", err)
 		}
 		seen = states.recall(key)
