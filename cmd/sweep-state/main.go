@@ -10,8 +10,8 @@ import (
 	"os"
 	"runtime/debug"
 
+	"github.com/stateguard/stateguard/impl/sweepstate"
 	"github.com/stateguard/stateguard/internal/sweepcli"
-	"github.com/stateguard/stateguard/internal/yamlsubset"
 )
 
 // gcPercent is the GC target of a sweep-state process. One call builds a
@@ -26,6 +26,6 @@ func main() {
 	debug.SetGCPercent(gcPercent)
 	// The process ends after one call, so the huge-page advice on its
 	// large buffers cannot slow a later allocation (spec 19.2).
-	yamlsubset.UseHugePages(true)
+	sweepstate.UseHugePages(true)
 	os.Exit(sweepcli.Main(os.Args[1:], os.Stdout, os.Stderr))
 }
