@@ -121,6 +121,12 @@ func addEvent(t *txn, taskID, kind string, from any, to string, at float64, code
 
 // lockedWrite takes the ledger lock and runs fn in a write transaction.
 func (l *Ledger) lockedWrite(ctx context.Context, fn func(*txn) error) error {
+	return l.underWriteLock(func() error { return l.write(ctx, fn) })
+}
+
+// underWriteLock runs body holding the ledger lock, on a writable ledger
+// that is still open.
+func (l *Ledger) underWriteLock(body func() error) error {
 	if l.readOnly {
 		return errReadOnly
 	}
@@ -129,7 +135,7 @@ func (l *Ledger) lockedWrite(ctx context.Context, fn func(*txn) error) error {
 	if l.closed {
 		return ErrClosed
 	}
-	return l.write(ctx, fn)
+	return body()
 }
 
 // sameFloat compares two optional numbers.

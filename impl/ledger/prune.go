@@ -454,29 +454,23 @@ func prunable(task Task, cutoff float64) bool {
 // all their events, and checks that no task names a removed parent). The
 // pragma cannot change inside a transaction, so it brackets it. A ledger
 // whose keys cannot be switched on again is closed.
-func (l *Ledger) prunedWrite(ctx context.Context, fn func(*txn) error) (err error) {
-	if l.readOnly {
-		return errReadOnly
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
-		return ErrClosed
-	}
-	end := context.WithoutCancel(ctx)
-	if _, err := l.conn.ExecContext(end, "PRAGMA foreign_keys = OFF"); err != nil {
-		return classifySQLite("prune", err)
-	}
-	defer func() {
-		_, rerr := l.conn.ExecContext(end, "PRAGMA foreign_keys = ON")
-		on, verr := l.pragmaInt("PRAGMA foreign_keys")
-		if rerr != nil || verr != nil || on != 1 {
-			l.closed = true
-			l.shutdown()
-			if err == nil {
-				err = internal("restore foreign_keys", errOrMismatch(rerr))
-			}
+func (l *Ledger) prunedWrite(ctx context.Context, fn func(*txn) error) error {
+	return l.underWriteLock(func() (err error) {
+		end := context.WithoutCancel(ctx)
+		if _, err := l.conn.ExecContext(end, "PRAGMA foreign_keys = OFF"); err != nil {
+			return classifySQLite("prune", err)
 		}
-	}()
-	return l.write(ctx, fn)
+		defer func() {
+			_, rerr := l.conn.ExecContext(end, "PRAGMA foreign_keys = ON")
+			on, verr := l.pragmaInt("PRAGMA foreign_keys")
+			if rerr != nil || verr != nil || on != 1 {
+				l.closed = true
+				l.shutdown()
+				if err == nil {
+					err = internal("restore foreign_keys", errOrMismatch(rerr))
+				}
+			}
+		}()
+		return l.write(ctx, fn)
+	})
 }
