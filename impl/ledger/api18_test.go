@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -37,6 +38,18 @@ func TestClosedLedgerAnswersErrClosed(t *testing.T) {
 		},
 		"SetDelivery": func() error {
 			_, err := l.SetDeliveryContext(ctx, task.ID, DeliveryDelivered, CodeTransportAcknowledged)
+			return err
+		},
+		"List":   func() error { _, err := l.ListContext(ctx, ListFilter{}); return err },
+		"Backup": func() error { return l.BackupContext(ctx, filepath.Join(t.TempDir(), "copy.sqlite")) },
+		"Prune": func() error {
+			before := 2e9
+			_, err := l.PruneContext(ctx, PruneOptions{EndedBefore: &before})
+			return err
+		},
+		"Prune dry run": func() error {
+			before := 2e9
+			_, err := l.PruneContext(ctx, PruneOptions{EndedBefore: &before, DryRun: true})
 			return err
 		},
 	}
