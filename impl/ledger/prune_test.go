@@ -159,15 +159,12 @@ func TestPruneFailedBatchKeepsEarlierOnes(t *testing.T) {
 func TestPruneChildAddedBetweenBatches(t *testing.T) {
 	l, clk, p := openTest(t)
 	trees := settledTrees(t, l, clk, 3)
-	other, err := Open(p, Options{AllowExternalACL: onWindows, Clock: clk.read})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
+	other := secondLedger(t, p, clk)
 	SetPruneBatch(l, 1, 1)
 	var child Task
 	pruneBatchHook = func(batch int, phase string) error {
 		if batch == 0 && phase == "committed" {
+			var err error
 			child, err = other.Create(CreateParams{ParentID: trees[1][0]})
 			return err
 		}
@@ -202,11 +199,7 @@ func TestPruneChildAddedBetweenBatches(t *testing.T) {
 func TestPruneBesideAWriter(t *testing.T) {
 	l, clk, p := openTest(t)
 	trees := settledTrees(t, l, clk, 30)
-	other, err := Open(p, Options{AllowExternalACL: onWindows, Clock: clk.read})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
+	other := secondLedger(t, p, clk)
 	SetPruneBatch(l, 1, 1)
 	var children []Task
 	answers := make(chan error, len(trees)*2)
@@ -329,11 +322,7 @@ func TestPruneKeepsTheFileALedger(t *testing.T) {
 func TestPruneTreeChangedAfterItsReadPass(t *testing.T) {
 	l, clk, p := openTest(t)
 	trees := settledTrees(t, l, clk, 4)
-	other, err := Open(p, Options{AllowExternalACL: onWindows, Clock: clk.read})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
+	other := secondLedger(t, p, clk)
 	SetPruneBatch(l, 2, 0)
 	pruneBatchHook = func(batch int, phase string) error {
 		if batch == 0 && phase == "read" {
@@ -355,4 +344,16 @@ func TestPruneTreeChangedAfterItsReadPass(t *testing.T) {
 		t.Fatal("a tree was not removed or kept whole")
 	}
 	healthy(t, l)
+}
+
+// secondLedger opens another ledger on the file at p, on the same clock,
+// as a second process would; it is closed when the test ends.
+func secondLedger(t *testing.T, p string, clk *scriptedClock) *Ledger {
+	t.Helper()
+	other, err := Open(p, Options{AllowExternalACL: onWindows, Clock: clk.read})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	return other
 }
