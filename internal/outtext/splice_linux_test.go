@@ -1,0 +1,118 @@
+package outtext_test
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/stateguard/stateguard/internal/outtext"
+)
+
+// TestPipeTakesTheChunksOfItsOwnMemory: into a pipe, the chunk that is
+// still in the memory Chunk gave goes by reference (the count of spliced
+// bytes grows by exactly its length); the small chunk and the one append
+// moved to Go memory are copied, since the runtime may reuse theirs once
+// the text is gone. The reader gets the whole text in order, from a
+// non-blocking pipe (Go's own, through the poller, many times fuller
+// than the pipe holds) and from a blocking one (a command's stdout).
+// Broken on purpose by making holds answer true for every chunk: the
+// count grows by all three chunks and the test fails.
+func TestPipeTakesTheChunksOfItsOwnMemory(t *testing.T) {
+	defer outtext.SetMapAtLeast(outtext.SetMapAtLeast(64 << 10))
+	for _, blocking := range []bool{false, true} {
+		text, want, mapped := build(1 << 20)
+		r, w := pipe(t, blocking)
+		got := drain(r)
+		before := outtext.Spliced()
+		n, err := text.WriteTo(w)
+		w.Close()
+		if err != nil || n != int64(len(want)) {
+			t.Fatalf("blocking %v: %d bytes written, err %v", blocking, n, err)
+		}
+		if b := <-got; !bytes.Equal(b, want) {
+			t.Fatalf("blocking %v: the reader got %d bytes, not the text's %d", blocking, len(b), len(want))
+		}
+		if d := outtext.Spliced() - before; d != int64(mapped) {
+			t.Fatalf("blocking %v: %d bytes spliced, want %d (only the chunk in its own memory)", blocking, d, mapped)
+		}
+		r.Close()
+		text.Free()
+	}
+}
+
+// TestPipeKeepsTheTextAfterItsMemoryGoes: a pipe holds the pages it was
+// given, not a copy, so the text must never change while it is there.
+// Its memory is only ever unmapped, never reused: with the text in the
+// pipe and nobody reading yet, Free unmaps it and fresh memory is written
+// over the same range of addresses; the reader still gets the text.
+// Broken on purpose by writing over the chunk's memory instead of
+// unmapping it in Free (what a pool of reused chunks would do): the
+// reader gets the new bytes and the test fails.
+func TestPipeKeepsTheTextAfterItsMemoryGoes(t *testing.T) {
+	defer outtext.SetMapAtLeast(outtext.SetMapAtLeast(64 << 10))
+	r, w := pipe(t, true)
+	defer r.Close()
+	const size = 256 << 10
+	if _, err := unix.FcntlInt(w.Fd(), unix.F_SETPIPE_SZ, size); err != nil {
+		t.Fatalf("cannot make the pipe hold %d bytes: %v", size, err)
+	}
+	var text outtext.Text
+	want := pattern(size, 5)
+	text.Add(append(text.Chunk(size), want...))
+	before := outtext.Spliced()
+	if n, err := text.WriteTo(w); err != nil || n != size || outtext.Spliced()-before != size {
+		t.Fatalf("%d bytes written (%d spliced), err %v", n, outtext.Spliced()-before, err)
+	}
+	w.Close()
+	text.Free()
+	for range 4 { // fresh mappings, likely over the freed addresses
+		m, err := unix.Mmap(-1, 0, 4<<20, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range m {
+			m[i] = 0xff
+		}
+		defer unix.Munmap(m)
+	}
+	if b := <-drain(r); !bytes.Equal(b, want) {
+		t.Fatalf("the reader got %d bytes, %d of them 0xff, not the text", len(b), bytes.Count(b, []byte{0xff}))
+	}
+}
+
+// TestClosedPipeAnswersAsAWrite: a pipe whose reader is gone refuses the
+// splice; the text falls back to a write, whose error (EPIPE) comes back
+// as a plain write's would.
+func TestClosedPipeAnswersAsAWrite(t *testing.T) {
+	defer outtext.SetMapAtLeast(outtext.SetMapAtLeast(64 << 10))
+	text, _, _ := build(1 << 20)
+	defer text.Free()
+	r, w := pipe(t, true)
+	defer w.Close()
+	r.Close()
+	if _, err := text.WriteTo(w); !errors.Is(err, syscall.EPIPE) {
+		t.Fatalf("err %v, want EPIPE", err)
+	}
+}
+
+// pipe is a pipe whose write end blocks (as a command's stdout does) or
+// is Go's non-blocking kind.
+func pipe(t *testing.T, blocking bool) (r, w *os.File) {
+	t.Helper()
+	if !blocking {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r, w
+	}
+	var fds [2]int
+	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	return os.NewFile(uintptr(fds[0]), "r"), os.NewFile(uintptr(fds[1]), "w")
+}
