@@ -3,33 +3,21 @@ package sweepstate
 import (
 	"io"
 
+	"github.com/stateguard/stateguard/internal/outtext"
 	"github.com/stateguard/stateguard/internal/yamlsubset"
 )
 
-// PayloadText is the JSON text of an answer's payload, in chunks.
-type PayloadText struct{ chunks [][]byte }
+// PayloadText is the JSON text of an answer's payload. The zero value is
+// no text.
+type PayloadText struct{ text *outtext.Text }
 
 // Len is the length of the text in bytes; 0 when there is none.
-func (p PayloadText) Len() int {
-	n := 0
-	for _, c := range p.chunks {
-		n += len(c)
-	}
-	return n
-}
+func (p PayloadText) Len() int { return p.text.Len() }
 
-// WriteTo writes the text to w, chunk by chunk.
-func (p PayloadText) WriteTo(w io.Writer) (int64, error) {
-	var n int64
-	for _, c := range p.chunks {
-		m, err := w.Write(c)
-		n += int64(m)
-		if err != nil {
-			return n, err
-		}
-	}
-	return n, nil
-}
+// WriteTo writes the text to w. When w is an *os.File that is a pipe (on
+// Linux), the text goes into it by reference rather than by copy: give
+// the file itself, not a buffer in front of it, to save that copy.
+func (p PayloadText) WriteTo(w io.Writer) (int64, error) { return p.text.WriteTo(w) }
 
 // ReadText answers Read as Run does, for a caller that prints the
 // payload: when the file is in the form this engine writes (see
@@ -49,8 +37,8 @@ func (e *Engine) ReadText(path string) (res Result, text PayloadText) {
 	}
 	defer f.Close()
 	if fi.Size() <= MaxFileSize {
-		if chunks, ok := yamlsubset.ReadJSON(f, fi.Size(), MaxFileSize); ok {
-			return Result{Word: WordOK}, PayloadText{chunks}
+		if text, ok := yamlsubset.ReadJSON(f, fi.Size(), MaxFileSize); ok {
+			return Result{Word: WordOK}, PayloadText{text}
 		}
 		// Not this engine's text: read it again the general way, from
 		// the same descriptor (the same file, whatever was renamed over

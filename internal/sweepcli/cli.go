@@ -241,19 +241,25 @@ func run(cmd sweepstate.Command, state string, stdout, stderr io.Writer) int {
 	} else {
 		res = eng.Run(state, cmd)
 	}
-	// Streamed: EncodeTo and the text write large chunks, which the
-	// small buffer passes through uncopied.
+	// Streamed: EncodeTo writes large chunks, which the small buffer
+	// passes through uncopied. The text goes to stdout itself, after the
+	// word: a pipe takes it by reference (PayloadText.WriteTo).
 	out := bufio.NewWriter(stdout)
 	out.WriteString(string(res.Word) + "\n")
+	var err error
 	switch {
 	case text.Len() > 0:
-		text.WriteTo(out)
+		if err = out.Flush(); err == nil {
+			_, err = text.WriteTo(stdout)
+		}
 		out.WriteByte('\n')
 	case res.Payload.Map != nil:
 		pyjson.EncodeTo(out, res.Payload.Map)
 		out.WriteByte('\n')
 	}
-	err := out.Flush()
+	if flushed := out.Flush(); err == nil {
+		err = flushed
+	}
 	if res.Word == sweepstate.WordError {
 		fmt.Fprintf(stderr, "%s: error: %s\n", prog, res.Reason)
 	}

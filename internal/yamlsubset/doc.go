@@ -18,7 +18,7 @@
 //	    Python float repr, inline JSON lists and empty maps.
 //	EmitTo(w io.Writer, doc *value.Map) error
 //	    Emit's bytes, written to w in chunks.
-//	ReadJSON(r io.Reader, size, limit int64) (chunks [][]byte, ok bool)
+//	ReadJSON(r io.Reader, size, limit int64) (text *outtext.Text, ok bool)
 //	    read's fast path: the json.dumps text of a document in the form
 //	    Emit writes, transcoded line by line without a tree; ok is false
 //	    (decline, read it with Parse) on any other text.

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/stateguard/stateguard/internal/outtext"
 	"github.com/stateguard/stateguard/internal/pyjson"
 )
 
@@ -30,12 +31,17 @@ import (
 // general way (Parse and the engine's checks): the answer, CORRUPT and
 // ERROR reasons included, is then theirs. Declining is always safe.
 //
-// The text comes back in chunks the caller can write as they are: size,
-// the length r is expected to have (a hint: 0 when not known), sizes the
-// first, which then takes all of the usual text (see outputChunk), so
-// the text is held once, never copied as it grows.
-func ReadJSON(r io.Reader, size, limit int64) (chunks [][]byte, ok bool) {
-	t := transcoder{first: int(min(max(size, 0), limit))}
+// The text comes back in chunks (an outtext.Text) the caller writes as
+// they are: size, the length r is expected to have (a hint: 0 when not
+// known), sizes the first, which then takes all of the usual text (see
+// outputChunk), so the text is held once, never copied as it grows.
+func ReadJSON(r io.Reader, size, limit int64) (text *outtext.Text, ok bool) {
+	t := transcoder{first: int(min(max(size, 0), limit)), out: new(outtext.Text)}
+	defer func() {
+		if !ok {
+			t.out.Free() // declined: its memory goes back now, not at the next GC
+		}
+	}()
 	lr := io.LimitReader(r, limit+1)
 	// Lines are cut from a buffer filled by large reads; a line longer
 	// than the buffer doubles it.
@@ -84,7 +90,7 @@ func ReadJSON(r io.Reader, size, limit int64) (chunks [][]byte, ok bool) {
 	if !t.finish() {
 		return nil, false
 	}
-	return t.chunks, true
+	return t.out, true
 }
 
 // readBuffer is the size ReadJSON's buffer starts at (a variable for the
@@ -99,23 +105,24 @@ const transcodeMaxDepth = 64
 // chunkSize is the size of the output chunks after the first.
 const chunkSize = 1 << 20
 
-// outputChunk is an empty output chunk of capacity n. The text of a large
-// file is tens of megabytes of memory the process has not used before;
-// touching it page by page cost more than the transcoding (page faults
-// were a third of read's CPU time on a 48 MiB file), so a chunk that
-// large asks the kernel for huge pages where the process allows it
-// (AdviseHugePages: the text is the same either way).
-func outputChunk(n int) []byte {
-	b := make([]byte, 0, n)
+// outputChunk is an empty output chunk of capacity n, from t's text (a
+// large one is memory of its own, which a pipe can take by reference:
+// outtext). The text of a large file is tens of megabytes of memory the
+// process has not used before; touching it page by page cost more than
+// the transcoding (page faults were a third of read's CPU time on a 48 MiB
+// file), so a chunk that large asks the kernel for huge pages where the
+// process allows it (AdviseHugePages: the text is the same either way).
+func (t *transcoder) outputChunk(n int) []byte {
+	b := t.out.Chunk(n)
 	AdviseHugePages(b)
 	return b
 }
 
 // transcoder holds the open blocks of the document being transcoded.
 type transcoder struct {
-	chunks [][]byte
-	buf    []byte
-	first  int // the expected length of the text read
+	out   *outtext.Text // the chunks done
+	buf   []byte
+	first int // the expected length of the text read
 	// open[d] is the block at depth d: its level, its last key so far
 	// (the next must sort after it) and whether it has one.
 	open []openBlock
@@ -203,8 +210,8 @@ func (t *transcoder) newChunk() {
 		// A new chunk, of chunkSize (or twice the last, if smaller): a
 		// chunk is never copied while it grows, unless one line's text
 		// outgrows what is left of it.
-		t.chunks = append(t.chunks, t.buf)
-		t.buf = outputChunk(min(2*cap(t.buf), chunkSize+chunkSize/8))
+		t.out.Add(t.buf)
+		t.buf = t.outputChunk(min(2*cap(t.buf), chunkSize+chunkSize/8))
 	}
 }
 
@@ -245,7 +252,7 @@ func (t *transcoder) entry(depth int, c, key, after string, raw bool) bool {
 		if depth != 0 {
 			return false
 		}
-		t.buf = outputChunk(t.first + t.first/8 + 64<<10)
+		t.buf = t.outputChunk(t.first + t.first/8 + 64<<10)
 		t.buf = append(t.buf, '{')
 		t.open = pushBlock(t.open, levelTop)
 	} else {
@@ -580,6 +587,6 @@ func (t *transcoder) finish() bool {
 	for range t.open {
 		t.buf = append(t.buf, '}')
 	}
-	t.chunks = append(t.chunks, t.buf)
+	t.out.Add(t.buf)
 	return true
 }

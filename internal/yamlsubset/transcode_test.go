@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stateguard/stateguard/internal/outtext"
 	"github.com/stateguard/stateguard/internal/pyjson"
 	"github.com/stateguard/stateguard/internal/yamlsubset"
 	"github.com/stateguard/stateguard/model/value"
@@ -30,12 +31,12 @@ func TestReadJSONLongLinesAndLimit(t *testing.T) {
 	text := yamlsubset.Emit(doc)
 	want := pyjson.Encode(doc)
 	for _, size := range []int64{0, int64(len(text)) / 3, int64(len(text)), 10 * int64(len(text))} {
-		chunks, ok := yamlsubset.ReadJSON(bytes.NewReader(text), size, int64(len(text)))
+		out, ok := yamlsubset.ReadJSON(bytes.NewReader(text), size, int64(len(text)))
 		if !ok {
 			t.Fatalf("size %d: declined the engine's own text", size)
 		}
-		if got := bytes.Join(chunks, nil); !bytes.Equal(got, want) {
-			t.Fatalf("size %d: text of %d bytes in %d chunks differs from json.dumps's %d", size, len(got), len(chunks), len(want))
+		if got := textBytes(t, out); !bytes.Equal(got, want) {
+			t.Fatalf("size %d: text of %d bytes differs from json.dumps's %d", size, len(got), len(want))
 		}
 	}
 	if _, ok := yamlsubset.ReadJSON(bytes.NewReader(text), int64(len(text)), int64(len(text))-1); ok {
@@ -62,8 +63,8 @@ func TestReadJSONSmallBuffers(t *testing.T) {
 	repeated := bytes.Replace(text, []byte("    title:"), []byte("    status: \"x\"\n    title:"), 1)
 	for _, size := range []int{1, 7, 64, 1000} {
 		old := yamlsubset.SetReadBuffer(size)
-		chunks, ok := yamlsubset.ReadJSON(bytes.NewReader(text), 0, int64(len(text)))
-		if got := bytes.Join(chunks, nil); !ok || !bytes.Equal(got, want) {
+		out, ok := yamlsubset.ReadJSON(bytes.NewReader(text), 0, int64(len(text)))
+		if got := textBytes(t, out); !ok || !bytes.Equal(got, want) {
 			t.Errorf("buffer %d: ok %v, %d bytes; want json.dumps's %d", size, ok, len(got), len(want))
 		}
 		for _, bad := range [][]byte{swapped, repeated} {
@@ -73,4 +74,14 @@ func TestReadJSONSmallBuffers(t *testing.T) {
 		}
 		yamlsubset.SetReadBuffer(old)
 	}
+}
+
+// textBytes is the whole of a transcoded text, as a writer receives it.
+func textBytes(t *testing.T, out *outtext.Text) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if _, err := out.WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }

@@ -1,0 +1,92 @@
+package sweepcli_test
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/stateguard/stateguard/internal/benchseed"
+	"github.com/stateguard/stateguard/internal/outtext"
+	"github.com/stateguard/stateguard/internal/sweepcli"
+)
+
+// TestReadPrintsTheSameIntoAPipe: read's payload of a large file (its
+// text in memory of its own, handed to a pipe by reference) reaches a
+// pipe byte for byte as it reaches a buffer, in process (Go's
+// non-blocking pipe, and a blocking one as a command's stdout is) and
+// from the real binary into a pipe and into a file; the in-process pipes
+// took it by reference. The same text through the general path (the
+// file edited by hand, which the fast path declines) is the reference.
+func TestReadPrintsTheSameIntoAPipe(t *testing.T) {
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state.yml")
+	if err := os.WriteFile(state, benchseed.SweepState(3000), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	edited := filepath.Join(dir, "edited.yml")
+	if err := os.WriteFile(edited, benchseed.SweepHandEdited(3000), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	if rc := sweepcli.Main([]string{"read", "--state", edited}, &want, io.Discard); rc != 0 || want.Len() < 1<<20 {
+		t.Fatalf("the general path: exit %d, %d bytes", rc, want.Len())
+	}
+	var buf bytes.Buffer
+	if rc := sweepcli.Main([]string{"read", "--state", state}, &buf, io.Discard); rc != 0 || !bytes.Equal(buf.Bytes(), want.Bytes()) {
+		t.Fatalf("into a buffer: exit %d, %d bytes, want the general path's %d", rc, buf.Len(), want.Len())
+	}
+	for _, blocking := range []bool{false, true} {
+		r, w := readPipe(t, blocking)
+		got := make(chan []byte, 1)
+		go func() { b, _ := io.ReadAll(r); got <- b }()
+		before := outtext.Spliced()
+		rc := sweepcli.Main([]string{"read", "--state", state}, w, io.Discard)
+		w.Close()
+		if b := <-got; rc != 0 || !bytes.Equal(b, want.Bytes()) {
+			t.Fatalf("into a pipe (blocking %v): exit %d, %d bytes, want %d", blocking, rc, len(b), want.Len())
+		}
+		if outtext.Spliced() == before {
+			t.Fatalf("into a pipe (blocking %v): nothing went by reference", blocking)
+		}
+		r.Close()
+	}
+	out, err := exec.Command(binPath, "read", "--state", state).Output() // stdout a pipe
+	if err != nil || !bytes.Equal(out, want.Bytes()) {
+		t.Fatalf("the binary into a pipe: %v, %d bytes, want %d", err, len(out), want.Len())
+	}
+	file, err := os.Create(filepath.Join(dir, "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	cmd := exec.Command(binPath, "read", "--state", state)
+	cmd.Stdout = file
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(file.Name()); !bytes.Equal(b, want.Bytes()) {
+		t.Fatalf("the binary into a file: %d bytes, want %d", len(b), want.Len())
+	}
+}
+
+// readPipe is Go's non-blocking pipe, or a blocking one.
+func readPipe(t *testing.T, blocking bool) (r, w *os.File) {
+	t.Helper()
+	if !blocking {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r, w
+	}
+	var fds [2]int
+	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	return os.NewFile(uintptr(fds[0]), "r"), os.NewFile(uintptr(fds[1]), "w")
+}
