@@ -15,6 +15,7 @@ import (
 
 	"github.com/stateguard/stateguard/internal/durable"
 	"github.com/stateguard/stateguard/internal/isotime"
+	"github.com/stateguard/stateguard/internal/outtext"
 	"github.com/stateguard/stateguard/internal/yamlsubset"
 	"github.com/stateguard/stateguard/model/value"
 )
@@ -34,6 +35,16 @@ type Engine struct {
 // the call, where a later fault may wait for the kernel to compact memory;
 // a process that ends after one call (the sweep-state command) turns it on.
 func UseHugePages(on bool) { yamlsubset.UseHugePages(on) }
+
+// UsePipeSplice turns on or off, for the whole process, memory of its own
+// (outside the Go heap) for the large chunks of read's payload text, which
+// PayloadText.WriteTo then hands to a pipe by reference on Linux instead
+// of copying it. Off by default, because the Go collector does not count
+// that memory: it is given back when the text is collected, so a program
+// that reads large files in a loop could hold several texts' worth of it
+// between two collections. A process that ends after one call (the
+// sweep-state command) turns it on.
+func UsePipeSplice(on bool) { outtext.UseOwnMemory(on) }
 
 // loaded is a document after a successful load.
 type loaded struct {

@@ -1,9 +1,10 @@
 package outtext
 
-// SetMapAtLeast sets the smallest chunk given memory of its own and
-// returns the old value.
-func SetMapAtLeast(n int) int {
-	old := mapAtLeast
+// OwnMemoryFrom turns memory of their own on for chunks of n bytes and
+// more, and returns what puts the old setting back.
+func OwnMemoryFrom(n int) (restore func()) {
+	old, was := mapAtLeast, ownMemory.Load()
 	mapAtLeast = n
-	return old
+	UseOwnMemory(true)
+	return func() { mapAtLeast = old; UseOwnMemory(was) }
 }

@@ -22,7 +22,7 @@ import (
 // Broken on purpose by making holds answer true for every chunk: the
 // count grows by all three chunks and the test fails.
 func TestPipeTakesTheChunksOfItsOwnMemory(t *testing.T) {
-	defer outtext.SetMapAtLeast(outtext.SetMapAtLeast(64 << 10))
+	defer outtext.OwnMemoryFrom(64 << 10)()
 	for _, blocking := range []bool{false, true} {
 		text, want, mapped := build(1 << 20)
 		r, w := pipe(t, blocking)
@@ -53,7 +53,7 @@ func TestPipeTakesTheChunksOfItsOwnMemory(t *testing.T) {
 // unmapping it in Free (what a pool of reused chunks would do): the
 // reader gets the new bytes and the test fails.
 func TestPipeKeepsTheTextAfterItsMemoryGoes(t *testing.T) {
-	defer outtext.SetMapAtLeast(outtext.SetMapAtLeast(64 << 10))
+	defer outtext.OwnMemoryFrom(64 << 10)()
 	r, w := pipe(t, true)
 	defer r.Close()
 	const size = 256 << 10
@@ -88,7 +88,7 @@ func TestPipeKeepsTheTextAfterItsMemoryGoes(t *testing.T) {
 // splice; the text falls back to a write, whose error (EPIPE) comes back
 // as a plain write's would.
 func TestClosedPipeAnswersAsAWrite(t *testing.T) {
-	defer outtext.SetMapAtLeast(outtext.SetMapAtLeast(64 << 10))
+	defer outtext.OwnMemoryFrom(64 << 10)()
 	text, _, _ := build(1 << 20)
 	defer text.Free()
 	r, w := pipe(t, true)
@@ -115,4 +115,33 @@ func pipe(t *testing.T, blocking bool) (r, w *os.File) {
 		t.Fatal(err)
 	}
 	return os.NewFile(uintptr(fds[0]), "r"), os.NewFile(uintptr(fds[1]), "w")
+}
+
+// TestOwnMemoryOnlyWhenTheProcessAsks: memory the collector does not
+// count must not pile up in a program that goes on running, so by default
+// a large chunk is Go memory and a pipe gets a copy; once the process
+// turns it on (cmd/sweep-state does), the same chunk goes by reference.
+// Broken on purpose by dropping the ownMemory check from Chunk: the
+// default case splices.
+func TestOwnMemoryOnlyWhenTheProcessAsks(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		outtext.UseOwnMemory(on)
+		text, want, mapped := build(1 << 20)
+		r, w := pipe(t, true)
+		got := drain(r)
+		before := outtext.Spliced()
+		if _, err := text.WriteTo(w); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		if b := <-got; !bytes.Equal(b, want) {
+			t.Fatalf("own memory %v: the reader got %d bytes, not the text's %d", on, len(b), len(want))
+		}
+		if d, wantd := outtext.Spliced()-before, map[bool]int64{false: 0, true: int64(mapped)}[on]; d != wantd {
+			t.Errorf("own memory %v: %d bytes spliced, want %d", on, d, wantd)
+		}
+		r.Close()
+		text.Free()
+	}
+	outtext.UseOwnMemory(false)
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"sync/atomic"
 )
 
 // Text is an output text in chunks, written in order. The zero Text is
@@ -23,6 +24,17 @@ type Text struct {
 // for the tests); smaller chunks are ordinary Go memory.
 var mapAtLeast = 1 << 20
 
+// ownMemory is whether large chunks get memory of their own. Off unless
+// the process says so: the Go collector does not count that memory, nor
+// collect for it, so a program that builds large texts in a loop could
+// hold many of them between two collections; a process that ends after
+// one call (the sweep-state command) cannot.
+var ownMemory atomic.Bool
+
+// UseOwnMemory turns memory of their own for large chunks on or off for
+// the whole process (sweepstate.UsePipeSplice is the Go API's switch).
+func UseOwnMemory(on bool) { ownMemory.Store(on) }
+
 // memory is the mappings of one Text, unmapped by a cleanup once the Text
 // is unreachable (or at once by Free). A pipe that still holds pages of a
 // mapping keeps them: unmapping takes them from this process, not from
@@ -34,9 +46,10 @@ type memory struct {
 
 // Chunk returns an empty buffer of capacity n for t's next chunk, to be
 // filled by append and handed back with Add. A large one is memory of its
-// own when the system gives it, else (and always when small) Go memory.
+// own when the process asked for that (UseOwnMemory) and the system gives
+// it, else (and always when small) Go memory.
 func (t *Text) Chunk(n int) []byte {
-	if n >= mapAtLeast {
+	if n >= mapAtLeast && ownMemory.Load() {
 		if whole, b := mapChunk(n); b != nil {
 			if t.mem == nil {
 				t.mem = &memory{}

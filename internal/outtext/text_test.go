@@ -41,7 +41,7 @@ func build(large int) (*outtext.Text, []byte, int) {
 // TestWriteToIsTheText: whatever w is (a buffer, a file), it receives the
 // chunks in order, and an error of w comes back.
 func TestWriteToIsTheText(t *testing.T) {
-	defer outtext.SetMapAtLeast(outtext.SetMapAtLeast(64 << 10))
+	defer outtext.OwnMemoryFrom(64 << 10)()
 	text, want, _ := build(300 << 10)
 	if text.Len() != len(want) {
 		t.Fatalf("Len %d, want %d", text.Len(), len(want))

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/stateguard/stateguard/impl/sweepstate"
 	"github.com/stateguard/stateguard/internal/benchseed"
 	"github.com/stateguard/stateguard/internal/outtext"
 	"github.com/stateguard/stateguard/internal/sweepcli"
@@ -20,9 +21,12 @@ import (
 // pipe byte for byte as it reaches a buffer, in process (Go's
 // non-blocking pipe, and a blocking one as a command's stdout is) and
 // from the real binary into a pipe and into a file; the in-process pipes
-// took it by reference. The same text through the general path (the
-// file edited by hand, which the fast path declines) is the reference.
+// took it by reference (the switch on, as the command has it). The same
+// text through the general path (the file edited by hand, which the fast
+// path declines) is the reference.
 func TestReadPrintsTheSameIntoAPipe(t *testing.T) {
+	sweepstate.UsePipeSplice(true) // as cmd/sweep-state does
+	defer sweepstate.UsePipeSplice(false)
 	dir := t.TempDir()
 	state := filepath.Join(dir, "state.yml")
 	if err := os.WriteFile(state, benchseed.SweepState(3000), 0o600); err != nil {
