@@ -171,6 +171,12 @@ func editSeeds(tb testing.TB) []string {
 		{"  \"slack:C42:1719900000.000000\":\n", "  \"0\":\n"},
 
 		{"\"slack:C42\":\n    cursor", "\"slack:C42\":\n    cursor: 1\n    cursor"},
+		// Lines a run of usual lines (ReadJSON's loop over an item's
+		// lines and its siblings) must leave to the line reader.
+		{"  \"slack:C42:1719900000.000000\":\n", "  \"slack:C42:1719900000.00000\":\n  \"slack:C42:1719900000.000000\":\n"},   // an empty item, then its sibling
+		{"  \"slack:C42:1719900000.000001\":\n", "  \"slack:C42:1719900000.0000005\":\n  \"slack:C42:1719900000.000001\":\n"}, // the same after an item
+		{"  \"slack:C42:1719900000.000001\":\n", "  \"slack:C42:1719900000.000001\":\t"},                                      // a sibling's colon, then not the line's end
+		{"    labels: [\"auth\", \"regression\"]\n", "    labels: [\"auth\", \"regression\"]\n    \"zz\\: \"x\"\n"},           // a quoted key's escape, then a colon
 	}
 	for _, e := range edits {
 		if !strings.Contains(base, e[0]) {
@@ -178,6 +184,7 @@ func editSeeds(tb testing.TB) []string {
 		}
 		seeds = append(seeds, strings.Replace(base, e[0], e[1], 1))
 	}
+	seeds = append(seeds, strings.TrimSuffix(base, "    labels: [\"auth\", \"regression\"]\n")+"    labels: \"x\" zz: 1\n") // a string, then more of its line
 	seeds = append(seeds, base[:len(base)-1], base+"zz_custom:\n  b: 1\n  a: \"x\"\nzz_after: {}\n", base+"last_run: {}\n",
 		"", " \n", "schema_version: 1\nsources: {}\nitems: {}\n", "schema_version: 1\nitems: {}\nsources: {}\n")
 	return seeds

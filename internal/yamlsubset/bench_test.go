@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stateguard/stateguard/internal/benchseed"
 	"github.com/stateguard/stateguard/internal/yamlsubset"
 	"github.com/stateguard/stateguard/model/value"
 )
@@ -149,6 +150,24 @@ func BenchmarkSplitItems(b *testing.B) {
 			for b.Loop() {
 				if _, others, ok := yamlsubset.SplitItems(text, func(k, _ string) bool { return k == "slack-C001:1700000000.000001" }); !ok || others.Len() != n-1 {
 					b.Fatalf("split: ok %v, %d others", ok, others.Len())
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkReadJSONSweep is read's fast path on tools/sweepbench's state
+// file (benchseed.SweepState: raw ASCII strings, one list per item), the
+// file the issue-20 figures are measured on.
+func BenchmarkReadJSONSweep(b *testing.B) {
+	for _, n := range []int{100, 10000} {
+		text := benchseed.SweepState(n)
+		b.Run(fmt.Sprintf("items=%d", n), func(b *testing.B) {
+			b.SetBytes(int64(len(text)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, ok := yamlsubset.ReadJSON(bytes.NewReader(text), int64(len(text)), int64(len(text))); !ok {
+					b.Fatal("declined")
 				}
 			}
 		})

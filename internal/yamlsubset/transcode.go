@@ -56,6 +56,9 @@ func ReadJSON(r io.Reader, size, limit int64) (text *outtext.Text, ok bool) {
 		w := unsafe.String(unsafe.SliceData(buf), have)
 		w = w[:strings.LastIndexByte(w, '\n')+1]
 		for start < len(w) {
+			if start = t.run(w, start); start == len(w) {
+				break
+			}
 			next, ok := t.next(w, start)
 			if !ok {
 				return nil, false
@@ -165,9 +168,6 @@ func (t *transcoder) next(w string, p int) (int, bool) {
 	if w[k+1] == ' ' && w[k+2] == '"' {
 		// A string of raw printable ASCII: the same text in both forms.
 		if j := pyjson.SkipRawASCII(w, k+3); w[j] == '"' && w[j+1] == '\n' {
-			if t.nextInBlock((n-p)/2, w[n:j+1], len(key)) {
-				return j + 2, true
-			}
 			return j + 2, t.entry((n-p)/2, w[n:j+1], key, w[k+1:j+1], true)
 		}
 	}
@@ -175,44 +175,172 @@ func (t *transcoder) next(w string, p int) (int, bool) {
 	return nl + 1, t.entry((n-p)/2, w[n:nl], key, w[k+1:nl], false)
 }
 
-// nextInBlock transcodes, as entry would, the usual line: c is a bare key
-// of keyLen bytes, then ": " and a string of raw printable ASCII, in the
-// block below the top level that the line before opened or was in. It
-// returns false, having done nothing, for any other line, which entry
-// then takes.
-func (t *transcoder) nextInBlock(depth int, c string, keyLen int) bool {
-	if depth == 0 || depth != len(t.open)-1 || t.lines == 0 || c[0] == '"' {
+// run transcodes, from offset p of the window w, the run of usual lines
+// that follow in the block the last line opened or was in (below the top
+// level), as next would one by one, and returns the offset of the first
+// line it leaves to next. A usual line here is, at the block's indent, a
+// bare key, or a quoted one of raw printable ASCII, then ": " and a string
+// of raw printable ASCII, an inline list simpleList takes, a small
+// integer, null, true or false, each ending the line; or, one level up
+// (below depth 1) and not right after a `key:`, such a key and ":", which
+// closes the block and opens its next sibling. Each of these is text the
+// output repeats as it is, its key quoted. Any other line, or a key out of
+// order, ends the run unread: next then reads it, or declines.
+func (t *transcoder) run(w string, p int) int {
+	d := len(t.open) - 1
+	if d < 1 {
+		return p
+	}
+	parent := &t.open[d-1]
+	ind := 2 * d
+	buf := t.buf
+	b := t.open[d]
+	lvl, lastRank, lastKey, any := b.level, b.lastRank, b.lastKey, b.any
+	opening := t.opening
+	lines := 0
+	for p < len(w) {
+		q := p
+		for w[q] == ' ' {
+			q++
+		}
+		// The key, and k the offset of the byte after it (its colon).
+		var key string
+		var k int
+		quoted := false
+		switch c := w[q]; {
+		case bareStart[c]:
+			k = q + 1
+			for bareRest[w[k]] {
+				k++
+			}
+			key = w[q:k]
+		case c == '"':
+			k = pyjson.SkipRawASCII(w, q+1)
+			if w[k] != '"' {
+				return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening, lines)
+			}
+			key = w[q+1 : k]
+			k++
+			quoted = true
+		default:
+			return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening, lines)
+		}
+		if w[k] != ':' || key == "verified_merge_sha" {
+			return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening, lines)
+		}
+		if q-p != ind {
+			// The next sibling of the block, one level up.
+			if q-p != ind-2 || d < 2 || opening || w[k+1] != '\n' {
+				return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening, lines)
+			}
+			r := rank(parent.level, key)
+			if parent.lastRank > r || parent.lastRank == r && parent.lastKey >= key {
+				return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening, lines)
+			}
+			// parent.any holds: the block being closed is one of its entries.
+			parent.lastRank, parent.lastKey = r, key
+			buf = append(buf, "}, "...)
+			if quoted {
+				buf = append(buf, w[q:k]...)
+			} else {
+				buf = append(buf, '"')
+				buf = append(buf, key...)
+				buf = append(buf, '"')
+			}
+			buf = append(buf, ": {"...)
+			lvl, lastRank, lastKey, any = childLevel(parent.level, key), 0, "", false
+			opening = true
+			lines++
+			p = k + 2
+			continue
+		}
+		// The value, which ends at e (its "\n").
+		if w[k+1] != ' ' {
+			return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening, lines)
+		}
+		e := 0
+		if v := k + 2; w[v] == '"' {
+			e = pyjson.SkipRawASCII(w, v+1) + 1
+			if w[e-1] != '"' || w[e] != '\n' {
+				return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening, lines)
+			}
+		} else {
+			e = v + strings.IndexByte(w[v:], '\n')
+			if !verbatim(w[v:e]) {
+				return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening, lines)
+			}
+		}
+		var r int
+		if lvl == levelItem {
+			r = itemRank(key)
+		} else {
+			r = rank(lvl, key)
+		}
+		if any {
+			if lastRank > r || lastRank == r && lastKey >= key {
+				return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening, lines)
+			}
+			buf = append(buf, ',', ' ')
+		}
+		lastRank, lastKey, any = r, key, true
+		if quoted {
+			buf = append(buf, w[q:e]...)
+		} else {
+			buf = append(buf, '"')
+			buf = append(buf, key...)
+			buf = append(buf, '"')
+			buf = append(buf, w[k:e]...)
+		}
+		opening = false
+		lines++
+		p = e + 1
+		if chunkFull(buf) {
+			t.buf = buf
+			t.newChunk()
+			buf = t.buf
+		}
+	}
+	return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening, lines)
+}
+
+// endRun stores what run kept in its variables and returns p.
+func (t *transcoder) endRun(p int, buf []byte, lvl level, lastRank int, lastKey string, any, opening bool, lines int) int {
+	t.buf = buf
+	t.open[len(t.open)-1] = openBlock{level: lvl, lastRank: lastRank, lastKey: lastKey, any: any}
+	t.opening = opening
+	t.lines += lines
+	return p
+}
+
+// verbatim reports whether value reads the value text v as the same text:
+// null, true, false, an integer of at most 18 digits without a sign or a
+// leading zero, or an inline list simpleList takes.
+func verbatim(v string) bool {
+	switch {
+	case v == "":
 		return false
+	case v[0] >= '1' && v[0] <= '9':
+		return len(v) <= 18 && allDigits(v)
+	case v[0] == '[':
+		return simpleList(v)
 	}
-	key := c[:keyLen]
-	blk := &t.open[depth]
-	r := rank(blk.level, key)
-	if key == "verified_merge_sha" || blk.any && (r < blk.lastRank || r == blk.lastRank && blk.lastKey >= key) {
-		return false
-	}
-	t.lines++
-	t.opening = false
-	if blk.any {
-		t.buf = append(t.buf, ',', ' ')
-	}
-	blk.lastRank, blk.lastKey, blk.any = r, key, true
-	t.buf = append(t.buf, '"')
-	t.buf = append(t.buf, key...)
-	t.buf = append(t.buf, '"')
-	t.buf = append(t.buf, c[keyLen:]...) // ": " and the string
-	t.newChunk()
-	return true
+	return v == "null" || v == "true" || v == "false"
 }
 
 // newChunk starts a new output chunk when the current one is nearly full.
 func (t *transcoder) newChunk() {
-	if cap(t.buf)-len(t.buf) < min(cap(t.buf)/8, chunkSize/4) {
+	if chunkFull(t.buf) {
 		// A new chunk, of chunkSize (or twice the last, if smaller): a
 		// chunk is never copied while it grows, unless one line's text
 		// outgrows what is left of it.
 		t.out.Add(t.buf)
 		t.buf = t.outputChunk(min(2*cap(t.buf), chunkSize+chunkSize/8))
 	}
+}
+
+// chunkFull reports whether the output chunk b is nearly full.
+func chunkFull(b []byte) bool {
+	return cap(b)-len(b) < min(cap(b)/8, chunkSize/4)
 }
 
 // slow transcodes the line at offset p of w with line.
