@@ -26,6 +26,15 @@ func TestScanItemsIsSplitItems(t *testing.T) {
 		}
 	}
 	base := string(yamlsubset.Emit(doc))
+	// The reference writer's forms (referenceBench): entries kept whatever
+	// keep says, one of them closed and one long, across refills.
+	python, _ := referenceBench()
+	python = strings.Replace(python, "    N: 2\n", "    N: 2\n    No: \""+strings.Repeat("y", 3000)+"\"\n", 1)
+	pythonClosed := strings.Replace(python, "    ratio: nan\n", "    ratio: nan\n    zz: inf\n", 1)
+	pythonClosed = strings.Replace(pythonClosed, "status: \"analyzed\"\n    title: \"Export button fails for report 7\"", "status: \"closed\"\n    title: \"Export button fails for report 7\"", 1)
+	if !strings.Contains(pythonClosed, "    status: \"closed\"\n") || !strings.Contains(pythonClosed, "    zz: inf\n") || !strings.Contains(python, "    No: \"yyy") {
+		t.Fatal("the reference bench text lacks the edits")
+	}
 	texts := []string{
 		base,
 		strings.Replace(base, "  writer:", "  writer :", 1),                                // not canonical
@@ -36,10 +45,14 @@ func TestScanItemsIsSplitItems(t *testing.T) {
 		"schema_version: 1\nsources: {}\nitems:\n  a:\n    status: \"closed\"\nzz: 1\n",
 		"schema_version: 1\nsources: {}\nitems:\n  a: 1\n  b: 2\nzz: 1\n",
 		"schema_version: 1\nsources: {}\nitems:\n  a: 1\n",
+		python,
+		pythonClosed,
+		strings.Replace(python, "    N: 2\n", "     N: 2\n", 1), // an odd indent: declined
+		"schema_version: 1\nsources:\n  off:\n    cursor: \"1\"\nitems:\n  \"a:1\":\n    x: nan\n  \"a:2\":\n    x: 1\n",
 	}
 	keeps := map[string]func(key, block string) bool{
 		"none":   func(string, string) bool { return false },
-		"one":    func(k, _ string) bool { return k == "slack-C003:1700000000.000003" || k == "b" },
+		"one":    func(k, _ string) bool { return k == "slack-C003:1700000000.000003" || k == "b" || k == "a:2" },
 		"closed": func(_, b string) bool { return strings.Contains(b, "\n    status: \"closed\"\n") },
 		"all":    func(string, string) bool { return true },
 	}
@@ -70,7 +83,7 @@ func TestScanItemsIsSplitItems(t *testing.T) {
 	}
 	// The test compares something: the bench text and the small ones
 	// are canonical.
-	for _, ti := range []int{0, 5, 6, 7, 8} {
+	for _, ti := range []int{0, 5, 6, 7, 8, 9, 10, 12} {
 		if _, _, ok := yamlsubset.SplitItems(texts[ti], keeps["none"]); !ok {
 			t.Errorf("text %d is not canonical", ti)
 		}
