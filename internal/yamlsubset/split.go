@@ -43,16 +43,20 @@ func (s *Split) Blocks() []ItemBlock { return s.blocks }
 // Parse reads from it, after the engine's load rules (schema_version,
 // sources and items present, sources and items maps, no key
 // verified_merge_sha anywhere, so the legacy rename of §2.5 changes
-// nothing). Then it splits off the entries of items that keep does not
-// want: reduced is text without them (items: {} when none is kept), which
-// Parse reads to the document minus those entries, and others are those
-// entries in file order, which is Emit's order. A document decided from
-// reduced and emitted, joined with others by JoinItemsTo, is the text
-// Emit writes for the whole document decided the same way, as long as
-// the decision neither reads nor changes the entries split off.
+// nothing), except for lines in the reference writer's own forms that
+// Parse reads on their own as it reads Emit's (tolerate: a YAML 1.1 word
+// as a bare key, a bare nan, inf or -inf, below the top level). Then it
+// splits off the entries of items that keep does not want and that hold
+// no such line, so each is exactly Emit's text for it: reduced is text
+// without them (items: {} when none is kept), which Parse reads to the
+// document minus those entries, and others are those entries in file
+// order, which is Emit's order. A document decided from reduced and
+// emitted, joined with others by JoinItemsTo, is the text Emit writes for
+// the whole document decided the same way, as long as the decision
+// neither reads nor changes the entries split off.
 //
-// ok is false when text is not canonical (or nests deeper than the fast
-// path takes): the caller must parse it whole.
+// ok is false when text is neither canonical nor so (or nests deeper than
+// the fast path takes): the caller must parse it whole.
 func SplitItems(text string, keep func(key, block string) bool) (reduced string, others *Split, ok bool) {
 	c := canonicalScan{text: text, keep: keep}
 	c.others = make([]ItemBlock, 0, len(text)/512+8)
@@ -215,6 +219,9 @@ type canonicalScan struct {
 	// The current entry of items, from its key line (-1: none).
 	entryStart int
 	entryKey   string
+	// entryOdd: the entry holds a line in the reference writer's form
+	// (tolerate), so it is kept in the reduced text.
+	entryOdd   bool
 	keptRanges [][2]int
 	others     []ItemBlock
 	othersLen  int
@@ -354,7 +361,7 @@ func (c *canonicalScan) endEntry(end int) {
 		return
 	}
 	block := c.text[c.entryStart-c.base : end-c.base]
-	switch kept := c.keep(c.entryKey, block); {
+	switch kept := c.entryOdd || c.keep(c.entryKey, block); {
 	case c.stream && kept:
 		c.out = append(c.out, block...)
 		c.keptAny = true
@@ -366,7 +373,7 @@ func (c *canonicalScan) endEntry(end int) {
 		c.others = append(c.others, ItemBlock{c.entryKey, c.entryStart, end})
 		c.othersLen += len(block)
 	}
-	c.entryStart, c.entryKey = -1, ""
+	c.entryStart, c.entryKey, c.entryOdd = -1, "", false
 }
 
 // next checks the line that starts at offset p of the window (which ends
@@ -388,12 +395,14 @@ func (c *canonicalScan) next(p int) (int, bool) {
 	switch {
 	case !ok:
 		return c.slow(p)
-	case quoted && IsBareKey(key), !quoted && isYAML11Word(key):
-		return 0, false // a key Emit writes in the other form
+	case quoted && IsBareKey(key):
+		return 0, false // a key Emit writes bare
+	case !quoted && isYAML11Word(key):
+		return c.slow(p) // the reference writer's form of a key Emit quotes
 	}
 	pos := c.base + p
 	if t[k+1] == '\n' {
-		return k + 2, c.entry(pos, k+1-p, (n-p)/2, key, "", false)
+		return k + 2, c.entry(pos, k+1-p, (n-p)/2, key, "", false, false)
 	}
 	if t[k+1] == ' ' && t[k+2] == '"' {
 		// A string of raw printable ASCII: canonical as it is.
@@ -401,11 +410,11 @@ func (c *canonicalScan) next(p int) (int, bool) {
 			if c.nextInBlock((n-p)/2, key) {
 				return j + 2, true
 			}
-			return j + 2, c.entry(pos, j+1-p, (n-p)/2, key, t[k+1:j+1], true)
+			return j + 2, c.entry(pos, j+1-p, (n-p)/2, key, t[k+1:j+1], true, false)
 		}
 	}
 	nl := k + 1 + strings.IndexByte(t[k+1:], '\n')
-	return nl + 1, c.entry(pos, nl-p, (n-p)/2, key, t[k+1:nl], false)
+	return nl + 1, c.entry(pos, nl-p, (n-p)/2, key, t[k+1:nl], false, false)
 }
 
 // nextInBlock checks, as entry would, the usual line: key, then ": " and
@@ -473,16 +482,34 @@ func (c *canonicalScan) line(pos int, s string) bool {
 		return false
 	}
 	key, after, ok := entryKey(s[n:])
+	odd := false
+	if !ok {
+		key, after, ok = referenceKey(s[n:])
+		odd = true
+	}
 	if !ok {
 		return false
 	}
-	return c.entry(pos, len(s), n/2, key, after, false)
+	return c.entry(pos, len(s), n/2, key, after, false, odd)
+}
+
+// referenceKey reads the key of an entry line when it is a YAML 1.1
+// word written bare, as the reference writer writes every key of the
+// bare-key shape (Emit quotes these, D8): Parse reads the word as that
+// string key, on this line alone.
+func referenceKey(s string) (key, after string, ok bool) {
+	i := bareColon(s)
+	if i < 0 || !isYAML11Word(s[:i]) {
+		return "", "", false
+	}
+	return s[:i], s[i+1:], true
 }
 
 // entry takes the line at offset pos, of length n without its "\n", at
 // depth: key, then after (the text after the colon). canon says the
-// value in after is already known to be canonical.
-func (c *canonicalScan) entry(pos, n, depth int, key, after string, canon bool) bool {
+// value in after is already known to be canonical; odd, that the key is
+// written in the reference writer's form, not Emit's (referenceKey).
+func (c *canonicalScan) entry(pos, n, depth int, key, after string, canon, odd bool) bool {
 	if len(c.open) == 0 {
 		if depth != 0 {
 			return false
@@ -536,7 +563,7 @@ func (c *canonicalScan) entry(pos, n, depth int, key, after string, canon bool) 
 		}
 		c.open = pushBlock(c.open, l)
 		c.opening = true
-		return true
+		return !odd || c.tolerate(depth)
 	}
 	if after[0] != ' ' {
 		return false
@@ -555,7 +582,40 @@ func (c *canonicalScan) entry(pos, n, depth int, key, after string, canon bool) 
 			return false
 		}
 	}
-	return canon || canonicalValue(v)
+	if canon || canonicalValue(v) {
+		return !odd || c.tolerate(depth)
+	}
+	return isReferenceFloat(v) && c.tolerate(depth)
+}
+
+// isReferenceFloat: v is the reference writer's repr of a non-finite
+// float at block level, which Parse reads, on this line alone, as that
+// word, a string (Emit writes it quoted).
+func isReferenceFloat(v string) bool {
+	return v == "nan" || v == "inf" || v == "-inf"
+}
+
+// tolerate takes a line at depth that is not Emit's text but is in the
+// reference writer's form (a bare YAML 1.1 word as its key, or a bare
+// nan, inf or -inf as its value), which Parse reads as it would read
+// Emit's form of the same entry, on that line alone. Such a line can
+// stay in the reduced text, which is parsed and emitted anyway, but must
+// not be split off: below a top-level block other than items (lease,
+// sources, last_run, ...) it is taken as it is, inside an items entry
+// (two or more levels down) it makes that entry stay in the reduced text
+// whatever keep says. Anywhere else (a top-level line, an items entry's
+// own line) the text is declined.
+func (c *canonicalScan) tolerate(depth int) bool {
+	switch {
+	case depth == 0:
+		return false
+	case !c.inItems:
+		return true
+	case depth >= 2:
+		c.entryOdd = true
+		return true
+	}
+	return false
 }
 
 // entryKey reads the key of an entry line when it is written as Emit
