@@ -3,6 +3,7 @@ package sweepstate
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stateguard/stateguard/internal/benchseed"
@@ -13,7 +14,8 @@ import (
 // command of the fast path parses only the items it touches and leaves
 // the others for the write (so FuzzSplitItems compares something); with
 // the fast path off, or on a file the engine did not write, it parses the
-// whole file.
+// whole file; a file in the Python engine's forms keeps the items that
+// hold them and splits the others.
 func TestLoadForSplitsTheEngineText(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state.yml")
 	text := benchseed.SweepState(5)
@@ -59,6 +61,31 @@ func TestLoadForSplitsTheEngineText(t *testing.T) {
 	sweepfast.SetOff(false)
 	if mapAt(st.doc, "items").Len() != 5 || others != nil {
 		t.Errorf("fast path off: %d items parsed, %d split off; want the whole file", mapAt(st.doc, "items").Len(), others.Len())
+	}
+	// The Python engine's form of item 2 (a bare YAML 1.1 word as a key):
+	// it stays in the document, the other items are left out as before.
+	python := strings.Replace(string(text), "    id: \"1719900000.000002\"\n", "    N: 1\n    id: \"1719900000.000002\"\n", 1)
+	if err := os.WriteFile(state, []byte(python), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		cmd          Command
+		streamed     bool
+		parsed, off  int
+		wantsPartial bool
+	}{
+		{UpsertItem{Source: "slack:C42", ID: "1719900000.000001", Writer: "w1", JSON: "{}"}, true, 2, 3, false},
+		{LeaseAcquire{Writer: "w1"}, true, 1, 4, false},
+		{CursorGet{Source: "slack:C42"}, true, 1, 0, true},
+		{Validate{}, false, 1, 4, false},
+	} {
+		st, others, failed := loadFor(state, c.cmd, c.streamed)
+		if failed != nil {
+			t.Fatalf("python form, %T: %s", c.cmd, failed.Reason)
+		}
+		if n := mapAt(st.doc, "items").Len(); n != c.parsed || others.Len() != c.off || st.partial != c.wantsPartial {
+			t.Errorf("python form, %T: %d items parsed, %d split off, partial %v; want %d, %d, %v", c.cmd, n, others.Len(), st.partial, c.parsed, c.off, c.wantsPartial)
+		}
 	}
 	if err := os.WriteFile(state, append(text, "# a hand edit\n"...), 0o600); err != nil {
 		t.Fatal(err)
