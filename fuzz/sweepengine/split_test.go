@@ -2,13 +2,18 @@ package sweepengine
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stateguard/stateguard/fuzz/internal/memdir"
 
 	"github.com/stateguard/stateguard/internal/sweepfast"
+	"github.com/stateguard/stateguard/internal/testfixtures"
 )
 
 // splitOps are the subcommands whose fast path parses only the items they
@@ -50,6 +55,9 @@ func FuzzSplitItems(f *testing.F) {
 	}
 	for op := range splitOps {
 		f.Add(readTextBase(), uint8(op))
+		for _, s := range pythonSeeds(f) {
+			f.Add([]byte(s), uint8(op))
+		}
 	}
 	f.Fuzz(func(t *testing.T, file []byte, op uint8) {
 		args := splitOps[int(op)%len(splitOps)]
@@ -78,4 +86,163 @@ func splitRun(t *testing.T, file []byte, args []string, whole bool) string {
 		names += " " + e.Name()
 	}
 	return fmt.Sprintf("rc %d, stdout %q, stderr %q, files%s, state %q", rc, stdout, bytes.ReplaceAll([]byte(stderr), []byte(dir), []byte("DIR")), names, after)
+}
+
+// TestPythonWrittenSplit: the raw file of each python-written fixture
+// (the bytes the Python engine wrote) and the benchmark's file in that
+// writer's forms (pythonSeeds) give, through every subcommand of
+// splitOps and every command a recording ran, the same exit status,
+// stdout, stderr and file by the fast path as by the whole file; and each
+// recording replayed on its raw file, both ways, gives the recorded exit
+// status and stdout at every step, and the recorded file wherever a step
+// wrote (internal/sweepcli's TestFixtureReplay holds the built binary to
+// the recording too, an unwritten raw file included).
+func TestPythonWrittenSplit(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(testfixtures.Dir(t, "sweep"), "python-written", "*.json"))
+	type step struct {
+		Kind       string   `json:"kind"`
+		Args       []string `json:"args"`
+		RC         int      `json:"rc"`
+		Stdout     string   `json:"stdout"`
+		StateAfter *string  `json:"state_after"`
+		ContentB64 *string  `json:"content_b64"`
+	}
+	ops := splitOps
+	var recorded [][]step
+	for _, p := range files {
+		var fx struct{ Steps []step }
+		b, err := os.ReadFile(p)
+		if err != nil || json.Unmarshal(b, &fx) != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		recorded = append(recorded, fx.Steps)
+		for _, st := range fx.Steps {
+			if st.Kind == "run" && len(st.Args) >= 3 && st.Args[1] == "--state" {
+				ops = append(ops, append([]string{st.Args[0]}, st.Args[3:]...))
+			}
+		}
+	}
+	for i, file := range pythonSeeds(t) {
+		for _, args := range ops {
+			fast := splitRun(t, []byte(file), args, false)
+			if whole := splitRun(t, []byte(file), args, true); fast != whole {
+				t.Errorf("file %d, %q:\nfast path:  %s\nwhole file: %s", i, args, fast, whole)
+			}
+		}
+	}
+	for i, steps := range recorded {
+		for _, whole := range []bool{false, true} {
+			sweepfast.SetOff(whole)
+			state := filepath.Join(memdir.TempDir(t), "state.yml")
+			for j, st := range steps {
+				switch {
+				case st.Kind == "write" && st.ContentB64 != nil:
+					raw, err := base64.StdEncoding.DecodeString(*st.ContentB64)
+					if err != nil {
+						t.Fatal(err)
+					}
+					mustWrite(t, state, raw)
+					continue
+				case st.Kind != "run" || len(st.Args) < 3 || st.Args[1] != "--state":
+					t.Fatalf("%s: step %d is not a write of the raw file or a run on it", files[i], j+1)
+				}
+				before, _ := os.ReadFile(state)
+				rc, stdout, _ := runCLI(append([]string{st.Args[0], "--state", state}, st.Args[3:]...))
+				after, _ := os.ReadFile(state)
+				if st.StateAfter == nil {
+					t.Fatalf("%s: step %d records no file", files[i], j+1)
+				}
+				if rc != st.RC || stdout != st.Stdout || string(after) != *st.StateAfter && !bytes.Equal(after, before) {
+					t.Errorf("%s, whole file %v, step %d %q: rc %d, stdout %q, file\n%s\nwant rc %d, stdout %q, file\n%s", filepath.Base(files[i]), whole, j+1, st.Args[0], rc, stdout, after, st.RC, st.Stdout, *st.StateAfter)
+				}
+			}
+			sweepfast.SetOff(false)
+		}
+	}
+}
+
+// pythonSeeds are files in the reference (Python) writer's forms that are
+// not Emit's, which the fast path keeps in the reduced text (a YAML 1.1
+// word as a bare key, a bare nan, inf or -inf below the top level): the
+// raw files of the python-written fixtures, and the benchmark's file with
+// such lines in an item the commands touch, in one beside it, in a map
+// inside an item, in sources, lease and last_run, and near misses that
+// the fast path must decline (an odd indent, a stray deeper line, the
+// word as an items entry's own key or a top-level one).
+func pythonSeeds(tb testing.TB) []string {
+	seeds := pythonWrittenRaw(tb)
+	base := string(readTextBase())
+	item := func(i int) string { return fmt.Sprintf("    id: \"1719900000.%06d\"\n", i) }
+	labels := "    labels: [\"auth\", \"regression\"]\n"
+	edits := [][][2]string{
+		{{item(2), "    N: 1\n" + item(2)}}, // beside the upserted item, the one cursor-advance reads
+		{{item(1), "    N: 1\n    Null: null\n" + item(1)}},
+		{{item(0) + labels, item(0) + labels + "    meta:\n      No: 1\n      OFF: 0\n      True: \"t\"\n"}},
+		{{item(1) + labels, "    huge: inf\n" + item(1) + labels + "    min: -inf\n    ratio: nan\n    samples: [NaN, -Infinity, 2.5]\n"}},
+		{{"sources:\n", "sources:\n  off:\n    cursor: \"1\"\n"}},
+		{{"  ttl_minutes: 60\n", "  ttl_minutes: 60\n  True: \"t\"\n"}},
+		{{"\"regression\"]\n  \"slack:C42:1719900000.000001\"", "\"regression\"]\n    ratio: nan\n  \"slack:C42:1719900000.000001\""}},
+		{{"    status: \"analyzed\"\n    title: \"Item 2", "    status: \"closed\"\n    title: \"Item 2"}, {item(2), "    N: 1\n" + item(2)}},
+		{{"    status: \"analyzed\"\n    title: \"Item 0", "    status: \"closed\"\n    title: \"Item 0"}, {item(2), "    N: 1\n" + item(2)}},
+		{{item(2), "     N: 1\n" + item(2)}},     // an odd indent
+		{{item(2), "      N: 1\n" + item(2)}},    // a stray deeper line
+		{{item(2), "    N: 1 \n" + item(2)}},     // a trailing space
+		{{item(2), "    N:\n" + item(2)}},        // an empty map
+		{{item(2), "    x: NaN\n" + item(2)}},    // CORRUPT outside a list
+		{{item(2), "    \"Nx\": 1\n" + item(2)}}, // a quoted key Emit writes bare
+		{{"items:\n", "items:\n  N:\n    a: 1\n"}},
+		{{"items:\n", "items:\n  \"a:1\": nan\n"}},        // an items entry's own value        // an items entry's own key
+		{{"lease:\n", "N: 1\nlease:\n"}},                  // a top-level key
+		{{"  ttl_minutes: 60\n", "  ttl_minutes: nan\n"}}, // the lease's TTL a string
+	}
+	// All of the forms at once (edits 0 to 5), two items closed.
+	all := base
+	for _, e := range append(edits[:6:6], edits[7][:1], edits[8][:1]) {
+		for _, r := range e {
+			all = strings.Replace(all, r[0], r[1], 1)
+		}
+	}
+	seeds = append(seeds, all+"last_run:\n  timestamp: \"t\"\n  outcome: \"completed\"\n  writer: \"w1\"\n  counts:\n    Y: 2\n    no: 1\n")
+	for _, e := range edits {
+		s := base
+		for _, r := range e {
+			if !strings.Contains(s, r[0]) {
+				tb.Fatalf("the benchmark's file lacks %q", r[0])
+			}
+			s = strings.Replace(s, r[0], r[1], 1)
+		}
+		seeds = append(seeds, s)
+	}
+	return seeds
+}
+
+// pythonWrittenRaw are the raw files of the python-written fixtures: the
+// bytes the Python engine wrote.
+func pythonWrittenRaw(tb testing.TB) []string {
+	files, _ := filepath.Glob(filepath.Join(testfixtures.Dir(tb, "sweep"), "python-written", "*.json"))
+	if len(files) == 0 {
+		tb.Fatal("no python-written fixtures")
+	}
+	var raws []string
+	for _, p := range files {
+		var fx struct {
+			Steps []struct {
+				ContentB64 *string `json:"content_b64"`
+			} `json:"steps"`
+		}
+		b, err := os.ReadFile(p)
+		if err != nil || json.Unmarshal(b, &fx) != nil {
+			tb.Fatalf("%s: %v", p, err)
+		}
+		for _, st := range fx.Steps {
+			if st.ContentB64 != nil {
+				raw, err := base64.StdEncoding.DecodeString(*st.ContentB64)
+				if err != nil {
+					tb.Fatal(err)
+				}
+				raws = append(raws, string(raw))
+			}
+		}
+	}
+	return raws
 }
