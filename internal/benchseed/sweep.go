@@ -12,6 +12,13 @@ import (
 // bytes of text each, one source, held by lease writer "w1" from 12:00 to
 // 13:00 on 2026-07-02.
 func SweepState(n int) []byte {
+	return yamlsubset.Emit(sweepDoc(n, false))
+}
+
+// sweepDoc is SweepState's document; with python set, every hundredth
+// item (from item 7 on) has the fields N (1) and ratio (the string
+// "nan"), and a second source is named off.
+func sweepDoc(n int, python bool) *value.Map {
 	doc := value.NewMap()
 	doc.Set("schema_version", value.Int(1))
 	lease := value.NewMap()
@@ -23,6 +30,11 @@ func SweepState(n int) []byte {
 	src := value.NewMap()
 	src.Set("cursor", "1719900000.000100")
 	sources.Set("slack:C42", src)
+	if python {
+		off := value.NewMap()
+		off.Set("cursor", "1")
+		sources.Set("off", off)
+	}
 	doc.Set("sources", sources)
 	items := value.NewMap()
 	for i := 0; i < n; i++ {
@@ -34,10 +46,29 @@ func SweepState(n int) []byte {
 		it.Set("body", strings.Repeat("Steps: open the app, reset the password, log in again. ", 4))
 		it.Set("id", fmt.Sprintf("1719900000.%06d", i))
 		it.Set("labels", []value.Value{"auth", "regression"})
+		if python && i%100 == 7 {
+			it.Set("N", value.Int(1))
+			it.Set("ratio", "nan")
+		}
 		items.Set(fmt.Sprintf("slack:C42:1719900000.%06d", i), it)
 	}
 	doc.Set("items", items)
-	return yamlsubset.Emit(doc)
+	return doc
+}
+
+// SweepPythonWritten is the file the Python engine writes for
+// SweepState(n)'s document with, on one item in a hundred, a field named
+// N and a float field ratio that is NaN, and a second source named off:
+// the engine's own text but for those lines, where the Python writer puts
+// the YAML 1.1 words N and off as bare keys and NaN as a bare nan (which
+// both engines read back as the string "nan"); this engine quotes all
+// three (spec/sweep-state.md §15.2.7).
+func SweepPythonWritten(n int) []byte {
+	text := string(yamlsubset.Emit(sweepDoc(n, true)))
+	text = strings.ReplaceAll(text, "\n    \"N\": 1\n", "\n    N: 1\n")
+	text = strings.ReplaceAll(text, "\n    ratio: \"nan\"\n", "\n    ratio: nan\n")
+	text = strings.Replace(text, "\n  \"off\":\n", "\n  off:\n", 1)
+	return []byte(text)
 }
 
 // SweepHandEdited is SweepState(n) with a comment line at its top: the

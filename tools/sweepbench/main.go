@@ -24,10 +24,15 @@
 // top: no fast path takes it, so every command parses it whole with the
 // general parser (yamlsubset.Parse) and a writing command emits it whole;
 // its rows say "(hand-edited)", and the file is put back before each run
-// (a write makes it canonical). legacy is import-legacy of a JSON legacy
-// file of the same items into the canonical state, which always parses
-// the state whole; its floor also reads the legacy file, and its file
-// size is both files'.
+// (a write makes it canonical). python-written is the file the Python
+// engine writes for that document with, on one item in a hundred, a field
+// named N and a NaN float, and a second source named off (bare N:, nan and
+// off:, which this engine quotes): the fast paths keep those items and the
+// sources in the parsed part; its rows say "(python-written)" and the file
+// is put back before each run too. legacy is import-legacy of a JSON
+// legacy file of the same items into the canonical state, which always
+// parses the state whole; its floor also reads the legacy file, and its
+// file size is both files'.
 //
 // State files are built by a child run of this tool (-gen), so this
 // process keeps a small peak RSS (a child started by os/exec inherits it
@@ -57,11 +62,11 @@ func main() {
 	itemsFlag := flag.String("items", "10000,100000", "comma-separated item counts")
 	runs := flag.Int("runs", 5, "measured runs per command and size (median reported)")
 	commandsFlag := flag.String("commands", "read,upsert-item", "comma-separated subcommands, or all")
-	formsFlag := flag.String("forms", "canonical", "comma-separated files to measure the commands on: canonical, hand-edited, legacy (import-legacy), or all")
+	formsFlag := flag.String("forms", "canonical", "comma-separated files to measure the commands on: canonical, hand-edited, python-written, legacy (import-legacy), or all")
 	goalFlag := flag.Bool("goal", false, "add a column saying which goal of issue 20 a row misses, and exit 1 if any does")
 	bin := flag.String("bin", "", "sweep-state binary (default: go build ./cmd/sweep-state)")
 	gen := flag.String("gen", "", "internal: write the -form file of -items items at this path and exit")
-	form := flag.String("form", "canonical", "internal: the file -gen writes: canonical, hand-edited or legacy")
+	form := flag.String("form", "canonical", "internal: the file -gen writes: canonical, hand-edited, python-written or legacy")
 	floor := flag.String("floor", "", "internal: run the floor of read, upsert-item or import-legacy on -state and exit")
 	state := flag.String("state", "", "internal: the state file of -floor")
 	legacy := flag.String("legacy", "", "internal: the legacy file of -floor import-legacy")
@@ -91,9 +96,10 @@ func main() {
 // genFile writes the file of form f for n items at p.
 func genFile(p, f string, n int) error {
 	gens := map[string]func(int) []byte{
-		"canonical":   benchseed.SweepState,
-		"hand-edited": benchseed.SweepHandEdited,
-		"legacy":      benchseed.SweepLegacy,
+		"canonical":      benchseed.SweepState,
+		"hand-edited":    benchseed.SweepHandEdited,
+		"python-written": benchseed.SweepPythonWritten,
+		"legacy":         benchseed.SweepLegacy,
 	}
 	g, ok := gens[f]
 	if !ok {
@@ -223,7 +229,7 @@ var importLegacy = struct {
 	return []string{"--file", "legacy.json", "--source-map", `{"C42": "slack:C42"}`}
 }}
 
-var formNames = []string{"canonical", "hand-edited", "legacy"}
+var formNames = []string{"canonical", "hand-edited", "python-written", "legacy"}
 
 func run(itemsFlag, commandsFlag, formsFlag string, runs int, bin string, goal bool) (missed bool, err error) {
 	var sizes []int
@@ -310,8 +316,8 @@ func run(itemsFlag, commandsFlag, formsFlag string, runs int, bin string, goal b
 				if err = os.Remove(state); err == nil || errors.Is(err, os.ErrNotExist) {
 					err = gen(state, form) // not through a link to another form's file
 				}
-			case "hand-edited":
-				label = "%s (hand-edited)"
+			case "hand-edited", "python-written":
+				label = "%s (" + form + ")"
 				err = gen(pristine, form)
 			case "legacy":
 				fcmds = []command{importLegacy}
