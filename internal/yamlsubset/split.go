@@ -1,6 +1,7 @@
 package yamlsubset
 
 import (
+	"bufio"
 	"bytes"
 	"io"
 	"math"
@@ -122,7 +123,13 @@ func JoinItemsTo(w io.Writer, emitted []byte, others *Split) (bool, error) {
 		mine = append(mine, entry{key, emitted[i:k]})
 		i = k
 	}
-	ew := errWriter{w: w}
+	// Between the runs of the file's text come the entries Emit wrote:
+	// gathered in one large buffer, they and the runs reach w in large
+	// writes (a file the Python engine wrote keeps one item in a
+	// hundred, say, and w, a small buffer on the file, would pass each
+	// run on at once, a few system calls for every entry kept).
+	bw := bufio.NewWriterSize(w, joinBuffer)
+	ew := errWriter{w: bw}
 	ew.write(emitted[:start])
 	ew.writeString("items:\n")
 	// Entries that were next to each other in the file are one run of
@@ -145,8 +152,14 @@ func JoinItemsTo(w io.Writer, emitted []byte, others *Split) (bool, error) {
 	}
 	run(len(others.blocks))
 	ew.write(emitted[end:])
+	if ew.err == nil {
+		ew.err = bw.Flush()
+	}
 	return true, ew.err
 }
+
+// joinBuffer is the size of JoinItemsTo's buffer.
+const joinBuffer = 256 << 10
 
 // findBlock searches the key-ordered blocks for key.
 func findBlock(blocks []ItemBlock, key string) (int, bool) {

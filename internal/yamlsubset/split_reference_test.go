@@ -123,9 +123,14 @@ func TestSplitItemsTakesTheReferenceForms(t *testing.T) {
 		if !slices.Equal(got, want) || !slices.Equal(gotSplit, split) {
 			t.Errorf("keep %q: reduced holds %q and %q are split off; want %q and %q", keep, got, gotSplit, want, split)
 		}
-		var joined bytes.Buffer
+		var joined countingWriter
 		if ok, err := yamlsubset.JoinItemsTo(&joined, yamlsubset.Emit(doc), others); !ok || err != nil {
 			t.Fatalf("keep %q: not joined (%v)", keep, err)
+		}
+		// The entries kept and the runs of text between them reach the
+		// writer gathered: this text is one write.
+		if joined.writes != 1 {
+			t.Errorf("keep %q: %d writes of the joined text, want 1", keep, joined.writes)
 		}
 		if emitted := yamlsubset.Emit(whole); !bytes.Equal(joined.Bytes(), emitted) {
 			t.Errorf("keep %q: joined text\n%s\nwant Emit's\n%s", keep, joined.Bytes(), emitted)
@@ -167,4 +172,15 @@ func TestSplitItemsTakesTheReferenceForms(t *testing.T) {
 			t.Errorf("%q -> %q: taken", edit[0], edit[1])
 		}
 	}
+}
+
+// countingWriter is a bytes.Buffer that counts the writes it gets.
+type countingWriter struct {
+	bytes.Buffer
+	writes int
+}
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.writes++
+	return w.Buffer.Write(p)
 }
