@@ -163,7 +163,8 @@ func TestPythonWrittenSplit(t *testing.T) {
 
 // pythonSeeds are files in the reference (Python) writer's forms that are
 // not Emit's, which the fast path keeps in the reduced text (a YAML 1.1
-// word as a bare key, a bare nan, inf or -inf below the top level): the
+// word as a bare key, a bare nan, inf or -inf, the characters of D6 raw in
+// a quoted key or string, below the top level): the
 // raw files of the python-written fixtures, and the benchmark's file with
 // such lines in an item the commands touch, in one beside it, in a map
 // inside an item, in sources, lease and last_run, and near misses that
@@ -184,12 +185,16 @@ func pythonSeeds(tb testing.TB) []string {
 		{{"\"regression\"]\n  \"slack:C42:1719900000.000001\"", "\"regression\"]\n    ratio: nan\n  \"slack:C42:1719900000.000001\""}},
 		{{"    status: \"analyzed\"\n    title: \"Item 2", "    status: \"closed\"\n    title: \"Item 2"}, {item(2), "    N: 1\n" + item(2)}},
 		{{"    status: \"analyzed\"\n    title: \"Item 0", "    status: \"closed\"\n    title: \"Item 0"}, {item(2), "    N: 1\n" + item(2)}},
-		{{item(2), "     N: 1\n" + item(2)}},     // an odd indent
-		{{item(2), "      N: 1\n" + item(2)}},    // a stray deeper line
-		{{item(2), "    N: 1 \n" + item(2)}},     // a trailing space
-		{{item(2), "    N:\n" + item(2)}},        // an empty map
-		{{item(2), "    x: NaN\n" + item(2)}},    // CORRUPT outside a list
-		{{item(2), "    \"Nx\": 1\n" + item(2)}}, // a quoted key Emit writes bare
+		{{"Item 2: login page", "Item 2:\u2028login\u0085page\x7f"}, {item(2), "    \"a\u0090b\": 1\n" + item(2)}},                          // D6 raw
+		{{"Item 2: login page", "Item 2:\u2028login\tpage"}},                                                                                // a raw tab
+		{{"Item 2: login page", "Item 2:\u2028login\\u0041page"}},                                                                           // an escape neither writer writes
+		{{labels + "  \"slack:C42:1719900000.000001\"", "    labels: [\"auth\u2028\", \"regression\"]\n  \"slack:C42:1719900000.000001\""}}, // D6 raw in a list
+		{{item(2), "     N: 1\n" + item(2)}},                                                                                                // an odd indent
+		{{item(2), "      N: 1\n" + item(2)}},                                                                                               // a stray deeper line
+		{{item(2), "    N: 1 \n" + item(2)}},                                                                                                // a trailing space
+		{{item(2), "    N:\n" + item(2)}},                                                                                                   // an empty map
+		{{item(2), "    x: NaN\n" + item(2)}},                                                                                               // CORRUPT outside a list
+		{{item(2), "    \"Nx\": 1\n" + item(2)}},                                                                                            // a quoted key Emit writes bare
 		{{"items:\n", "items:\n  N:\n    a: 1\n"}},
 		{{"items:\n", "items:\n  \"a:1\": nan\n"}},        // an items entry's own value        // an items entry's own key
 		{{"lease:\n", "N: 1\nlease:\n"}},                  // a top-level key

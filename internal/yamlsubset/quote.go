@@ -13,6 +13,13 @@ import (
 // lowercase hex. Everything else, other non-ASCII included, is written raw
 // as UTF-8. A byte that is not part of valid UTF-8 is written as U+FFFD.
 func AppendQuoted(dst []byte, s string) []byte {
+	return appendQuoted(dst, s, true)
+}
+
+// appendQuoted is AppendQuoted, with the characters of divergence D6
+// escaped when d6 is set and raw when it is not, as the reference writer
+// writes them.
+func appendQuoted(dst []byte, s string, d6 bool) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; ; {
@@ -20,6 +27,10 @@ func AppendQuoted(dst []byte, s string) []byte {
 			break
 		}
 		c := s[i]
+		if c == 0x7f && !d6 {
+			i++
+			continue
+		}
 		if c < utf8.RuneSelf {
 			dst = append(dst, s[start:i]...)
 			dst = pyjson.AppendEscapedRune(dst, rune(c))
@@ -32,7 +43,7 @@ func AppendQuoted(dst []byte, s string) []byte {
 		case r == utf8.RuneError && size == 1:
 			dst = append(dst, s[start:i]...)
 			dst = utf8.AppendRune(dst, utf8.RuneError)
-		case needsEscape(r):
+		case d6 && needsEscape(r):
 			dst = append(dst, s[start:i]...)
 			dst = pyjson.AppendEscapedRune(dst, r)
 		default:

@@ -506,16 +506,39 @@ func (c *canonicalScan) line(pos int, s string) bool {
 	return c.entry(pos, len(s), n/2, key, after, false, odd)
 }
 
-// referenceKey reads the key of an entry line when it is a YAML 1.1
-// word written bare, as the reference writer writes every key of the
-// bare-key shape (Emit quotes these, D8): Parse reads the word as that
-// string key, on this line alone.
+// referenceKey reads the key of an entry line when it is written in the
+// reference writer's form where Emit writes another: a YAML 1.1 word
+// bare, as that writer writes every key of the bare-key shape (Emit
+// quotes these, D8), or a JSON string with the characters of D6 raw
+// (referenceString). Parse reads either as that string key, on this line
+// alone.
 func referenceKey(s string) (key, after string, ok bool) {
+	if s != "" && s[0] == '"' {
+		k, n, err := pyjson.DecodeStringPrefix(s)
+		if err != nil || n >= len(s) || s[n] != ':' || isBareWord(k) || !referenceString(s[:n], k) {
+			return "", "", false
+		}
+		return k, s[n+1:], true
+	}
 	i := bareColon(s)
 	if i < 0 || !isYAML11Word(s[:i]) {
 		return "", "", false
 	}
 	return s[:i], s[i+1:], true
+}
+
+// referenceString reports whether q, a JSON string token that decodes to
+// s, is spelled as the reference writer spells s: '"', '\\' and the
+// characters below U+0020 escaped as AppendQuoted escapes them, everything
+// else raw, the characters of D6 (DEL, the C1 controls, U+2028, U+2029,
+// U+FFFE, U+FFFF) included, where Emit escapes them. So q holds no raw
+// CR, which would end Parse's line.
+func referenceString(q, s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	var buf [128]byte
+	return string(appendQuoted(buf[:0], s, false)) == q
 }
 
 // entry takes the line at offset pos, of length n without its "\n", at
@@ -598,7 +621,18 @@ func (c *canonicalScan) entry(pos, n, depth int, key, after string, canon, odd b
 	if canon || canonicalValue(v) {
 		return !odd || c.tolerate(depth)
 	}
-	return isReferenceFloat(v) && c.tolerate(depth)
+	return (isReferenceFloat(v) || isReferenceString(v)) && c.tolerate(depth)
+}
+
+// isReferenceString: v is a string as the reference writer writes it
+// where Emit escapes (referenceString), which Parse reads, on this line
+// alone, as Emit's spelling of the same string.
+func isReferenceString(v string) bool {
+	if v[0] != '"' {
+		return false
+	}
+	s, n, err := pyjson.DecodeStringPrefix(v)
+	return err == nil && n == len(v) && referenceString(v, s)
 }
 
 // isReferenceFloat: v is the reference writer's repr of a non-finite
@@ -609,15 +643,16 @@ func isReferenceFloat(v string) bool {
 }
 
 // tolerate takes a line at depth that is not Emit's text but is in the
-// reference writer's form (a bare YAML 1.1 word as its key, or a bare
-// nan, inf or -inf as its value), which Parse reads as it would read
-// Emit's form of the same entry, on that line alone. Such a line can
-// stay in the reduced text, which is parsed and emitted anyway, but must
-// not be split off: below a top-level block other than items (lease,
-// sources, last_run, ...) it is taken as it is, inside an items entry
-// (two or more levels down) it makes that entry stay in the reduced text
-// whatever keep says. Anywhere else (a top-level line, an items entry's
-// own line) the text is declined.
+// reference writer's form (a bare YAML 1.1 word as its key, a bare nan,
+// inf or -inf as its value, the characters of D6 raw in its quoted key
+// or string value), which Parse reads, on that line alone, as it reads
+// Emit's form of the same entry. Such a line can stay in the reduced
+// text, which is parsed and emitted anyway, but must not be split off:
+// below a top-level block other than items (lease, sources, last_run,
+// ...) it is taken as it is, inside an items entry (two or more levels
+// down) it makes that entry stay in the reduced text whatever keep says.
+// Anywhere else (a top-level line, an items entry's own line) the text is
+// declined.
 func (c *canonicalScan) tolerate(depth int) bool {
 	switch {
 	case depth == 0:

@@ -18,8 +18,8 @@ import (
 // not Emit's on a few items and below the other top-level keys: a YAML
 // 1.1 word as a bare key in an item (item 3), in a map inside an item
 // (5), in sources (a source named off), lease and counts; a bare nan, inf
-// and -inf (7). Item 9 has NaN in a list, which Emit writes as the
-// reference does. pythonItems are the keys of the items that hold a line
+// and -inf (7); the characters of D6 raw in a string and a key (11). Item
+// 9 has NaN in a list, which Emit writes as the reference does. pythonItems are the keys of the items that hold a line
 // Emit writes otherwise.
 func referenceBench() (text string, pythonItems []string) {
 	doc := benchDocument(12)
@@ -41,6 +41,9 @@ func referenceBench() (text string, pythonItems []string) {
 	it.Set("min", math.Inf(-1))
 	_, it = at(9)
 	it.Set("samples", []value.Value{math.NaN(), math.Inf(-1), 2.5})
+	k11, it := at(11)
+	it.Set("title", "line\u2028sep, next\u0085line, del\x7f, c1\u0090")
+	it.Set("a\u0085b", value.Int(1))
 	sources, _ := doc.Get("sources")
 	off := value.NewMap()
 	off.Set("cursor", "1")
@@ -50,14 +53,14 @@ func referenceBench() (text string, pythonItems []string) {
 	run, _ := doc.Get("last_run")
 	counts, _ := run.(*value.Map).Get("counts")
 	counts.(*value.Map).Set("Y", value.Int(2))
-	return string(sweep.ReferenceText(doc)), []string{k3, k5, k7}
+	return string(sweep.ReferenceText(doc)), []string{k3, k5, k7, k11}
 }
 
 // TestSplitItemsTakesTheReferenceForms: a file the reference writer
 // wrote is split, not declined, when its only lines that are not Emit's
 // are in that writer's forms that Parse reads on their own as it reads
-// Emit's (a YAML 1.1 word as a bare key, a bare nan, inf or -inf, below
-// the top level). The raw file of every python-written fixture is taken,
+// Emit's (a YAML 1.1 word as a bare key, a bare nan, inf or -inf, the
+// characters of D6 raw in a quoted key or string, below the top level). The raw file of every python-written fixture is taken,
 // and on the reference bench text the items holding such a line stay in
 // the reduced text whatever keep says while the others are split off;
 // the reduced text emitted and joined with them is Emit's text of the
@@ -166,6 +169,12 @@ func TestSplitItemsTakesTheReferenceForms(t *testing.T) {
 		{"    ratio: nan\n", "    ratio: \"nan\"\n    ratio: nan\n"},       // a repeated key
 		{"    ratio: nan\n", "    a: nan\n"},                               // out of key order
 		{"  writer: \"sweeper-1\"\n", "  writer: \"sweeper-1\"\n  A: 1\n"}, // out of the lease order
+		{"    ratio: nan\n", "    ratio: \"\\u0041\"\n"},                   // an escape neither writer writes
+		{"    ratio: nan\n", "    ratio: \"a\tb\"\n"},                      // a raw tab
+		{"    ratio: nan\n", "    ratio: \"a\u2028b\" \n"},                 // a trailing space
+		{"    ratio: nan\n", "    \"ratio\": \"a\u2028b\"\n"},              // a bare-shaped key quoted
+		{"    ratio: nan\n", "    ratio: [\"a\u2028b\"]\n"},                // D6 raw in a list
+		{"    ratio: nan\n", "    ratio: \"a\u2028b\"\r\n"},                // CRLF
 	} {
 		edited := strings.Replace(text, edit[0], edit[1], 1)
 		if _, _, ok := yamlsubset.SplitItems(edited, none); ok {
