@@ -148,19 +148,21 @@ func TestSplitItemsTakesTheReferenceForms(t *testing.T) {
 		t.Fatalf("the reference bench text lacks its forms:\n%s", text)
 	}
 	for _, edit := range [][2]string{
-		{"schema_version: 1\n", "schema_version: 1\nN: 1\n"},               // a top-level word key
-		{"items:\n", "items:\n  N:\n    a: 1\n"},                           // an items entry's own key
-		{"items:\n", "items:\n  \"0\": nan\n"},                             // an items entry's own value
-		{"schema_version: 1\n", "schema_version: 1\na: nan\n"},             // a top-level value
-		{item3, "     N: 2\n"},                                             // an odd indent
-		{item3, "      N: 2\n"},                                            // deeper than the entry's block
-		{item3, "    N:  2\n"},                                             // two spaces: Emit never writes them
-		{item3, "    N: 2 \n"},                                             // a trailing space
-		{item3, "    N:2\n"},                                               // no space: CORRUPT
-		{item3, "    N : 2\n"},                                             // the key "N "
-		{item3, "    N: 2\n    N: 3\n"},                                    // a repeated key
-		{item3, "    # N: 2\n"},                                            // a comment
-		{item3, "    N: 2\r\n"},                                            // CRLF
+		{"schema_version: 1\n", "schema_version: 1\nN: 1\n"},   // a top-level word key
+		{"items:\n", "items:\n  N:\n    a: 1\n"},               // an items entry's own key
+		{"items:\n", "items:\n  \"0\": nan\n"},                 // an items entry's own value
+		{"schema_version: 1\n", "schema_version: 1\na: nan\n"}, // a top-level value
+		{item3, "     N: 2\n"},                                 // an odd indent
+		{item3, "      N: 2\n"},                                // deeper than the entry's block
+		{item3, "    N:  2\n"},                                 // two spaces: Emit never writes them
+		{item3, "    N: 2 \n"},                                 // a trailing space
+		{item3, "    N:2\n"},                                   // no space: CORRUPT
+		{item3, "    N : 2\n"},                                 // the key "N "
+		{item3, "    N: 2\n    N: 3\n"},                        // a repeated key
+		{item3, "    # N: 2\n"},                                // a comment
+		{item3, "    N: 2\r\n"},
+		{item3, "    N: \n"},                                               // nothing after the space
+		{item3, "    x: \n"},                                               // CRLF
 		{item3, "    N: yes\n"},                                            // an ambiguous word: CORRUPT
 		{"    ratio: nan\n", "    ratio: NaN\n"},                           // CORRUPT outside a list
 		{"    ratio: nan\n", "    ratio: nan \n"},                          // a trailing space
