@@ -628,7 +628,7 @@ func (c *canonicalScan) entry(pos, n, depth int, key, after string, canon, odd b
 // where Emit escapes (referenceString), which Parse reads, on this line
 // alone, as Emit's spelling of the same string.
 func isReferenceString(v string) bool {
-	if v[0] != '"' {
+	if v == "" || v[0] != '"' {
 		return false
 	}
 	s, n, err := pyjson.DecodeStringPrefix(v)
