@@ -177,6 +177,17 @@ func editSeeds(tb testing.TB) []string {
 		{"  \"slack:C42:1719900000.000001\":\n", "  \"slack:C42:1719900000.0000005\":\n  \"slack:C42:1719900000.000001\":\n"}, // the same after an item
 		{"  \"slack:C42:1719900000.000001\":\n", "  \"slack:C42:1719900000.000001\":\t"},                                      // a sibling's colon, then not the line's end
 		{"    labels: [\"auth\", \"regression\"]\n", "    labels: [\"auth\", \"regression\"]\n    \"zz\\: \"x\"\n"},           // a quoted key's escape, then a colon
+		// The third item read by the keys of the second (the shape run
+		// expects), where it has others.
+		{"    id: \"1719900000.000002\"\n", ""},                                                                // a key fewer
+		{"    id: \"1719900000.000002\"\n", "    ix: \"1719900000.000002\"\n"},                                 // another key of the same length
+		{"    id: \"1719900000.000002\"\n", "    idx: \"1719900000.000002\"\n"},                                // one the expected key begins
+		{"    id: \"1719900000.000002\"\n", "    \"id\": \"1719900000.000002\"\n"},                             // the expected key quoted
+		{"    url: \"https://chat.example.com/archives/C42/p1719900000000102\"\n", "    \"body\": \"x\"\n"},    // a quoted key, then the key it repeats where expected
+		{"    url: \"https://chat.example.com/archives/C42/p1719900000000102\"\n", "    verified_at: \"x\"\n"}, // a key, then one expected but out of order after it
+		{"    id: \"1719900000.000002\"\n", "    i\\: \"1719900000.000002\"\n"},                                // a key of the same length out of the bare pattern
+		{"    id: \"1719900000.000002\"\n", "      id: \"1719900000.000002\"\n"},                               // the expected key on a stray deeper line
+		{"    status: \"analyzed\"\n    title: \"Item 2", "    source: \"analyzed\"\n    title: \"Item 2"},     // a key of the same length repeated
 	}
 	for _, e := range edits {
 		if !strings.Contains(base, e[0]) {
@@ -184,7 +195,17 @@ func editSeeds(tb testing.TB) []string {
 		}
 		seeds = append(seeds, strings.Replace(base, e[0], e[1], 1))
 	}
-	seeds = append(seeds, strings.TrimSuffix(base, "    labels: [\"auth\", \"regression\"]\n")+"    labels: \"x\" zz: 1\n") // a string, then more of its line
+	// The shape run expects from the second item ("b") is not taken
+	// from the third, whose first key is quoted: the fourth's repeated
+	// key is read, not expected.
+	seeds = append(seeds, "schema_version: 1\nsources: {}\nitems:\n  \"a\":\n    x: \"1\"\n  \"b\":\n    s: \"1\"\n    u: \"1\"\n"+
+		"  \"c\":\n    \"r\": \"1\"\n    s: \"1\"\n  \"d\":\n    s: \"1\"\n    s: \"1\"\nlast_run: {}\n")
+	// An eight-byte key the second item ends with, and the same eight
+	// bytes in the third not followed by the colon.
+	labels := "    labels: [\"auth\", \"regression\"]\n"
+	eight := strings.Replace(base, "000001\"\n"+labels, "000001\"\n"+labels+"    zz_label: \"x\"\n", 1)
+	seeds = append(seeds, strings.Replace(eight, "000002\"\n"+labels, "000002\"\n"+labels+"    zz_label; \"x\"\n", 1))
+	seeds = append(seeds, strings.TrimSuffix(base, labels)+"    labels: \"x\" zz: 1\n") // a string, then more of its line
 	seeds = append(seeds, base[:len(base)-1], base+"zz_custom:\n  b: 1\n  a: \"x\"\nzz_after: {}\n", base+"last_run: {}\n",
 		"", " \n", "schema_version: 1\nsources: {}\nitems: {}\n", "schema_version: 1\nitems: {}\nsources: {}\n")
 	return seeds

@@ -3,6 +3,7 @@ package yamlsubset
 import (
 	"io"
 	"math"
+	"math/bits"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -185,7 +186,10 @@ func (t *transcoder) next(w string, p int) (int, bool) {
 // (below depth 1) and not right after a `key:`, such a key and ":", which
 // closes the block and opens its next sibling. Each of these is text the
 // output repeats as it is, its key quoted. Any other line, or a key out of
-// order, ends the run unread: next then reads it, or declines.
+// order, ends the run unread: next then reads it, or declines. A line
+// that begins with the key its block's last sibling had at the same place
+// (shapeKey) is taken for that key without the key's scan, rank and order
+// check, which that key passed there.
 func (t *transcoder) run(w string, p int) int {
 	d := len(t.open) - 1
 	if d < 1 {
@@ -198,61 +202,88 @@ func (t *transcoder) run(w string, p int) int {
 	lvl, lastRank, lastKey, any := b.level, b.lastRank, b.lastKey, b.any
 	opening := t.opening
 	lines := 0
+	// The short keys of the lines of the block's last sibling, in order
+	// (see shapeKey); pos is the line's place in its block, and onShape
+	// says the lines before it there had the keys shape holds.
+	var shape [maxShape]shapeKey
+	shapeLen, pos, onShape := 0, 0, false
 	for p < len(w) {
+		// The indent, its first eight bytes in one step (a loop's exit
+		// after two or four spaces was a mispredicted branch a line).
 		q := p
+		if p+8 <= len(w) {
+			q += bits.TrailingZeros64(load64(w, p)^spaces8) >> 3
+		}
 		for w[q] == ' ' {
 			q++
 		}
-		// The key, and k the offset of the byte after it (its colon).
+		// The key, k the offset of the byte after it (its colon), and
+		// its rank.
 		var key string
-		var k int
-		quoted := false
-		switch c := w[q]; {
-		case bareStart[c]:
-			k = q + 1
-			for bareRest[w[k]] {
+		var k, r int
+		quoted, predicted := false, false
+		if q-p == ind && onShape && pos < shapeLen && q+8 <= len(w) {
+			if sk := &shape[pos]; load64(w, q)&sk.mask == sk.word {
+				key, k, r, predicted = w[q:q+sk.n], q+sk.n, sk.rank, true
+			}
+		}
+		if !predicted {
+			switch c := w[q]; {
+			case bareStart[c]:
+				k = q + 1
+				for bareRest[w[k]] {
+					k++
+				}
+				key = w[q:k]
+			case c == '"':
+				k = pyjson.SkipRawASCII(w, q+1)
+				if w[k] != '"' {
+					return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening, lines)
+				}
+				key = w[q+1 : k]
 				k++
-			}
-			key = w[q:k]
-		case c == '"':
-			k = pyjson.SkipRawASCII(w, q+1)
-			if w[k] != '"' {
+				quoted = true
+			default:
 				return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening, lines)
 			}
-			key = w[q+1 : k]
-			k++
-			quoted = true
-		default:
-			return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening, lines)
-		}
-		if w[k] != ':' || key == "verified_merge_sha" {
-			return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening, lines)
-		}
-		if q-p != ind {
-			// The next sibling of the block, one level up.
-			if q-p != ind-2 || d < 2 || opening || w[k+1] != '\n' {
+			if w[k] != ':' || key == "verified_merge_sha" {
 				return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening, lines)
 			}
-			r := rank(parent.level, key)
-			if parent.lastRank > r || parent.lastRank == r && parent.lastKey >= key {
-				return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening, lines)
+			if q-p != ind {
+				// The next sibling of the block, one level up.
+				if q-p != ind-2 || d < 2 || opening || w[k+1] != '\n' {
+					return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening, lines)
+				}
+				r := rank(parent.level, key)
+				if parent.lastRank > r || parent.lastRank == r && parent.lastKey >= key {
+					return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening, lines)
+				}
+				// parent.any holds: the block being closed is one of its entries.
+				parent.lastRank, parent.lastKey = r, key
+				buf = append(buf, "}, "...)
+				if quoted {
+					buf = append(buf, w[q:k]...)
+				} else {
+					buf = append(buf, '"')
+					buf = append(buf, key...)
+					buf = append(buf, '"')
+				}
+				buf = append(buf, ": {"...)
+				lvl, lastRank, lastKey, any = childLevel(parent.level, key), 0, "", false
+				opening = true
+				lines++
+				p = k + 2
+				pos, onShape = 0, true
+				continue
 			}
-			// parent.any holds: the block being closed is one of its entries.
-			parent.lastRank, parent.lastKey = r, key
-			buf = append(buf, "}, "...)
-			if quoted {
-				buf = append(buf, w[q:k]...)
+			if lvl == levelItem {
+				r = itemRank(key)
 			} else {
-				buf = append(buf, '"')
-				buf = append(buf, key...)
-				buf = append(buf, '"')
+				r = rank(lvl, key)
 			}
-			buf = append(buf, ": {"...)
-			lvl, lastRank, lastKey, any = childLevel(parent.level, key), 0, "", false
-			opening = true
-			lines++
-			p = k + 2
-			continue
+			if any && (lastRank > r || lastRank == r && lastKey >= key) {
+				return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening, lines)
+			}
 		}
 		// The value, which ends at e (its "\n").
 		if w[k+1] != ' ' {
@@ -270,16 +301,7 @@ func (t *transcoder) run(w string, p int) int {
 				return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening, lines)
 			}
 		}
-		var r int
-		if lvl == levelItem {
-			r = itemRank(key)
-		} else {
-			r = rank(lvl, key)
-		}
 		if any {
-			if lastRank > r || lastRank == r && lastKey >= key {
-				return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening, lines)
-			}
 			buf = append(buf, ',', ' ')
 		}
 		lastRank, lastKey, any = r, key, true
@@ -294,6 +316,18 @@ func (t *transcoder) run(w string, p int) int {
 		opening = false
 		lines++
 		p = e + 1
+		if onShape && !predicted {
+			// A line whose key the shape did not have: from here on
+			// the shape is this block's, if the key is short enough.
+			if quoted || len(key) >= 8 || q+8 > len(w) || pos >= maxShape {
+				onShape = false
+			} else {
+				m := uint64(1)<<(8*(len(key)+1)) - 1 // the key and its colon
+				shape[pos] = shapeKey{word: load64(w, q) & m, mask: m, n: len(key), rank: r}
+				shapeLen = pos + 1
+			}
+		}
+		pos++
 		if chunkFull(buf) {
 			t.buf = buf
 			t.newChunk()
@@ -301,6 +335,32 @@ func (t *transcoder) run(w string, p int) int {
 		}
 	}
 	return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening, lines)
+}
+
+// shapeKey is a key run has read in a block below depth 1, to be
+// expected at the same place in the block's next sibling (the entries of
+// the engine's items come in the same order, item after item): the key
+// and its colon as the low bytes of a word, with the mask that keeps them
+// (a key of at most 7 bytes), its length and its rank. A line whose first
+// bytes match it has that key, a bare key taken before, which passed the
+// checks (the pattern, verified_merge_sha, the order against the key
+// before it, which had the key the shape holds before it too).
+type shapeKey struct {
+	word, mask uint64
+	n, rank    int
+}
+
+// maxShape bounds the lines of a block that run's shape follows.
+const maxShape = 16
+
+// spaces8 is eight spaces read as one word by load64.
+const spaces8 = 0x2020202020202020
+
+// load64 reads the eight bytes of s from i as one little-endian word.
+func load64(s string, i int) uint64 {
+	b := s[i : i+8] // constant indexes below: one load
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
 }
 
 // endRun stores what run kept in its variables and returns p.
