@@ -164,7 +164,7 @@ func TestPythonWrittenSplit(t *testing.T) {
 // pythonSeeds are files in the reference (Python) writer's forms that are
 // not Emit's, which the fast path keeps in the reduced text (a YAML 1.1
 // word as a bare key, a bare nan, inf or -inf, the characters of D6 raw in
-// a quoted key or string, below the top level): the
+// a quoted key, a string or an inline list, below the top level): the
 // raw files of the python-written fixtures, and the benchmark's file with
 // such lines in an item the commands touch, in one beside it, in a map
 // inside an item, in sources, lease and last_run, and near misses that
@@ -189,6 +189,7 @@ func pythonSeeds(tb testing.TB) []string {
 		{{"Item 2: login page", "Item 2:\u2028login\tpage"}},                                                                                // a raw tab
 		{{"Item 2: login page", "Item 2:\u2028login\\u0041page"}},                                                                           // an escape neither writer writes
 		{{labels + "  \"slack:C42:1719900000.000001\"", "    labels: [\"auth\u2028\", \"regression\"]\n  \"slack:C42:1719900000.000001\""}}, // D6 raw in a list
+		{{labels + "  \"slack:C42:1719900000.000001\"", "    labels: [\"auth\u2028\",\"regression\"]\n  \"slack:C42:1719900000.000001\""}},  // and spelled otherwise
 		{{item(2), "     N: 1\n" + item(2)}},                                                                                                // an odd indent
 		{{item(2), "      N: 1\n" + item(2)}},                                                                                               // a stray deeper line
 		{{item(2), "    N: 1 \n" + item(2)}},                                                                                                // a trailing space

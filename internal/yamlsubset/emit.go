@@ -259,6 +259,13 @@ func pyRepr(f float64) string {
 // appendInline writes a scalar, a list or a map as one line of JSON with
 // the file's string form, ", " and ": " separators and sorted map keys.
 func appendInline(dst []byte, v value.Value) []byte {
+	return appendInlineQ(dst, v, true)
+}
+
+// appendInlineQ is appendInline with its strings written by appendQuoted
+// with d6: false writes the characters of D6 raw, as the reference
+// writer's json.dumps does.
+func appendInlineQ(dst []byte, v value.Value, d6 bool) []byte {
 	switch t := v.(type) {
 	case nil:
 		return append(dst, "null"...)
@@ -275,14 +282,14 @@ func appendInline(dst []byte, v value.Value) []byte {
 	case float64:
 		return pyjson.AppendFloat(dst, t)
 	case string:
-		return AppendQuoted(dst, t)
+		return appendQuoted(dst, t, d6)
 	case []value.Value:
 		dst = append(dst, '[')
 		for i, x := range t {
 			if i > 0 {
 				dst = append(dst, ", "...)
 			}
-			dst = appendInline(dst, x)
+			dst = appendInlineQ(dst, x, d6)
 		}
 		return append(dst, ']')
 	case *value.Map:
@@ -290,14 +297,14 @@ func appendInline(dst []byte, v value.Value) []byte {
 		if keysSorted(t) {
 			for i := range t.Len() {
 				k, x := t.At(i)
-				dst = appendMember(dst, i, k, x)
+				dst = appendMember(dst, i, k, x, d6)
 			}
 		} else {
 			keys := t.Keys()
 			slices.Sort(keys)
 			for i, k := range keys {
 				x, _ := t.Get(k)
-				dst = appendMember(dst, i, k, x)
+				dst = appendMember(dst, i, k, x, d6)
 			}
 		}
 		return append(dst, '}')
@@ -308,13 +315,13 @@ func appendInline(dst []byte, v value.Value) []byte {
 }
 
 // appendMember writes the i-th member of an inline map.
-func appendMember(dst []byte, i int, k string, v value.Value) []byte {
+func appendMember(dst []byte, i int, k string, v value.Value, d6 bool) []byte {
 	if i > 0 {
 		dst = append(dst, ", "...)
 	}
-	dst = AppendQuoted(dst, k)
+	dst = appendQuoted(dst, k, d6)
 	dst = append(dst, ": "...)
-	return appendInline(dst, v)
+	return appendInlineQ(dst, v, d6)
 }
 
 // keysSorted reports whether m's keys are already in code point order.

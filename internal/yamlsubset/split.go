@@ -621,18 +621,26 @@ func (c *canonicalScan) entry(pos, n, depth int, key, after string, canon, odd b
 	if canon || canonicalValue(v) {
 		return !odd || c.tolerate(depth)
 	}
-	return (isReferenceFloat(v) || isReferenceString(v)) && c.tolerate(depth)
+	return (isReferenceFloat(v) || isReferenceJSON(v)) && c.tolerate(depth)
 }
 
-// isReferenceString: v is a string as the reference writer writes it
-// where Emit escapes (referenceString), which Parse reads, on this line
-// alone, as Emit's spelling of the same string.
-func isReferenceString(v string) bool {
-	if v == "" || v[0] != '"' {
+// isReferenceJSON: v is a string or an inline list as the reference
+// writer writes it where Emit escapes: the characters of D6 raw in its
+// strings and keys (referenceString), everything else as Emit writes it.
+// Parse reads it, on this line alone, as Emit's spelling of the same
+// value.
+func isReferenceJSON(v string) bool {
+	switch {
+	case v == "" || !utf8.ValidString(v):
 		return false
+	case v[0] == '"':
+		s, n, err := pyjson.DecodeStringPrefix(v)
+		return err == nil && n == len(v) && referenceString(v, s)
+	case v[0] == '[':
+		x, n, err := pyjson.DecodeFilePrefix(v, maxDepth-transcodeMaxDepth)
+		return err == nil && n == len(v) && string(appendInlineQ(nil, x, false)) == v
 	}
-	s, n, err := pyjson.DecodeStringPrefix(v)
-	return err == nil && n == len(v) && referenceString(v, s)
+	return false
 }
 
 // isReferenceFloat: v is the reference writer's repr of a non-finite
@@ -644,15 +652,15 @@ func isReferenceFloat(v string) bool {
 
 // tolerate takes a line at depth that is not Emit's text but is in the
 // reference writer's form (a bare YAML 1.1 word as its key, a bare nan,
-// inf or -inf as its value, the characters of D6 raw in its quoted key
-// or string value), which Parse reads, on that line alone, as it reads
-// Emit's form of the same entry. Such a line can stay in the reduced
-// text, which is parsed and emitted anyway, but must not be split off:
-// below a top-level block other than items (lease, sources, last_run,
-// ...) it is taken as it is, inside an items entry (two or more levels
-// down) it makes that entry stay in the reduced text whatever keep says.
-// Anywhere else (a top-level line, an items entry's own line) the text is
-// declined.
+// inf or -inf as its value, the characters of D6 raw in its quoted key,
+// string value or inline list), which Parse reads, on that line alone,
+// as it reads Emit's form of the same entry. Such a line can stay in the
+// reduced text, which is parsed and emitted anyway, but must not be split
+// off: below a top-level block other than items (lease, sources,
+// last_run, ...) it is taken as it is, inside an items entry (two or more
+// levels down) it makes that entry stay in the reduced text whatever keep
+// says. Anywhere else (a top-level line, an items entry's own line) the
+// text is declined.
 func (c *canonicalScan) tolerate(depth int) bool {
 	switch {
 	case depth == 0:

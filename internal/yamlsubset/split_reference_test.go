@@ -18,8 +18,9 @@ import (
 // not Emit's on a few items and below the other top-level keys: a YAML
 // 1.1 word as a bare key in an item (item 3), in a map inside an item
 // (5), in sources (a source named off), lease and counts; a bare nan, inf
-// and -inf (7); the characters of D6 raw in a string and a key (11). Item
-// 9 has NaN in a list, which Emit writes as the reference does. pythonItems are the keys of the items that hold a line
+// and -inf (7); the characters of D6 raw in a string, a key and a list
+// (11). Item 9 has NaN in a list, which Emit writes as the reference
+// does. pythonItems are the keys of the items that hold a line
 // Emit writes otherwise.
 func referenceBench() (text string, pythonItems []string) {
 	doc := benchDocument(12)
@@ -44,6 +45,9 @@ func referenceBench() (text string, pythonItems []string) {
 	k11, it := at(11)
 	it.Set("title", "line\u2028sep, next\u0085line, del\x7f, c1\u0090")
 	it.Set("a\u0085b", value.Int(1))
+	inner := value.NewMap()
+	inner.Set("k\u2029", "v\u009f")
+	it.Set("list", []value.Value{"x\u2028", inner, math.NaN()})
 	sources, _ := doc.Get("sources")
 	off := value.NewMap()
 	off.Set("cursor", "1")
@@ -60,7 +64,8 @@ func referenceBench() (text string, pythonItems []string) {
 // wrote is split, not declined, when its only lines that are not Emit's
 // are in that writer's forms that Parse reads on their own as it reads
 // Emit's (a YAML 1.1 word as a bare key, a bare nan, inf or -inf, the
-// characters of D6 raw in a quoted key or string, below the top level). The raw file of every python-written fixture is taken,
+// characters of D6 raw in a quoted key, a string or an inline list, below
+// the top level). The raw file of every python-written fixture is taken,
 // and on the reference bench text the items holding such a line stay in
 // the reduced text whatever keep says while the others are split off;
 // the reduced text emitted and joined with them is Emit's text of the
@@ -161,22 +166,23 @@ func TestSplitItemsTakesTheReferenceForms(t *testing.T) {
 		{item3, "    N: 2\n    N: 3\n"},                        // a repeated key
 		{item3, "    # N: 2\n"},                                // a comment
 		{item3, "    N: 2\r\n"},
-		{item3, "    N: \n"},                                               // nothing after the space
-		{item3, "    x: \n"},                                               // CRLF
-		{item3, "    N: yes\n"},                                            // an ambiguous word: CORRUPT
-		{"    ratio: nan\n", "    ratio: NaN\n"},                           // CORRUPT outside a list
-		{"    ratio: nan\n", "    ratio: nan \n"},                          // a trailing space
-		{"    ratio: nan\n", "    ratio: -nan\n"},                          // CORRUPT
-		{"    ratio: nan\n", "    verified_merge_sha: nan\n"},              // the legacy rename
-		{"    ratio: nan\n", "    ratio: \"nan\"\n    ratio: nan\n"},       // a repeated key
-		{"    ratio: nan\n", "    a: nan\n"},                               // out of key order
-		{"  writer: \"sweeper-1\"\n", "  writer: \"sweeper-1\"\n  A: 1\n"}, // out of the lease order
-		{"    ratio: nan\n", "    ratio: \"\\u0041\"\n"},                   // an escape neither writer writes
-		{"    ratio: nan\n", "    ratio: \"a\tb\"\n"},                      // a raw tab
-		{"    ratio: nan\n", "    ratio: \"a\u2028b\" \n"},                 // a trailing space
-		{"    ratio: nan\n", "    \"ratio\": \"a\u2028b\"\n"},              // a bare-shaped key quoted
-		{"    ratio: nan\n", "    ratio: [\"a\u2028b\"]\n"},                // D6 raw in a list
-		{"    ratio: nan\n", "    ratio: \"a\u2028b\"\r\n"},                // CRLF
+		{item3, "    N: \n"},                                                 // nothing after the space
+		{item3, "    x: \n"},                                                 // CRLF
+		{item3, "    N: yes\n"},                                              // an ambiguous word: CORRUPT
+		{"    ratio: nan\n", "    ratio: NaN\n"},                             // CORRUPT outside a list
+		{"    ratio: nan\n", "    ratio: nan \n"},                            // a trailing space
+		{"    ratio: nan\n", "    ratio: -nan\n"},                            // CORRUPT
+		{"    ratio: nan\n", "    verified_merge_sha: nan\n"},                // the legacy rename
+		{"    ratio: nan\n", "    ratio: \"nan\"\n    ratio: nan\n"},         // a repeated key
+		{"    ratio: nan\n", "    a: nan\n"},                                 // out of key order
+		{"  writer: \"sweeper-1\"\n", "  writer: \"sweeper-1\"\n  A: 1\n"},   // out of the lease order
+		{"    ratio: nan\n", "    ratio: \"\\u0041\"\n"},                     // an escape neither writer writes
+		{"    ratio: nan\n", "    ratio: \"a\tb\"\n"},                        // a raw tab
+		{"    ratio: nan\n", "    ratio: \"a\u2028b\" \n"},                   // a trailing space
+		{"    ratio: nan\n", "    \"ratio\": \"a\u2028b\"\n"},                // a bare-shaped key quoted
+		{"    ratio: nan\n", "    ratio: [\"a\u2028b\",\"c\"]\n"},            // D6 raw in a list spelled otherwise
+		{"    ratio: nan\n", "    ratio: [{\"b\": \"\u2028\", \"a\": 1}]\n"}, // keys out of order
+		{"    ratio: nan\n", "    ratio: \"a\u2028b\"\r\n"},                  // CRLF
 	} {
 		edited := strings.Replace(text, edit[0], edit[1], 1)
 		if _, _, ok := yamlsubset.SplitItems(edited, none); ok {
