@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"math/bits"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/stateguard/stateguard/model/value"
@@ -255,6 +256,68 @@ func SkipRawASCII(s string, i int) int {
 		i++
 	}
 	return i
+}
+
+// RawStringEnd returns j, the index of the first '"' in s from i on, when
+// every byte before it from i is one SkipRawASCII steps over (so that
+// SkipRawASCII(s, i) is j), and -1 otherwise: the end of a JSON string
+// without escapes whose text from i is the same in both forms. The quote
+// is found by strings.IndexByte and the bytes before it are judged
+// sixteen at a time without a branch, which costs a long string of the
+// usual kind less than SkipRawASCII's test of every word.
+func RawStringEnd(s string, i int) int {
+	n := strings.IndexByte(s[i:], '"')
+	if n < 0 {
+		return -1
+	}
+	j := i + n
+	ok := ^uint64(0)
+	for ; i+16 <= j; i += 16 {
+		b := s[i : i+16] // constant indexes below: two loads, no bounds checks
+		ok &= plain(uint64(b[0])|uint64(b[1])<<8|uint64(b[2])<<16|uint64(b[3])<<24|
+			uint64(b[4])<<32|uint64(b[5])<<40|uint64(b[6])<<48|uint64(b[7])<<56) &
+			plain(uint64(b[8])|uint64(b[9])<<8|uint64(b[10])<<16|uint64(b[11])<<24|
+				uint64(b[12])<<32|uint64(b[13])<<40|uint64(b[14])<<48|uint64(b[15])<<56)
+	}
+	if i+8 <= j {
+		ok &= plain(word(s, i))
+		i += 8
+	}
+	switch {
+	case i == j:
+	case i+8 <= len(s):
+		// The last bytes, with plain ones ('A') in place of those
+		// after the span.
+		m := uint64(1)<<(8*(j-i)) - 1
+		ok &= plain(word(s, i)&m | 'A'*ones&^m)
+	default:
+		for ; i < j; i++ {
+			if !rawASCII[s[i]] {
+				return -1
+			}
+		}
+	}
+	if ok&highs != highs {
+		return -1
+	}
+	return j
+}
+
+// word is the eight bytes of s from i as one little-endian word.
+func word(s string, i int) uint64 {
+	b := s[i : i+8] // constant indexes below: one load, no bounds checks
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+}
+
+// plain has the high bit of each byte of w set (its other bits are of no
+// use) where the byte is neither below 0x20, DEL or above, nor '\\', and
+// clear for the first byte that is (a byte from 0x80 up clears its own
+// bit: b + 1 keeps the bit up to 0xfe, b + 0x60 drops it from 0xa0 up;
+// only the bytes above it may see its carry). So a word of plain bytes
+// has all of highs set; '"' is not judged.
+func plain(w uint64) uint64 {
+	return (w + 0x60*ones) &^ (w + ones) & ((w ^ '\\'*ones) + 0x7f*ones)
 }
 
 const ones, highs = 0x0101010101010101, 0x8080808080808080

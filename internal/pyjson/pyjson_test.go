@@ -294,3 +294,33 @@ func TestSkipRawASCII(t *testing.T) {
 		}
 	}
 }
+
+// TestRawStringEnd: the end RawStringEnd finds is the '"' SkipRawASCII
+// stops at, or -1 where it stops at anything else or at the end, for every
+// byte value at every position of strings up to 41 bytes long with a '"'
+// at every position after it (or none), from every start.
+func TestRawStringEnd(t *testing.T) {
+	want := func(s string, i int) int {
+		if j := pyjson.SkipRawASCII(s, i); j < len(s) && s[j] == '"' {
+			return j
+		}
+		return -1
+	}
+	for c := range 256 {
+		for pos := range 41 {
+			for quote := pos; quote <= 41; quote++ {
+				b := []byte(strings.Repeat("abcdefgh", 5) + "a")
+				b[pos] = byte(c)
+				if quote < len(b) {
+					b[quote] = '"'
+				}
+				s := string(b)
+				for from := range pos + 1 {
+					if got, want := pyjson.RawStringEnd(s, from), want(s, from); got != want {
+						t.Fatalf("byte %#x at %d, '\"' at %d, from %d: got %d, want %d", c, pos, quote, from, got, want)
+					}
+				}
+			}
+		}
+	}
+}

@@ -291,10 +291,11 @@ func (t *transcoder) run(w string, p int) int {
 		}
 		e := 0
 		if v := k + 2; w[v] == '"' {
-			e = pyjson.SkipRawASCII(w, v+1) + 1
-			if w[e-1] != '"' || w[e] != '\n' {
+			j := pyjson.RawStringEnd(w, v+1)
+			if j < 0 || w[j+1] != '\n' {
 				return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening, lines)
 			}
+			e = j + 1
 		} else {
 			e = v + strings.IndexByte(w[v:], '\n')
 			if !verbatim(w[v:e]) {
