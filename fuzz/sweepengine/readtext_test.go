@@ -182,6 +182,7 @@ func editSeeds(tb testing.TB) []string {
 		{"    id: \"1719900000.000002\"\n", ""},                                                                // a key fewer
 		{"    id: \"1719900000.000002\"\n", "    ix: \"1719900000.000002\"\n"},                                 // another key of the same length
 		{"    id: \"1719900000.000002\"\n", "    idx: \"1719900000.000002\"\n"},                                // one the expected key begins
+		{"    id: \"1719900000.000002\"\n", "    idx \"1719900000.000002\"\n"},                                 // the expected key, then not its colon
 		{"    id: \"1719900000.000002\"\n", "    \"id\": \"1719900000.000002\"\n"},                             // the expected key quoted
 		{"    url: \"https://chat.example.com/archives/C42/p1719900000000102\"\n", "    \"body\": \"x\"\n"},    // a quoted key, then the key it repeats where expected
 		{"    url: \"https://chat.example.com/archives/C42/p1719900000000102\"\n", "    verified_at: \"x\"\n"}, // a key, then one expected but out of order after it
