@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stateguard/stateguard/internal/benchseed"
 	"github.com/stateguard/stateguard/internal/sweepcli"
 )
 
@@ -57,5 +58,54 @@ func TestUnwritableStdoutExitsOne(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(state); strings.Contains(string(b), "lease:") || !strings.Contains(string(b), "cursor: \"2\"") {
 		t.Errorf("the calls did not all take effect:\n%s", b)
+	}
+}
+
+// refusingOnce takes every write but its second, which it refuses, and
+// records what it is given after that refusal.
+type refusingOnce struct {
+	calls int
+	after []byte
+}
+
+func (w *refusingOnce) Write(p []byte) (int, error) {
+	w.calls++
+	switch {
+	case w.calls == 2:
+		return 0, errors.New("no space left on device")
+	case w.calls > 2:
+		w.after = append(w.after, p...)
+	}
+	return len(p), nil
+}
+
+// TestNoWriteAfterStdoutRefused: once stdout refused a write of read's
+// answer, nothing more is written to it (a later write could succeed and
+// leave a torn answer with more bytes after the gap), whether the payload
+// is the fast path's text or the general path's encoding, and the exit is
+// 1 with the one line. Broken on purpose by writing the newline after a
+// refused text, as c97ef75 did: the fast path's case gets "\n" after.
+func TestNoWriteAfterStdoutRefused(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string][]byte{
+		"engine's form": benchseed.SweepState(300),
+		"hand edited":   benchseed.SweepHandEdited(300),
+	} {
+		state := filepath.Join(dir, "state.yml")
+		if err := os.WriteFile(state, text, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var stderr bytes.Buffer
+		w := &refusingOnce{}
+		rc := sweepcli.Main([]string{"read", "--state", state}, w, &stderr)
+		if w.calls < 2 {
+			t.Fatalf("%s: %d writes; the test needs the answer in two or more", name, w.calls)
+		}
+		if rc != 1 || stderr.String() != "sweep-state: error: the answer could not be written to stdout\n" {
+			t.Errorf("%s: exit %d, stderr %q; want 1 and the one line", name, rc, stderr.String())
+		}
+		if len(w.after) > 0 {
+			t.Errorf("%s: %q written after stdout refused a write", name, w.after)
+		}
 	}
 }
