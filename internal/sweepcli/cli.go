@@ -249,16 +249,19 @@ func run(cmd sweepstate.Command, state string, stdout, stderr io.Writer) int {
 	var err error
 	switch {
 	case text.Len() > 0:
+		// Nothing more once stdout refused a write, as the buffer's
+		// sticky error has it on the other path.
 		if err = out.Flush(); err == nil {
-			_, err = text.WriteTo(stdout)
+			if _, err = text.WriteTo(stdout); err == nil {
+				out.WriteByte('\n')
+			}
 		}
-		out.WriteByte('\n')
 	case res.Payload.Map != nil:
 		pyjson.EncodeTo(out, res.Payload.Map)
 		out.WriteByte('\n')
 	}
-	if flushed := out.Flush(); err == nil {
-		err = flushed
+	if err == nil {
+		err = out.Flush()
 	}
 	if res.Word == sweepstate.WordError {
 		fmt.Fprintf(stderr, "%s: error: %s\n", prog, res.Reason)
