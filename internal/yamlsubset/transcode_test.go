@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stateguard/stateguard/internal/benchseed"
 	"github.com/stateguard/stateguard/internal/outtext"
 	"github.com/stateguard/stateguard/internal/pyjson"
 	"github.com/stateguard/stateguard/internal/yamlsubset"
@@ -49,9 +50,9 @@ func TestReadJSONLongLinesAndLimit(t *testing.T) {
 
 // TestReadJSONSmallBuffers: read through buffers from one byte up (every
 // line across a read, the keys that order the next line kept across it),
-// the benchmark document comes out as json.dumps writes it, and a key out
-// of order or repeated in a later read than the key before it is still
-// declined.
+// the benchmark document and tools/sweepbench's file come out as
+// json.dumps writes them, and a key out of order or repeated in a later
+// read than the key before it is still declined.
 func TestReadJSONSmallBuffers(t *testing.T) {
 	text := yamlsubset.Emit(benchDocument(30))
 	doc, err := yamlsubset.Parse(text) // in the file's key order
@@ -59,6 +60,17 @@ func TestReadJSONSmallBuffers(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := pyjson.Encode(doc)
+	// tools/sweepbench's file: every line of its items is one run takes,
+	// most by the shape of the item before, so the reads cut run's loop
+	// at every place; the keys out of order are in an item read by shape.
+	sweep := benchseed.SweepState(30)
+	sweepDoc, err := yamlsubset.Parse(sweep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sweepWant := pyjson.Encode(sweepDoc)
+	sweepSwapped := bytes.Replace(sweep, []byte("    title: \"Item 7:"), []byte("    url: \"x\"\n    title: \"Item 7:"), 1)
+	sweepRepeated := bytes.Replace(sweep, []byte("    title: \"Item 7:"), []byte("    status: \"x\"\n    title: \"Item 7:"), 1)
 	swapped := bytes.Replace(text, []byte("    title:"), []byte("    url: \"x\"\n    title:"), 1) // url before title
 	repeated := bytes.Replace(text, []byte("    title:"), []byte("    status: \"x\"\n    title:"), 1)
 	for _, size := range []int{1, 7, 64, 1000} {
@@ -67,7 +79,11 @@ func TestReadJSONSmallBuffers(t *testing.T) {
 		if got := textBytes(t, out); !ok || !bytes.Equal(got, want) {
 			t.Errorf("buffer %d: ok %v, %d bytes; want json.dumps's %d", size, ok, len(got), len(want))
 		}
-		for _, bad := range [][]byte{swapped, repeated} {
+		out, ok = yamlsubset.ReadJSON(bytes.NewReader(sweep), 0, int64(len(sweep)))
+		if got := textBytes(t, out); !ok || !bytes.Equal(got, sweepWant) {
+			t.Errorf("buffer %d, sweepbench's file: ok %v, %d bytes; want json.dumps's %d", size, ok, len(got), len(sweepWant))
+		}
+		for _, bad := range [][]byte{swapped, repeated, sweepSwapped, sweepRepeated} {
 			if _, ok := yamlsubset.ReadJSON(bytes.NewReader(bad), 0, int64(len(bad))); ok {
 				t.Errorf("buffer %d: took keys out of order", size)
 			}
