@@ -6,6 +6,7 @@ import (
 	"os"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -144,4 +145,31 @@ func TestOwnMemoryOnlyWhenTheProcessAsks(t *testing.T) {
 		text.Free()
 	}
 	outtext.UseOwnMemory(false)
+}
+
+// TestNonBlockingPipeKeepsItsDeadline: into a non-blocking pipe (Go's
+// own, through the poller) that nobody reads, the splice waits as a write
+// does, so the file's write deadline ends it with the error a write gets
+// rather than leaving it blocked in the kernel (vmsplice waits for room,
+// even on such a pipe, unless told SPLICE_F_NONBLOCK). The pipe took what
+// it holds by reference first. Broken on purpose by splicing without that
+// flag: WriteTo never returns and the test times out.
+func TestNonBlockingPipeKeepsItsDeadline(t *testing.T) {
+	defer outtext.OwnMemoryFrom(64 << 10)()
+	text, _, _ := build(1 << 20)
+	defer text.Free()
+	r, w := pipe(t, false)
+	defer r.Close()
+	defer w.Close()
+	if err := w.SetWriteDeadline(time.Now().Add(50 * time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	before := outtext.Spliced()
+	n, err := text.WriteTo(w)
+	if !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("%d bytes written, err %v; want the deadline's error", n, err)
+	}
+	if d := outtext.Spliced() - before; d == 0 || d != n {
+		t.Fatalf("%d bytes written, %d of them spliced; want all of them, and some", n, d)
+	}
 }
