@@ -46,11 +46,22 @@ func splice(f *os.File, b []byte) (n int, ok bool) {
 		return 0, false
 	}
 	failed := false
+	flags := -1
 	err = rc.Write(func(fd uintptr) bool {
+		if flags < 0 {
+			// vmsplice waits for room even on a non-blocking pipe unless
+			// told not to: a non-blocking one must answer EAGAIN, as a
+			// write would, so that the poller waits (and the file's write
+			// deadline holds) instead of the kernel.
+			flags = 0
+			if fl, err := unix.FcntlInt(fd, unix.F_GETFL, 0); err == nil && fl&unix.O_NONBLOCK != 0 {
+				flags = unix.SPLICE_F_NONBLOCK
+			}
+		}
 		for n < len(b) {
 			iov := unix.Iovec{Base: &b[n]}
 			iov.SetLen(len(b) - n)
-			k, err := unix.Vmsplice(int(fd), []unix.Iovec{iov}, 0)
+			k, err := unix.Vmsplice(int(fd), []unix.Iovec{iov}, flags)
 			switch {
 			case err == unix.EINTR:
 				continue
