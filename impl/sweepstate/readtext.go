@@ -14,9 +14,10 @@ type PayloadText struct{ text *outtext.Text }
 // Len is the length of the text in bytes; 0 when there is none.
 func (p PayloadText) Len() int { return p.text.Len() }
 
-// WriteTo writes the text to w. When w is an *os.File that is a pipe (on
-// Linux), the text goes into it by reference rather than by copy: give
-// the file itself, not a buffer in front of it, to save that copy.
+// WriteTo writes the text to w. When the process turned UsePipeSplice on
+// and w is an *os.File that is a pipe (on Linux), the text's large chunks
+// go into it by reference rather than by copy: give the file itself, not
+// a buffer in front of it, to save that copy.
 func (p PayloadText) WriteTo(w io.Writer) (int64, error) { return p.text.WriteTo(w) }
 
 // ReadText answers Read as Run does, for a caller that prints the
