@@ -37,7 +37,9 @@
 // State files are built by a child run of this tool (-gen), so this
 // process keeps a small peak RSS (a child started by os/exec inherits it
 // on Linux, see tools/ledgerbench). The machine may be shared: wall times
-// vary with the load, CPU times less; take medians of several runs.
+// vary with the load, CPU times less; take medians of several runs. Each
+// command's runs alternate with its floor's, so that a change of load
+// moves both.
 package main
 
 import (
@@ -354,19 +356,15 @@ func run(itemsFlag, commandsFlag, formsFlag string, runs int, bin string, goal b
 					return false, err
 				}
 				size := fi.Size() + extra
-				s, err := series(runs, func(r int) (*exec.Cmd, error) {
+				s, f, err := series(runs, func(r int) (*exec.Cmd, error) {
 					cmd := exec.Command(bin, append([]string{c.name, "--state", state}, c.args(r)...)...)
 					cmd.Dir = dir
 					return cmd, reset()
-				}, "OK\n")
+				}, func() (*exec.Cmd, error) {
+					return exec.Command(self, "-floor", c.floor, "-state", state, "-legacy", filepath.Join(dir, "legacy.json")), reset()
+				})
 				if err != nil {
 					return false, fmt.Errorf("%d items, %s: %w", n, name, err)
-				}
-				f, err := series(runs, func(int) (*exec.Cmd, error) {
-					return exec.Command(self, "-floor", c.floor, "-state", state, "-legacy", filepath.Join(dir, "legacy.json")), reset()
-				}, "")
-				if err != nil {
-					return false, fmt.Errorf("%d items, floor of %s: %w", n, name, err)
 				}
 				growth, cpuGrowth := "", ""
 				cpuGrowthRatio := 0.0
@@ -397,27 +395,44 @@ func run(itemsFlag, commandsFlag, formsFlag string, runs int, bin string, goal b
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 func mib(kib int64) float64      { return float64(kib) / 1024 }
 
-// series runs runs children and summarizes them; each must exit 0 with
-// stdout starting with prefix.
-func series(runs int, command func(run int) (*exec.Cmd, error), prefix string) (childstat.Summary, error) {
-	var samples []childstat.Sample
+// series runs the command and its floor runs times each, one after the
+// other in turn, so that both meet the same load on a shared machine (a
+// load that changed between two separate series moved the ratio by a
+// third), and summarizes each. Every run must exit 0, the command's with
+// stdout starting with its status word.
+func series(runs int, command func(run int) (*exec.Cmd, error), floor func() (*exec.Cmd, error)) (cmd, flr childstat.Summary, err error) {
+	var cmds, floors []childstat.Sample
 	for r := 0; r < runs; r++ {
-		cmd, err := command(r)
+		s, err := child(func() (*exec.Cmd, error) { return command(r) }, "OK\n")
 		if err != nil {
-			return childstat.Summary{}, err
+			return cmd, flr, err
 		}
-		var out prefixWriter
-		var stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &stderr
-		start := time.Now()
-		err = cmd.Run()
-		wall := time.Since(start)
-		if err != nil || !strings.HasPrefix(string(out.head), prefix) {
-			return childstat.Summary{}, fmt.Errorf("%v: %q %q", err, out.head, stderr.String())
+		cmds = append(cmds, s)
+		if s, err = child(floor, ""); err != nil {
+			return cmd, flr, fmt.Errorf("floor: %w", err)
 		}
-		samples = append(samples, childstat.Of(cmd.ProcessState, wall))
+		floors = append(floors, s)
 	}
-	return childstat.Summarize(samples), nil
+	return childstat.Summarize(cmds), childstat.Summarize(floors), nil
+}
+
+// child runs one child and measures it; it must exit 0 with stdout
+// starting with prefix.
+func child(command func() (*exec.Cmd, error), prefix string) (childstat.Sample, error) {
+	cmd, err := command()
+	if err != nil {
+		return childstat.Sample{}, err
+	}
+	var out prefixWriter
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	start := time.Now()
+	err = cmd.Run()
+	wall := time.Since(start)
+	if err != nil || !strings.HasPrefix(string(out.head), prefix) {
+		return childstat.Sample{}, fmt.Errorf("%v: %q %q", err, out.head, stderr.String())
+	}
+	return childstat.Of(cmd.ProcessState, wall), nil
 }
 
 // prefixWriter keeps the first 40 bytes written to it and drops the rest.
