@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -93,4 +94,47 @@ func readPipe(t *testing.T, blocking bool) (r, w *os.File) {
 		t.Fatal(err)
 	}
 	return os.NewFile(uintptr(fds[0]), "r"), os.NewFile(uintptr(fds[1]), "w")
+}
+
+// TestReadIntoAGonePipeDiesOfSIGPIPE: the binary's read into a pipe whose
+// reader goes away after the status word ends as a write to stdout there
+// does in Go (and did before the text went by reference): killed by
+// SIGPIPE, nothing on stderr, whether the payload is the large text a pipe
+// takes by reference or the general path's encoding (each far more than
+// the pipe holds, so the reader is gone before it is all written), and
+// the file untouched. Broken on purpose by writing what the pipe refused
+// with a raw write(2) instead of the file's Write: the text's case exits 1.
+func TestReadIntoAGonePipeDiesOfSIGPIPE(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string][]byte{
+		"engine's form": benchseed.SweepState(3000),
+		"hand edited":   benchseed.SweepHandEdited(3000),
+	} {
+		state := filepath.Join(dir, "state.yml")
+		if err := os.WriteFile(state, text, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r, w := readPipe(t, true)
+		cmd := exec.Command(binPath, "read", "--state", state)
+		var stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = w, &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		word := make([]byte, 3)
+		_, rerr := io.ReadFull(r, word)
+		r.Close()
+		err := cmd.Wait()
+		ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+		if rerr != nil || string(word) != "OK\n" {
+			t.Errorf("%s: the word %q (%v)", name, word, rerr)
+		}
+		if err == nil || !ws.Signaled() || ws.Signal() != syscall.SIGPIPE || stderr.Len() != 0 {
+			t.Errorf("%s: %v, stderr %q; want killed by SIGPIPE, nothing said", name, err, stderr.String())
+		}
+		if b, _ := os.ReadFile(state); !bytes.Equal(b, text) {
+			t.Errorf("%s: the state file changed", name)
+		}
+	}
 }
