@@ -167,7 +167,7 @@ func TestSplitItemsTakesTheReferenceForms(t *testing.T) {
 		{item3, "    # N: 2\n"},                                // a comment
 		{item3, "    N: 2\r\n"},
 		{item3, "    N: \n"},                                                 // nothing after the space
-		{item3, "    x: \n"},                                                 // CRLF
+		{item3, "    x: \n"},                                                 // nothing after the space, after a bare key (the line above is CRLF)
 		{item3, "    N: yes\n"},                                              // an ambiguous word: CORRUPT
 		{"    ratio: nan\n", "    ratio: NaN\n"},                             // CORRUPT outside a list
 		{"    ratio: nan\n", "    ratio: nan \n"},                            // a trailing space
