@@ -59,6 +59,22 @@ func FuzzSplitItems(f *testing.F) {
 			f.Add([]byte(s), uint8(op))
 		}
 	}
+	// The key line after a run of an item's lines (yamlsubset's run),
+	// spelled otherwise than Emit spells it: an entry of items quoted
+	// though bare, a YAML 1.1 word bare (after the last entry, in key
+	// order), a map inside an item quoted though bare.
+	base := string(readTextBase())
+	last := strings.LastIndex(base, "  \"slack:C42:")
+	for _, s := range []string{
+		base[:last] + "  \"sz\":\n    source: \"slack:C42\"\n",
+		base + "  yes:\n    source: \"slack:C42\"\n",
+		base + "  \"yes\":\n    source: \"slack:C42\"\n",
+		strings.Replace(base, "    labels: [\"auth\", \"regression\"]\n", "    labels: [\"auth\", \"regression\"]\n    m:\n      a: 1\n    \"p\":\n      b: 1\n", 1),
+	} {
+		for _, op := range []int{0, 6, 10, 11} {
+			f.Add([]byte(s), uint8(op))
+		}
+	}
 	f.Fuzz(func(t *testing.T, file []byte, op uint8) {
 		args := splitOps[int(op)%len(splitOps)]
 		fast := splitRun(t, file, args, false)

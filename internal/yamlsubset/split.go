@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"io"
 	"math"
+	"math/bits"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -247,6 +248,12 @@ type canonicalScan struct {
 	out              []byte
 	inEntry          bool
 	keptAny, dropped bool
+
+	// The short keys of the lines of the last block run opened and read,
+	// in order (scanShape), kept from one call of run to the next: copies
+	// of the text's bytes, not views of the window.
+	shape    [scanShapeMax]scanShape
+	shapeLen int
 }
 
 func (c *canonicalScan) scan() bool {
@@ -256,6 +263,9 @@ func (c *canonicalScan) scan() bool {
 	}
 	c.itemsBody, c.itemsEnd, c.entryStart = -1, -1, -1
 	for pos := 0; pos < len(t); {
+		if pos = c.run(pos); pos == len(t) {
+			break
+		}
 		next, ok := c.next(pos)
 		if !ok {
 			return false
@@ -313,6 +323,14 @@ func ScanItems(r io.Reader, limit int64, keep func(key, block string) bool) (red
 		w = w[:strings.LastIndexByte(w, '\n')+1]
 		c.text = w
 		for start < len(w) {
+			if next := c.run(start); next != start {
+				if !c.inEntry {
+					c.out = append(c.out, w[start:next]...)
+				}
+				if start = next; start == len(w) {
+					break
+				}
+			}
 			next, ok := c.next(start)
 			if !ok {
 				return "", false
@@ -420,9 +438,6 @@ func (c *canonicalScan) next(p int) (int, bool) {
 	if t[k+1] == ' ' && t[k+2] == '"' {
 		// A string of raw printable ASCII: canonical as it is.
 		if j := pyjson.SkipRawASCII(t, k+3); t[j] == '"' && t[j+1] == '\n' {
-			if c.nextInBlock((n-p)/2, key) {
-				return j + 2, true
-			}
 			return j + 2, c.entry(pos, j+1-p, (n-p)/2, key, t[k+1:j+1], true, false)
 		}
 	}
@@ -430,24 +445,219 @@ func (c *canonicalScan) next(p int) (int, bool) {
 	return nl + 1, c.entry(pos, nl-p, (n-p)/2, key, t[k+1:nl], false, false)
 }
 
-// nextInBlock checks, as entry would, the usual line: key, then ": " and
-// a string of raw printable ASCII, two or more levels down, in the block
-// that the line before opened or was in. It returns false, having done
-// nothing, for any other line, which entry then takes.
-func (c *canonicalScan) nextInBlock(depth int, key string) bool {
-	if depth < 2 || depth != len(c.open)-1 || key == "verified_merge_sha" {
-		return false
+// run checks, from window offset p, the run of usual lines that follow
+// in the block the last line opened or was in, two or more levels down,
+// as next and entry would one by one, and returns the offset of the first
+// line it leaves to next. A usual line here is, at the block's indent, a
+// bare key that is not a YAML 1.1 word, then ": " and a value
+// canonicalValue takes (a string of raw printable ASCII found in one
+// pass); or, one level up, not right after a `key:`, a key, bare as
+// above or quoted and of raw printable ASCII and not a bare key, then
+// ":", which closes the block and opens its next sibling (in items, the
+// next entry: the one it closes goes to endEntry). Each of these is a
+// line entry takes as canonical, in its own form. Any other line, a key
+// out of order or verified_merge_sha ends the run unread: next then
+// reads it, or declines. Every line of a run belongs to an entry of
+// items exactly when the scan is in items, so inEntry is the same for
+// all of them. A line that begins with the key the block's last sibling
+// had at the same place (scanShape) is taken for that key without the
+// key's scan, rank and order check, which that key passed there.
+func (c *canonicalScan) run(p int) int {
+	d := len(c.open) - 1
+	if d < 2 {
+		return p
 	}
-	blk := &c.open[depth]
-	r := rank(blk.level, key)
-	if blk.any && (r < blk.lastRank || r == blk.lastRank && c.last[depth] >= key) {
-		return false
+	t := c.text
+	parent := &c.open[d-1]
+	ind := 2 * d
+	b := c.open[d]
+	lvl, lastRank, lastKey, any := b.level, b.lastRank, c.last[d], b.any
+	opening := c.opening
+	// pos is the line's place in its block, and onShape says the lines
+	// before it there had the keys c.shape holds (from a block's first
+	// line on: only after run opened the block).
+	shape := &c.shape
+	shapeLen, pos, onShape := c.shapeLen, 0, false
+	for p < len(t) {
+		// The indent, its first eight bytes in one step.
+		q := p
+		if p+8 <= len(t) {
+			q += bits.TrailingZeros64(scanWord(t, p)^scanSpaces) >> 3
+		}
+		for t[q] == ' ' {
+			q++
+		}
+		// The key, k the offset of its colon, and its rank.
+		var key string
+		var k, r int
+		predicted := false
+		if q-p == ind && onShape && pos < shapeLen && q+8 <= len(t) {
+			if sk := &shape[pos]; scanWord(t, q)&sk.mask == sk.word {
+				key, k, r, predicted = t[q:q+sk.n], q+sk.n, sk.rank, true
+			}
+		}
+		if !predicted {
+			quoted := false
+			switch ch := t[q]; {
+			case bareStart[ch]:
+				k = q + 1
+				for bareRest[t[k]] {
+					k++
+				}
+				key = t[q:k]
+				if isYAML11Word(key) {
+					goto end
+				}
+			case ch == '"':
+				k = pyjson.SkipRawASCII(t, q+1)
+				if t[k] != '"' {
+					goto end
+				}
+				key = t[q+1 : k]
+				if IsBareKey(key) {
+					goto end
+				}
+				k++
+				quoted = true
+			default:
+				goto end
+			}
+			if t[k] != ':' || key == "verified_merge_sha" {
+				goto end
+			}
+			if q-p != ind && (q-p != ind-2 || opening || t[k+1] != '\n') {
+				// A line further up (not right after a `key:`, two or
+				// more levels down) closes the blocks below its own.
+				nd := (q - p) / 2
+				if q-p > ind || (q-p)%2 != 0 || nd < 2 || opening {
+					goto end
+				}
+				c.open = c.open[:nd+1]
+				d, ind = nd, 2*nd
+				parent = &c.open[d-1]
+				b := c.open[d]
+				lvl, lastRank, lastKey, any = b.level, b.lastRank, c.last[d], b.any
+				onShape = false
+			}
+			if q-p != ind {
+				// The next sibling of the block, one level up.
+				r := rank(parent.level, key)
+				if parent.lastRank > r || parent.lastRank == r && c.last[d-1] >= key {
+					goto end
+				}
+				// parent.any holds: the block being closed is one of its entries.
+				parent.lastRank = r
+				c.last[d-1] = key
+				if c.inItems && d == 2 {
+					pos := c.base + p
+					c.endEntry(pos)
+					c.entryStart, c.entryKey = pos, key
+				}
+				lvl, lastRank, lastKey, any = childLevel(parent.level, key), 0, "", false
+				opening = true
+				p = k + 2
+				pos, onShape = 0, true
+				continue
+			}
+			if quoted {
+				goto end
+			}
+			r = rank(lvl, key)
+			if any && (lastRank > r || lastRank == r && lastKey >= key) {
+				goto end
+			}
+		}
+		if t[k+1] == '\n' {
+			// `key:`, which opens a block below.
+			if d+1 >= transcodeMaxDepth {
+				goto end
+			}
+			c.open[d] = openBlock{level: lvl, lastRank: r, any: true}
+			c.last[d] = key
+			c.open = pushBlock(c.open, childLevel(lvl, key))
+			d, ind = d+1, ind+2
+			parent = &c.open[d-1]
+			lvl, lastRank, lastKey, any = c.open[d].level, 0, "", false
+			opening = true
+			p = k + 2
+			onShape = false
+			continue
+		}
+		if t[k+1] != ' ' {
+			goto end
+		}
+		// The value, which ends at e (its "\n").
+		{
+			e := 0
+			if v := k + 2; t[v] == '"' {
+				if j := pyjson.RawStringEnd(t, v+1); j >= 0 && t[j+1] == '\n' {
+					e = j + 1
+				} else {
+					// Not raw ASCII to its end: judged as entry judges it.
+					e = v + strings.IndexByte(t[v:], '\n')
+					if !canonicalValue(t[v:e]) {
+						goto end
+					}
+				}
+			} else {
+				e = v + strings.IndexByte(t[v:], '\n')
+				if !canonicalValue(t[v:e]) {
+					goto end
+				}
+			}
+			lastRank, lastKey, any = r, key, true
+			opening = false
+			p = e + 1
+		}
+		if onShape && !predicted {
+			// A line whose key the shape did not have: from here on the
+			// shape is this block's, if the key is short enough.
+			if len(key) >= 8 || q+8 > len(t) || pos >= scanShapeMax {
+				onShape = false
+			} else {
+				m := uint64(1)<<(8*(len(key)+1)) - 1 // the key and its colon
+				shape[pos] = scanShape{word: scanWord(t, q) & m, mask: m, n: len(key), rank: r}
+				shapeLen = pos + 1
+			}
+		}
+		pos++
 	}
-	c.opening = false
+end:
+	// (With p at start nothing changed but the blocks a line further up
+	// closed, as entry closes them for it.)
+	c.shapeLen = shapeLen
+	c.open[d] = openBlock{level: lvl, lastRank: lastRank, any: any}
+	c.last[d] = lastKey
+	c.opening = opening
 	c.inEntry = c.inItems
-	blk.lastRank, blk.any = r, true
-	c.last[depth] = key
-	return true
+	return p
+}
+
+// scanShape is a key run has read in a block two or more levels down, to
+// be expected at the same place in the block's next sibling (the entries
+// of the engine's items have the same keys in the same order): the key and
+// its colon as the low bytes of a word, with the mask that keeps them (a
+// key of at most 7 bytes), its length and its rank. A line whose first
+// bytes match it has that key, a bare key taken before, which passed the
+// checks there (the pattern, not a YAML 1.1 word, the order against the
+// key before it, which was the key the shape holds before it too). Every
+// block run reads is of levelItem, so the rank is the same in each.
+type scanShape struct {
+	word, mask uint64
+	n, rank    int
+}
+
+// scanShapeMax bounds the lines of a block that run's shape follows.
+const scanShapeMax = 16
+
+// scanSpaces is eight spaces as one word of scanWord.
+const scanSpaces = 0x2020202020202020
+
+// scanWord reads the eight bytes of s from i as one little-endian word.
+func scanWord(s string, i int) uint64 {
+	b := s[i : i+8] // constant indexes below: one load
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
 }
 
 // slow checks the line at window offset p with line.
