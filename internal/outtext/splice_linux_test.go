@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/stateguard/stateguard/internal/outtext"
+	"github.com/stateguard/stateguard/internal/platformtest"
 )
 
 // TestPipeTakesTheChunksOfItsOwnMemory: into a pipe, the chunk that is
@@ -26,7 +27,7 @@ func TestPipeTakesTheChunksOfItsOwnMemory(t *testing.T) {
 	defer outtext.OwnMemoryFrom(64 << 10)()
 	for _, blocking := range []bool{false, true} {
 		text, want, mapped := build(1 << 20)
-		r, w := pipe(t, blocking)
+		r, w := platformtest.Pipe(t, blocking)
 		got := drain(r)
 		before := outtext.Spliced()
 		n, err := text.WriteTo(w)
@@ -55,7 +56,7 @@ func TestPipeTakesTheChunksOfItsOwnMemory(t *testing.T) {
 // reader gets the new bytes and the test fails.
 func TestPipeKeepsTheTextAfterItsMemoryGoes(t *testing.T) {
 	defer outtext.OwnMemoryFrom(64 << 10)()
-	r, w := pipe(t, true)
+	r, w := platformtest.Pipe(t, true)
 	defer r.Close()
 	const size = 256 << 10
 	if _, err := unix.FcntlInt(w.Fd(), unix.F_SETPIPE_SZ, size); err != nil {
@@ -92,30 +93,12 @@ func TestClosedPipeAnswersAsAWrite(t *testing.T) {
 	defer outtext.OwnMemoryFrom(64 << 10)()
 	text, _, _ := build(1 << 20)
 	defer text.Free()
-	r, w := pipe(t, true)
+	r, w := platformtest.Pipe(t, true)
 	defer w.Close()
 	r.Close()
 	if _, err := text.WriteTo(w); !errors.Is(err, syscall.EPIPE) {
 		t.Fatalf("err %v, want EPIPE", err)
 	}
-}
-
-// pipe is a pipe whose write end blocks (as a command's stdout does) or
-// is Go's non-blocking kind.
-func pipe(t *testing.T, blocking bool) (r, w *os.File) {
-	t.Helper()
-	if !blocking {
-		r, w, err := os.Pipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r, w
-	}
-	var fds [2]int
-	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
-		t.Fatal(err)
-	}
-	return os.NewFile(uintptr(fds[0]), "r"), os.NewFile(uintptr(fds[1]), "w")
 }
 
 // TestOwnMemoryOnlyWhenTheProcessAsks: memory the collector does not
@@ -128,7 +111,7 @@ func TestOwnMemoryOnlyWhenTheProcessAsks(t *testing.T) {
 	for _, on := range []bool{false, true} {
 		outtext.UseOwnMemory(on)
 		text, want, mapped := build(1 << 20)
-		r, w := pipe(t, true)
+		r, w := platformtest.Pipe(t, true)
 		got := drain(r)
 		before := outtext.Spliced()
 		if _, err := text.WriteTo(w); err != nil {
@@ -158,7 +141,7 @@ func TestNonBlockingPipeKeepsItsDeadline(t *testing.T) {
 	defer outtext.OwnMemoryFrom(64 << 10)()
 	text, _, _ := build(1 << 20)
 	defer text.Free()
-	r, w := pipe(t, false)
+	r, w := platformtest.Pipe(t, false)
 	defer r.Close()
 	defer w.Close()
 	if err := w.SetWriteDeadline(time.Now().Add(50 * time.Millisecond)); err != nil {

@@ -9,11 +9,10 @@ import (
 	"syscall"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/stateguard/stateguard/impl/sweepstate"
 	"github.com/stateguard/stateguard/internal/benchseed"
 	"github.com/stateguard/stateguard/internal/outtext"
+	"github.com/stateguard/stateguard/internal/platformtest"
 	"github.com/stateguard/stateguard/internal/sweepcli"
 )
 
@@ -46,7 +45,7 @@ func TestReadPrintsTheSameIntoAPipe(t *testing.T) {
 		t.Fatalf("into a buffer: exit %d, %d bytes, want the general path's %d", rc, buf.Len(), want.Len())
 	}
 	for _, blocking := range []bool{false, true} {
-		r, w := readPipe(t, blocking)
+		r, w := platformtest.Pipe(t, blocking)
 		got := make(chan []byte, 1)
 		go func() { b, _ := io.ReadAll(r); got <- b }()
 		before := outtext.Spliced()
@@ -79,23 +78,6 @@ func TestReadPrintsTheSameIntoAPipe(t *testing.T) {
 	}
 }
 
-// readPipe is Go's non-blocking pipe, or a blocking one.
-func readPipe(t *testing.T, blocking bool) (r, w *os.File) {
-	t.Helper()
-	if !blocking {
-		r, w, err := os.Pipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r, w
-	}
-	var fds [2]int
-	if err := unix.Pipe2(fds[:], unix.O_CLOEXEC); err != nil {
-		t.Fatal(err)
-	}
-	return os.NewFile(uintptr(fds[0]), "r"), os.NewFile(uintptr(fds[1]), "w")
-}
-
 // TestReadIntoAGonePipeDiesOfSIGPIPE: the binary's read into a pipe whose
 // reader goes away after the status word ends as a write to stdout there
 // does in Go (and did before the text went by reference): killed by
@@ -114,7 +96,7 @@ func TestReadIntoAGonePipeDiesOfSIGPIPE(t *testing.T) {
 		if err := os.WriteFile(state, text, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		r, w := readPipe(t, true)
+		r, w := platformtest.Pipe(t, true)
 		cmd := exec.Command(binPath, "read", "--state", state)
 		var stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = w, &stderr
