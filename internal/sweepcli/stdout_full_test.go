@@ -3,6 +3,7 @@ package sweepcli_test
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -106,6 +107,42 @@ func TestNoWriteAfterStdoutRefused(t *testing.T) {
 		}
 		if len(w.after) > 0 {
 			t.Errorf("%s: %q written after stdout refused a write", name, w.after)
+		}
+	}
+}
+
+// countingWriter keeps what it is given and counts the writes.
+type countingWriter struct {
+	calls int
+	bytes.Buffer
+}
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.calls++
+	return w.Buffer.Write(p)
+}
+
+// TestSmallReadAnswerIsOneWrite: read's answer that fits the output
+// buffer reaches stdout in one write, word and payload together, on the
+// fast path as on the general path (as at 9f88de5), so that the answers
+// of processes sharing one pipe do not interleave (a pipe keeps a write
+// of up to 4096 bytes whole). Only a larger text goes to stdout apart.
+func TestSmallReadAnswerIsOneWrite(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string][]byte{
+		"engine's form": benchseed.SweepState(3),
+		"hand edited":   benchseed.SweepHandEdited(3),
+	} {
+		state := filepath.Join(dir, "state.yml")
+		if err := os.WriteFile(state, text, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		w := &countingWriter{}
+		if rc := sweepcli.Main([]string{"read", "--state", state}, w, io.Discard); rc != 0 || w.Len() > 4000 {
+			t.Fatalf("%s: exit %d, %d bytes (the test needs an answer under 4000)", name, rc, w.Len())
+		}
+		if w.calls != 1 || !strings.HasPrefix(w.String(), "OK\n{") {
+			t.Errorf("%s: %d writes of %q; want the whole answer in one", name, w.calls, w.String())
 		}
 	}
 }
