@@ -242,17 +242,23 @@ func run(cmd sweepstate.Command, state string, stdout, stderr io.Writer) int {
 		res = eng.Run(state, cmd)
 	}
 	// Streamed: EncodeTo writes large chunks, which the small buffer
-	// passes through uncopied. The text goes to stdout itself, after the
-	// word: a pipe takes it by reference (PayloadText.WriteTo).
+	// passes through uncopied. A text the buffer holds goes out with the
+	// word in one write; a larger one goes to stdout itself, after the
+	// word, where a pipe takes it by reference (PayloadText.WriteTo).
 	out := bufio.NewWriter(stdout)
 	out.WriteString(string(res.Word) + "\n")
 	var err error
 	switch {
 	case text.Len() > 0:
+		to := io.Writer(out)
+		if text.Len() >= out.Available() {
+			err = out.Flush()
+			to = stdout
+		}
 		// Nothing more once stdout refused a write, as the buffer's
 		// sticky error has it on the other path.
-		if err = out.Flush(); err == nil {
-			if _, err = text.WriteTo(stdout); err == nil {
+		if err == nil {
+			if _, err = text.WriteTo(to); err == nil {
 				out.WriteByte('\n')
 			}
 		}
