@@ -96,11 +96,41 @@ func touched(cmd Command) func(key, block string) bool {
 		key := c.Source + ":" + c.PastItem
 		return func(k, _ string) bool { return k == key }
 	case Validate:
-		// Only a closed item can change; in the engine's form its
-		// status is exactly this line.
-		return func(_, block string) bool { return strings.Contains(block, "\n    status: \"closed\"\n") }
+		// Only a closed item can change.
+		return func(_, block string) bool { return closedStatus(block) }
 	case CursorGet, LeaseAcquire, LeaseRelease, RunRecord:
 		return func(string, string) bool { return false }
 	}
 	return nil
+}
+
+// closedStatus reports whether block, an items entry as SplitItems and
+// ScanItems hand it to keep (its key line and the lines below it, each
+// with its "\n", checked canonical but for the reference writer's forms),
+// holds the line `    status: "closed"`: the entry's own status, the
+// one spelling of that string both writers use. Only that line says the
+// item is closed. It is the same test as looking for the line anywhere in
+// block (strings.Contains), but reads only the lines where the status can
+// be: the entry's keys come in rank order (yamlsubset's item order), and
+// only source ranks before status, so its line is the entry's first at
+// that indent, or the first after source's (and the lines below source's,
+// should source be a map).
+func closedStatus(block string) bool {
+	const indent, line = "    ", "status: \"closed\"\n"
+	i := strings.IndexByte(block, '\n') + 1 // after the key line
+	for {
+		rest := block[i:]
+		if len(rest) <= len(indent) || rest[:len(indent)] != indent {
+			return false // the entry ends: no status
+		}
+		switch rest = rest[len(indent):]; {
+		case rest[0] == ' ':
+			// A line below source's.
+		case strings.HasPrefix(rest, "status:"):
+			return strings.HasPrefix(rest, line)
+		case !strings.HasPrefix(rest, "source:"):
+			return false // a key that ranks after status
+		}
+		i += len(indent) + strings.IndexByte(rest, '\n') + 1
+	}
 }

@@ -3,11 +3,13 @@ package sweepstate
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stateguard/stateguard/internal/benchseed"
 	"github.com/stateguard/stateguard/internal/sweepfast"
+	"github.com/stateguard/stateguard/internal/yamlsubset"
 )
 
 // TestLoadForSplitsTheEngineText: on a file in the engine's own form, each
@@ -94,5 +96,59 @@ func TestLoadForSplitsTheEngineText(t *testing.T) {
 		if st, others, _ := loadFor(state, cmd, true); mapAt(st.doc, "items").Len() != 5 || others != nil || st.partial {
 			t.Errorf("hand-edited file, %T: %d items parsed, %d split off, partial %v; want the whole file", cmd, mapAt(st.doc, "items").Len(), others.Len(), st.partial)
 		}
+	}
+}
+
+// TestValidateKeepsTheClosedItems: validate's keep (closedStatus, which
+// reads only the lines where an item's status can be) says of every
+// entry the split hands it what looking for the line `    status:
+// "closed"` anywhere in the entry says, and so keeps exactly the closed
+// items: a status after source, first, after a source that is a map,
+// a status that is a map, or under another key, or another string, an
+// item that is not a map, and entries in the Python engine's forms.
+func TestValidateKeepsTheClosedItems(t *testing.T) {
+	const closed = "    status: \"closed\"\n"
+	text := "schema_version: 1\nsources: {}\nitems:\n" +
+		"  a:\n    source: \"s\"\n" + closed + "    title: \"t\"\n" +
+		"  b:\n" + closed + "    id: \"1\"\n" +
+		"  c:\n    source:\n      x: 1\n      xx:\n        z: \"closed\"\n" + closed +
+		"  d:\n    source:\n      x: 1\n    status: \"analyzed\"\n    m:\n" + "  " + closed +
+		"  e:\n    m:\n  " + closed + "    p: 1\n" +
+		"  f:\n    source: \"s\"\n    status: \"closed \"\n" +
+		"  g:\n    status:\n      x: \"closed\"\n" +
+		"  h: 1\n" +
+		"  i: {}\n" +
+		"  j:\n    source: \"s\"\n" + closed + "    N: 1\n    ratio: nan\n" +
+		"  k:\n    source: nan\n" + closed +
+		"  l:\n    source: \"s\"\n    title: \"status: \\\"closed\\\"\"\n" +
+		"  m:\n    title: \"t\"\n    zz: \"closed\"\n" +
+		"last_run: {}\n"
+	keep := touched(Validate{})
+	var closedKeys []string
+	seen := 0
+	check := func(key, block string) bool {
+		seen++
+		got := keep(key, block)
+		if want := strings.Contains(block, "\n"+closed); got != want {
+			t.Errorf("entry %s: keep %v, the line is there: %v\n%s", key, got, want, block)
+		}
+		if got {
+			closedKeys = append(closedKeys, key)
+		}
+		return got
+	}
+	if _, _, ok := yamlsubset.SplitItems(text, check); !ok {
+		t.Fatal("the text is not taken by the split")
+	}
+	// SplitItems keeps the entries in the Python forms (j, k) unasked.
+	if want := []string{"a", "b", "c"}; !slices.Equal(closedKeys, want) || seen != 11 {
+		t.Errorf("SplitItems: closed %q of %d entries seen; want %q of 11", closedKeys, seen, want)
+	}
+	closedKeys, seen = nil, 0
+	if _, ok := yamlsubset.ScanItems(strings.NewReader(text), int64(len(text)), check); !ok {
+		t.Fatal("the text is not taken by the scan")
+	}
+	if want := []string{"a", "b", "c"}; !slices.Equal(closedKeys, want) || seen != 11 {
+		t.Errorf("ScanItems: closed %q of %d entries seen; want %q of 11", closedKeys, seen, want)
 	}
 }
