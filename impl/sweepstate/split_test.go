@@ -65,28 +65,38 @@ func TestLoadForSplitsTheEngineText(t *testing.T) {
 		t.Errorf("fast path off: %d items parsed, %d split off; want the whole file", mapAt(st.doc, "items").Len(), others.Len())
 	}
 	// The Python engine's form of item 2 (a bare YAML 1.1 word as a key):
-	// it stays in the document, the other items are left out as before.
+	// it stays in the document of a load that may write, the other items
+	// are left out as before; a streamed load, never written, leaves it
+	// out unless the command wants it (validate, once it is closed).
 	python := strings.Replace(string(text), "    id: \"1719900000.000002\"\n", "    N: 1\n    id: \"1719900000.000002\"\n", 1)
-	if err := os.WriteFile(state, []byte(python), 0o600); err != nil {
-		t.Fatal(err)
+	closed := strings.Replace(python, "    status: \"analyzed\"\n    title: \"Item 2:", "    status: \"closed\"\n    title: \"Item 2:", 1)
+	if closed == python {
+		t.Fatal("item 2 is not closed")
 	}
 	for _, c := range []struct {
+		file         string
 		cmd          Command
 		streamed     bool
 		parsed, off  int
 		wantsPartial bool
 	}{
-		{UpsertItem{Source: "slack:C42", ID: "1719900000.000001", Writer: "w1", JSON: "{}"}, true, 2, 3, false},
-		{LeaseAcquire{Writer: "w1"}, true, 1, 4, false},
-		{CursorGet{Source: "slack:C42"}, true, 1, 0, true},
-		{Validate{}, false, 1, 4, false},
+		{python, UpsertItem{Source: "slack:C42", ID: "1719900000.000001", Writer: "w1", JSON: "{}"}, true, 2, 3, false},
+		{python, LeaseAcquire{Writer: "w1"}, true, 1, 4, false},
+		{python, CursorGet{Source: "slack:C42"}, true, 0, 0, true},
+		{python, Validate{}, false, 1, 4, false},
+		{python, Validate{}, true, 0, 0, true},
+		{closed, Validate{}, true, 1, 0, true},
+		{closed, CursorGet{Source: "slack:C42"}, true, 0, 0, true},
 	} {
+		if err := os.WriteFile(state, []byte(c.file), 0o600); err != nil {
+			t.Fatal(err)
+		}
 		st, others, failed := loadFor(state, c.cmd, c.streamed)
 		if failed != nil {
 			t.Fatalf("python form, %T: %s", c.cmd, failed.Reason)
 		}
 		if n := mapAt(st.doc, "items").Len(); n != c.parsed || others.Len() != c.off || st.partial != c.wantsPartial {
-			t.Errorf("python form, %T: %d items parsed, %d split off, partial %v; want %d, %d, %v", c.cmd, n, others.Len(), st.partial, c.parsed, c.off, c.wantsPartial)
+			t.Errorf("python form, %T, streamed %v: %d items parsed, %d split off, partial %v; want %d, %d, %v", c.cmd, c.streamed, n, others.Len(), st.partial, c.parsed, c.off, c.wantsPartial)
 		}
 	}
 	if err := os.WriteFile(state, append(text, "# a hand edit\n"...), 0o600); err != nil {
@@ -148,7 +158,8 @@ func TestValidateKeepsTheClosedItems(t *testing.T) {
 	if _, ok := yamlsubset.ScanItems(strings.NewReader(text), int64(len(text)), check); !ok {
 		t.Fatal("the text is not taken by the scan")
 	}
-	if want := []string{"a", "b", "c"}; !slices.Equal(closedKeys, want) || seen != 11 {
-		t.Errorf("ScanItems: closed %q of %d entries seen; want %q of 11", closedKeys, seen, want)
+	// ScanItems asks keep of every entry, those in the Python forms too.
+	if want := []string{"a", "b", "c", "j", "k"}; !slices.Equal(closedKeys, want) || seen != 13 {
+		t.Errorf("ScanItems: closed %q of %d entries seen; want %q of 13", closedKeys, seen, want)
 	}
 }

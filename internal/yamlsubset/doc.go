@@ -31,7 +31,8 @@
 //	ScanItems(r io.Reader, limit int64, keep func(key, block string) bool) (reduced string, ok bool)
 //	    SplitItems's check and reduced text, read from r through a buffer,
 //	    for the commands that need only the reduced text (cursor-get,
-//	    validate until it must write).
+//	    validate until it must write), without the entries in the
+//	    reference writer's forms that keep does not want either.
 package yamlsubset
 
 import "errors"

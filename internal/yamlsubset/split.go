@@ -234,7 +234,7 @@ type canonicalScan struct {
 	entryStart int
 	entryKey   string
 	// entryOdd: the entry holds a line in the reference writer's form
-	// (tolerate), so it is kept in the reduced text.
+	// (tolerate), so SplitItems keeps it in the reduced text.
 	entryOdd   bool
 	keptRanges [][2]int
 	others     []ItemBlock
@@ -300,14 +300,19 @@ func (c *canonicalScan) endItems(end int) {
 // the tests, which make the windows small).
 var scanBuffer = 256 << 10
 
-// ScanItems is SplitItems for a command that does not write the entries
-// it leaves out (cursor-get, and validate until it finds an item to
-// change): it reads the text from r, at most limit bytes, through a
-// buffer, and returns only the reduced text, which it builds as it goes;
-// the text is never held whole. keep sees each entry's key and text, which
-// it must not keep past the call. ok is false where SplitItems's is, and
-// on a read error or more than limit bytes: the caller must then read the
-// text whole.
+// ScanItems is SplitItems for a command that writes nothing (cursor-get,
+// and validate until it finds an item to change): it reads the text from
+// r, at most limit bytes, through a buffer, and returns only the reduced
+// text, which it builds as it goes; the text is never held whole. keep
+// sees each entry's key and text, which it must not keep past the call.
+// The reduced text is SplitItems's less the entries in the reference
+// writer's forms that keep does not want (SplitItems keeps those whatever
+// keep says, because its reduced text is emitted; this one never is, and
+// Parse reads such an entry on its own as it reads Emit's form of it, so
+// the document lacks it as it lacks the others left out): it is the text
+// without every entry keep does not want. ok is false where SplitItems's
+// is, and on a read error or more than limit bytes: the caller must then
+// read the text whole.
 func ScanItems(r io.Reader, limit int64, keep func(key, block string) bool) (reduced string, ok bool) {
 	c := canonicalScan{keep: keep, stream: true}
 	c.itemsBody, c.itemsEnd, c.entryStart = -1, -1, -1
@@ -392,7 +397,10 @@ func (c *canonicalScan) endEntry(end int) {
 		return
 	}
 	block := c.text[c.entryStart-c.base : end-c.base]
-	switch kept := c.entryOdd || c.keep(c.entryKey, block); {
+	// An entry in the reference writer's forms stays in SplitItems's
+	// reduced text, to be parsed and written in Emit's; ScanItems's is
+	// never written, so keep decides for it as for any other.
+	switch kept := c.entryOdd && !c.stream || c.keep(c.entryKey, block); {
 	case c.stream && kept:
 		c.out = append(c.out, block...)
 		c.keptAny = true
