@@ -1,6 +1,7 @@
 package yamlsubset
 
 import (
+	"encoding/binary"
 	"io"
 	"math"
 	"math/bits"
@@ -290,6 +291,42 @@ func (t *transcoder) run(w string, p int) int {
 			return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening, lines)
 		}
 		e := 0
+		if v := k + 2; w[v] == '"' && !quoted && len(buf)+len(key)+24 <= cap(buf) {
+			// The usual line, a bare key and a string: its text is
+			// written into the room the chunk has while the string is
+			// judged (CopyPlain); what that leaves, near the end of the
+			// window or of the chunk, is read as below.
+			out := buf[:cap(buf)]
+			o := len(buf)
+			if any {
+				out[o], out[o+1] = ',', ' '
+				o += 2
+			}
+			out[o] = '"'
+			if len(key) <= 8 && q+8 <= len(w) {
+				binary.LittleEndian.PutUint64(out[o+1:], load64(w, q))
+				o += len(key) + 1
+			} else {
+				o += copy(out[o+1:], key) + 1
+			}
+			out[o], out[o+1], out[o+2], out[o+3] = '"', ':', ' ', '"'
+			o += 4
+			n, stopped := pyjson.CopyPlain(out[o:], w[v+1:])
+			j := v + 1 + n
+			if !stopped {
+				j = pyjson.RawStringEnd(w, j)
+			}
+			if j < 0 || w[j] != '"' || w[j+1] != '\n' {
+				return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening, lines)
+			}
+			if stopped {
+				buf = out[:o+n+1]
+			} else {
+				buf = append(out[:o+n], w[v+1+n:j+1]...)
+			}
+			e = j + 1
+			goto written
+		}
 		if v := k + 2; w[v] == '"' {
 			j := pyjson.RawStringEnd(w, v+1)
 			if j < 0 || w[j+1] != '\n' {
@@ -305,7 +342,6 @@ func (t *transcoder) run(w string, p int) int {
 		if any {
 			buf = append(buf, ',', ' ')
 		}
-		lastRank, lastKey, any = r, key, true
 		if quoted {
 			buf = append(buf, w[q:e]...)
 		} else {
@@ -314,6 +350,8 @@ func (t *transcoder) run(w string, p int) int {
 			buf = append(buf, '"')
 			buf = append(buf, w[k:e]...)
 		}
+	written:
+		lastRank, lastKey, any = r, key, true
 		opening = false
 		lines++
 		p = e + 1
