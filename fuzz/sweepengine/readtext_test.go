@@ -189,12 +189,24 @@ func editSeeds(tb testing.TB) []string {
 		{"    id: \"1719900000.000002\"\n", "    i\\: \"1719900000.000002\"\n"},                                // a key of the same length out of the bare pattern
 		{"    id: \"1719900000.000002\"\n", "      id: \"1719900000.000002\"\n"},                               // the expected key on a stray deeper line
 		{"    status: \"analyzed\"\n    title: \"Item 2", "    source: \"analyzed\"\n    title: \"Item 2"},     // a key of the same length repeated
+		{"    id: \"1719900000.000002\"\n", "    id:\"1719900000.000002\"\n"},                                  // the expected key, then no space
+		{"    id: \"1719900000.000002\"\n", "    id: \"1719900000.000002\" \n"},                                // a string, then a space
+		{"    id: \"1719900000.000002\"\n", "    id: \"1719900000.000002\", \"x\"\n"},                          // a string, then another
+		{"    id: \"1719900000.000002\"\n", "    id: \"1719900000.000002\"\"\n"},                               // a string, then a quote
+		{"    id: \"", "    id:x\""},              // the key's colon, then a byte and a string
+		{"\"\n    labels: [", "\"x    labels: ["}, // a string, then a byte and the next line
 	}
 	for _, e := range edits {
 		if !strings.Contains(base, e[0]) {
 			tb.Fatalf("seed edit %q does not apply", e[0])
 		}
 		seeds = append(seeds, strings.Replace(base, e[0], e[1], 1))
+		// An edit of an item's line made to the last item too, whose
+		// lines read's run expects by the keys of the item before
+		// (shapedLines), where the first item's are read one by one.
+		if last := strings.LastIndex(base, e[0]); last > strings.Index(base, "\nitems:\n") && last != strings.Index(base, e[0]) {
+			seeds = append(seeds, base[:last]+e[1]+base[last+len(e[0]):])
+		}
 	}
 	// The shape run expects from the second item ("b") is not taken
 	// from the third, whose first key is quoted: the fourth's repeated

@@ -209,6 +209,23 @@ func (t *transcoder) run(w string, p int) int {
 	var shape [maxShape]shapeKey
 	shapeLen, pos, onShape := 0, 0, false
 	for p < len(w) {
+		if onShape && pos < shapeLen && ind < 8 {
+			// The lines the shape foretells, in a loop of their own.
+			np, nbuf, npos, lastQ := shapedLines(w, p, buf, &shape, shapeLen, pos, ind)
+			if npos > pos {
+				sk := &shape[npos-1]
+				lastRank, lastKey, any = sk.rank, w[lastQ:lastQ+sk.n], true
+				opening = false
+				lines += npos - pos
+				p, buf, pos = np, nbuf, npos
+				if chunkFull(buf) {
+					t.buf = buf
+					t.newChunk()
+					buf = t.buf
+				}
+				continue
+			}
+		}
 		// The indent, its first eight bytes in one step (a loop's exit
 		// after two or four spaces was a mispredicted branch a line).
 		q := p
@@ -374,6 +391,67 @@ func (t *transcoder) run(w string, p int) int {
 		}
 	}
 	return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening, lines)
+}
+
+// shapedLines transcodes, from offset p of the window w into buf, the
+// lines of a block below depth 1 that run would take for the keys shape
+// holds from pos on (of shapeLen), at the indent ind (below 8), each with
+// a string value (CopyPlain's) or a value verbatim takes, as run does,
+// and returns the offset of the first line it leaves to run, buf, the
+// place in the block of that line, and the offset of the last key it
+// read. It keeps only what those lines need in registers, which run's
+// loop, with the state of every other kind of line, cannot (its spills
+// and reloads were a large part of read's time).
+func shapedLines(w string, p int, buf []byte, shape *[maxShape]shapeKey, shapeLen, pos, ind int) (int, []byte, int, int) {
+	out := buf[:cap(buf)]
+	o := len(buf)
+	lastQ := 0
+	for pos < shapeLen && p+16 <= len(w) && o+64 <= len(out) && !chunkFull(out[:o]) {
+		if bits.TrailingZeros64(load64(w, p)^spaces8)>>3 != ind {
+			break
+		}
+		q := p + ind
+		sk := &shape[pos]
+		if load64(w, q)&sk.mask != sk.word {
+			break
+		}
+		k := q + sk.n // the colon
+		if w[k+1] != ' ' {
+			break
+		}
+		l := o // the line's text starts here
+		if pos > 0 {
+			out[l], out[l+1] = ',', ' '
+			l += 2
+		}
+		out[l] = '"'
+		binary.LittleEndian.PutUint64(out[l+1:], load64(w, q)) // the key and more, of which n bytes count
+		l += sk.n + 1
+		v := k + 2
+		if w[v] == '"' {
+			binary.LittleEndian.PutUint32(out[l:], '"'|':'<<8|' '<<16|'"'<<24)
+			l += 4
+			n, stopped := pyjson.CopyPlain(out[l:], w[v+1:])
+			if !stopped {
+				break
+			}
+			j := v + 1 + n
+			if w[j] != '"' || w[j+1] != '\n' {
+				break
+			}
+			o, p = l+n+1, j+2
+		} else {
+			e := v + strings.IndexByte(w[v:], '\n')
+			if e < v || !verbatim(w[v:e]) {
+				break
+			}
+			out[l] = '"'
+			o, p = l+1+copy(out[l+1:], w[k:e]), e+1
+		}
+		lastQ = q
+		pos++
+	}
+	return p, out[:o], pos, lastQ
 }
 
 // shapeKey is a key run has read in a block below depth 1, to be
