@@ -406,7 +406,10 @@ func shapedLines(w string, p int, buf []byte, shape *[maxShape]shapeKey, shapeLe
 	out := buf[:cap(buf)]
 	o := len(buf)
 	lastQ := 0
-	for pos < shapeLen && p+16 <= len(w) && o+64 <= len(out) && !chunkFull(out[:o]) {
+	// Room for a line's own text and the block CopyPlain may write after
+	// it, short of a full chunk (chunkFull).
+	lim := len(out) - max(min(len(out)/8, chunkSize/4), 64)
+	for pos < shapeLen && p+16 <= len(w) && o <= lim {
 		if bits.TrailingZeros64(load64(w, p)^spaces8)>>3 != ind {
 			break
 		}
