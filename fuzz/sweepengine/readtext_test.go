@@ -82,13 +82,22 @@ func editSeeds(tb testing.TB) []string {
 		{"lease:\n", "lease:\n\n"},                                     // a blank line
 		{"lease:\n", "lease:\n# note\n"},                               // a comment
 		{"lease:\n", "lease:\r\n"},                                     // CRLF
-		{"\"w1\"", "\"w\r1\""},                                         // a raw CR in a string
-		{"\"w1\"", "\"w\\r1\\u00e9\\ud83d\\ude00\""},                   // escapes
-		{"\"w1\"", "\"wé日😀\u007f\u0085\""},                             // raw non-ASCII and DEL
-		{"\"w1\"", "\"w\xff\""},                                        // invalid UTF-8
-		{"\"w1\"", "w1"},                                               // a plain word
-		{"\"w1\"", "yes"},                                              // an ambiguous word
-		{"\"w1\"", "nan"},                                              // the reference's repr
+		{"lease:\n", "lease:\n# a\rb: 1\n"},                            // a comment with a CR, a line end to Parse
+		{"lease:\n", "lease:\n# \xff\n"},                               // a comment of invalid UTF-8
+		{"lease:\n", "lease:\n# caf\u00e9\n"},                          // a comment of valid UTF-8
+		{"lease:\n", "lease:\n\t# x\n"},                                // a tab before a comment
+		{"lease:\n", "lease:\n  \t \n"},                                // a blank line with a tab
+		{"lease:\n", "lease:\n   # an odd indent\n"},                   // a comment at any indent
+		{"\"w1\"", "\"w1\" # x"},                                       // a '#' after a value
+		{"    id: \"", "    # note\n\n    id: \""},                     // a comment and a blank line in an item
+		{"  \"slack:C42:1719900000.000001\":\n", "  # next\n  \"slack:C42:1719900000.000001\":\n"},
+		{"\"w1\"", "\"w\r1\""},                       // a raw CR in a string
+		{"\"w1\"", "\"w\\r1\\u00e9\\ud83d\\ude00\""}, // escapes
+		{"\"w1\"", "\"wé日😀\u007f\u0085\""},           // raw non-ASCII and DEL
+		{"\"w1\"", "\"w\xff\""},                      // invalid UTF-8
+		{"\"w1\"", "w1"},                             // a plain word
+		{"\"w1\"", "yes"},                            // an ambiguous word
+		{"\"w1\"", "nan"},                            // the reference's repr
 		{"ttl_minutes: 60", "ttl_minutes: -0"},
 		{"ttl_minutes: 60", "ttl_minutes: 007"},
 		{"ttl_minutes: 60", "ttl_minutes: 123456789012345678901234567890"},
@@ -220,7 +229,8 @@ func editSeeds(tb testing.TB) []string {
 	seeds = append(seeds, strings.Replace(eight, "000002\"\n"+labels, "000002\"\n"+labels+"    zz_label; \"x\"\n", 1))
 	seeds = append(seeds, strings.TrimSuffix(base, labels)+"    labels: \"x\" zz: 1\n") // a string, then more of its line
 	seeds = append(seeds, base[:len(base)-1], base+"zz_custom:\n  b: 1\n  a: \"x\"\nzz_after: {}\n", base+"last_run: {}\n",
-		"", " \n", "schema_version: 1\nsources: {}\nitems: {}\n", "schema_version: 1\nitems: {}\nsources: {}\n")
+		"", " \n", "schema_version: 1\nsources: {}\nitems: {}\n", "schema_version: 1\nitems: {}\nsources: {}\n",
+		"# edited by hand\n"+base, "\n"+base+"# end\n", base+"zz:\n# c\n", "# a\n# b\n", "# a\n\n")
 	return seeds
 }
 

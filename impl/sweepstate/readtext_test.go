@@ -11,8 +11,9 @@ import (
 
 // TestReadTextServesTheEngineText: a file this engine wrote is answered
 // from its text (the fast path is taken, so FuzzReadText compares
-// something), with the bytes Run's payload marshals to; a file it did not
-// write (a comment in it) gets Run's document instead.
+// something), with the bytes Run's payload marshals to, and so is one with
+// a comment and a blank line added by hand; a file in a form it does not
+// write (a key out of its order) gets Run's document instead.
 func TestReadTextServesTheEngineText(t *testing.T) {
 	var eng sweepstate.Engine
 	state := leased(t)
@@ -30,7 +31,12 @@ func TestReadTextServesTheEngineText(t *testing.T) {
 	if err := os.WriteFile(bench, benchseed.SweepState(50), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{state, bench} {
+	engine := readFile(t, state)
+	commented := state + ".commented"
+	if err := os.WriteFile(commented, append([]byte("# a hand edit\n\n"), engine...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{state, bench, commented} {
 		res, text := eng.ReadText(p)
 		want, _ := eng.Run(p, sweepstate.Read{}).Payload.MarshalJSON()
 		var got bytes.Buffer
@@ -39,10 +45,10 @@ func TestReadTextServesTheEngineText(t *testing.T) {
 			t.Fatalf("%s: ReadText %s, document %v, text %s; want OK and the text %s", p, res.Word, res.Payload.Map != nil, got.Bytes(), want)
 		}
 	}
-	if err := os.WriteFile(state, append([]byte("# a hand edit\n"), readFile(t, state)...), 0o600); err != nil {
+	if err := os.WriteFile(state, append([]byte("zz_note: 1\n"), engine...), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if res, text := eng.ReadText(state); res.Word != sweepstate.WordOK || res.Payload.Map == nil || text.Len() != 0 {
-		t.Fatalf("a hand-edited file: ReadText %s, document %v, %d bytes of text; want Run's document", res.Word, res.Payload.Map != nil, text.Len())
+		t.Fatalf("a key out of order: ReadText %s, document %v, %d bytes of text; want Run's document", res.Word, res.Payload.Map != nil, text.Len())
 	}
 }

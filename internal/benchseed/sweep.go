@@ -72,8 +72,9 @@ func SweepPythonWritten(n int) []byte {
 }
 
 // SweepHandEdited is SweepState(n) with a comment line at its top: the
-// same document, but not in the engine's own form, so every command reads
-// it with the general parser (a hand edit, or another YAML writer).
+// same document, but not in the engine's own form (a hand edit), so every
+// command but read, whose transcoder leaves comments out as the general
+// parser does, reads it with the general parser.
 func SweepHandEdited(n int) []byte {
 	return append([]byte("# edited by hand\n"), SweepState(n)...)
 }

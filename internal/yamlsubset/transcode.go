@@ -21,8 +21,9 @@ import (
 // limit bytes of r.
 //
 // It serves only the files this engine writes, in the strict form of
-// §15.1 for their layout: every line ends in "\n" (no CR, no blank line,
-// no comment, a final newline), every level indented two more spaces than
+// §15.1 for their layout, and the same with blank lines and comments
+// added (a hand edit), which Parse leaves out: every line ends in "\n" (no
+// CR, a final newline), every level indented two more spaces than
 // its parent, every `key:` followed by its entries, bare keys in the
 // writer's pattern or JSON string keys, the keys of each map in strictly
 // increasing §15.1.6 order (so no key repeats), schema_version, sources and
@@ -537,11 +538,18 @@ func (t *transcoder) line(s string) bool {
 	for n < len(s) && s[n] == ' ' {
 		n++
 	}
-	if n == len(s) || n%2 != 0 {
-		return false // blank, or an odd indent
+	if n == len(s) || s[n] == '#' || strings.Trim(s[n:], " \t") == "" {
+		// A blank line or a comment, which Parse leaves out wherever it
+		// is, unless it holds a CR (a line end to Parse, which would
+		// read the rest as a line of its own) or invalid UTF-8 (which
+		// makes the whole file CORRUPT).
+		return strings.IndexByte(s, '\r') < 0 && utf8.ValidString(s)
+	}
+	if n%2 != 0 {
+		return false // an odd indent
 	}
 	c := s[n:]
-	if c[0] == '#' || c[0] == '\t' || c[0] == '\r' {
+	if c[0] == '\t' || c[0] == '\r' {
 		return false
 	}
 	key, after, ok := t.key(c)

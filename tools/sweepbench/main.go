@@ -21,8 +21,9 @@
 // benchmark state in the engine's own form, which the fast paths read
 // (spec/sweep-state.md §11, §19.2); its file grows by a few items over a
 // series. hand-edited is the same document with a comment line at its
-// top: no fast path takes it, so every command parses it whole with the
-// general parser (yamlsubset.Parse) and a writing command emits it whole;
+// top: only read's transcoder takes it (it leaves comments out), so every
+// other command parses it whole with the general parser
+// (yamlsubset.Parse) and a writing command emits it whole;
 // its rows say "(hand-edited)", and the file is put back before each run
 // (a write makes it canonical). python-written is the file the Python
 // engine writes for that document with, on one item in a hundred, a field
