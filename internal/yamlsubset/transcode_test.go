@@ -2,6 +2,8 @@ package yamlsubset_test
 
 import (
 	"bytes"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -100,4 +102,61 @@ func textBytes(t *testing.T, out *outtext.Text) []byte {
 		t.Fatal(err)
 	}
 	return b.Bytes()
+}
+
+// TestReadJSONLongListOnShape: an inline list longer than the room left
+// in the output chunk, on a line read by the shape of the item before
+// (shapedLines), comes out whole. The room shapedLines keeps free is an
+// eighth of the chunk (at most a quarter of chunkSize), which a line of a
+// list can outgrow: once with no size hint (a first chunk of 64 KiB), and
+// once with the file's own size, the hint read passes, where a body of
+// non-ASCII text (two bytes each in the file, six in the text) has filled
+// the first chunk and its filler the next to within that eighth. (Each
+// list line fits in the reader's window with the items before it, so the
+// shape of the item before is still run's.)
+func TestReadJSONLongListOnShape(t *testing.T) {
+	doc := func(accents, fill, labels int) *value.Map {
+		doc := value.NewMap()
+		doc.Set("schema_version", value.Int(1))
+		doc.Set("sources", value.NewMap())
+		items := value.NewMap()
+		add := func(name, body string, labels int) {
+			it := value.NewMap()
+			it.Set("status", "new")
+			it.Set("body", body)
+			it.Set("labels", slices.Repeat([]value.Value{"abcd"}, labels))
+			items.Set(name, it)
+		}
+		add("a", strings.Repeat("é", accents), 1)
+		for i := range fill {
+			add(fmt.Sprintf("b%04d", i), strings.Repeat("x", 1000), 1)
+		}
+		add("c", "x", labels) // a list line of 8 bytes a label
+		add("d", "x", 1)
+		doc.Set("items", items)
+		return doc
+	}
+	for _, c := range []struct {
+		name                  string
+		accents, fill, labels int
+		exact                 bool
+	}{
+		{"no size hint", 1, 2, 20000, false},
+		{"the file's size", 400000, 910, 40000, true},
+	} {
+		d := doc(c.accents, c.fill, c.labels)
+		text := yamlsubset.Emit(d)
+		want := pyjson.Encode(d)
+		size := int64(0)
+		if c.exact {
+			size = int64(len(text))
+		}
+		out, ok := yamlsubset.ReadJSON(bytes.NewReader(text), size, int64(len(text)))
+		if !ok {
+			t.Fatalf("%s: declined the engine's own text", c.name)
+		}
+		if got := textBytes(t, out); !bytes.Equal(got, want) {
+			t.Errorf("%s: text of %d bytes differs from json.dumps's %d", c.name, len(got), len(want))
+		}
+	}
 }
