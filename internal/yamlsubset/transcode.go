@@ -446,8 +446,8 @@ func shapedLines(w string, p int, buf []byte, shape *[maxShape]shapeKey, shapeLe
 			o, p = l+n+1, j+2
 		} else {
 			e := v + strings.IndexByte(w[v:], '\n')
-			if e < v || !verbatim(w[v:e]) {
-				break
+			if e < v || l+1+e-k > len(out) || !verbatim(w[v:e]) {
+				break // a value longer than the room (a long list) is run's, which appends
 			}
 			out[l] = '"'
 			o, p = l+1+copy(out[l+1:], w[k:e]), e+1
