@@ -97,27 +97,34 @@ func touched(cmd Command) func(key, block string) bool {
 		return func(k, _ string) bool { return k == key }
 	case Validate:
 		// Only a closed item can change.
-		return func(_, block string) bool { return closedStatus(block) }
+		return func(key, block string) bool { return closedStatus(key, block) }
 	case CursorGet, LeaseAcquire, LeaseRelease, RunRecord:
 		return func(string, string) bool { return false }
 	}
 	return nil
 }
 
-// closedStatus reports whether block, an items entry as SplitItems and
-// ScanItems hand it to keep (its key line and the lines below it, each
-// with its "\n", checked canonical but for the reference writer's forms),
-// holds the line `    status: "closed"`: the entry's own status, the
-// one spelling of that string both writers use. Only that line says the
-// item is closed. It is the same test as looking for the line anywhere in
-// block (strings.Contains), but reads only the lines where the status can
-// be: the entry's keys come in rank order (yamlsubset's item order), and
-// only source ranks before status, so its line is the entry's first at
-// that indent, or the first after source's (and the lines below source's,
-// should source be a map).
-func closedStatus(block string) bool {
+// closedStatus reports whether block, the items entry of key as
+// SplitItems and ScanItems hand it to keep (its key line and the lines
+// below it, each with its "\n", checked canonical but for the reference
+// writer's forms), holds the line `    status: "closed"`: the entry's own
+// status, the one spelling of that string both writers use. Only that
+// line says the item is closed. It is the same test as looking for the
+// line anywhere in block (strings.Contains), but reads only the lines
+// where the status can be: the entry's keys come in rank order
+// (yamlsubset's item order), and only source ranks before status, so its
+// line is the entry's first at that indent, or the first after source's
+// (and the lines below source's, should source be a map).
+func closedStatus(key, block string) bool {
 	const indent, line = "    ", "status: \"closed\"\n"
-	i := strings.IndexByte(block, '\n') + 1 // after the key line
+	// From the line after the key line. A "\n" at len(key)+5 ends it (the
+	// usual item's, `  "key":` with its key quoted and raw): the key line
+	// is at least len(key)+4 bytes long (`  key:`) and the lines after it
+	// begin with 4 spaces.
+	i := len(key) + 6
+	if i > len(block) || block[i-1] != '\n' {
+		i = strings.IndexByte(block, '\n') + 1
+	}
 	for {
 		rest := block[i:]
 		if len(rest) <= len(indent) || rest[:len(indent)] != indent {
