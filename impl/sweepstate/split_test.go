@@ -115,7 +115,8 @@ func TestLoadForSplitsTheEngineText(t *testing.T) {
 // "closed"` anywhere in the entry says, and so keeps exactly the closed
 // items: a status after source, first, after a source that is a map,
 // a status that is a map, or under another key, or another string, an
-// item that is not a map, and entries in the Python engine's forms.
+// item that is not a map, entries in the Python engine's forms, and keys
+// bare, quoted raw (the usual item's) and escaped.
 func TestValidateKeepsTheClosedItems(t *testing.T) {
 	const closed = "    status: \"closed\"\n"
 	text := "schema_version: 1\nsources: {}\nitems:\n" +
@@ -132,6 +133,8 @@ func TestValidateKeepsTheClosedItems(t *testing.T) {
 		"  k:\n    source: nan\n" + closed +
 		"  l:\n    source: \"s\"\n    title: \"status: \\\"closed\\\"\"\n" +
 		"  m:\n    title: \"t\"\n    zz: \"closed\"\n" +
+		"  \"x\\\"y\":\n    source: \"s\"\n" + closed + // a key escaped,
+		"  \"x:1\":\n" + closed + // and quoted raw
 		"last_run: {}\n"
 	keep := touched(Validate{})
 	var closedKeys []string
@@ -151,15 +154,15 @@ func TestValidateKeepsTheClosedItems(t *testing.T) {
 		t.Fatal("the text is not taken by the split")
 	}
 	// SplitItems keeps the entries in the Python forms (j, k) unasked.
-	if want := []string{"a", "b", "c"}; !slices.Equal(closedKeys, want) || seen != 11 {
-		t.Errorf("SplitItems: closed %q of %d entries seen; want %q of 11", closedKeys, seen, want)
+	if want := []string{"a", "b", "c", "x\"y", "x:1"}; !slices.Equal(closedKeys, want) || seen != 13 {
+		t.Errorf("SplitItems: closed %q of %d entries seen; want %q of 13", closedKeys, seen, want)
 	}
 	closedKeys, seen = nil, 0
 	if _, ok := yamlsubset.ScanItems(strings.NewReader(text), int64(len(text)), check); !ok {
 		t.Fatal("the text is not taken by the scan")
 	}
 	// ScanItems asks keep of every entry, those in the Python forms too.
-	if want := []string{"a", "b", "c", "j", "k"}; !slices.Equal(closedKeys, want) || seen != 13 {
-		t.Errorf("ScanItems: closed %q of %d entries seen; want %q of 13", closedKeys, seen, want)
+	if want := []string{"a", "b", "c", "j", "k", "x\"y", "x:1"}; !slices.Equal(closedKeys, want) || seen != 15 {
+		t.Errorf("ScanItems: closed %q of %d entries seen; want %q of 15", closedKeys, seen, want)
 	}
 }
