@@ -70,6 +70,15 @@ func FuzzSplitItems(f *testing.F) {
 		base + "  yes:\n    source: \"slack:C42\"\n",
 		base + "  \"yes\":\n    source: \"slack:C42\"\n",
 		strings.Replace(base, "    labels: [\"auth\", \"regression\"]\n", "    labels: [\"auth\", \"regression\"]\n    m:\n      a: 1\n    \"p\":\n      b: 1\n", 1),
+		// The last item's lines that the item before has the same (run
+		// takes them whole) spelled otherwise, as long or longer, with an
+		// entry after them: another value, values Emit does not write,
+		// the line again.
+		base[:last] + strings.Replace(base[last:], "    source: \"slack:C42\"\n", "    source: \"slack:C43\"\n", 1),
+		base[:last] + strings.Replace(base[last:], "    source: \"slack:C42\"\n", "    source: \"slack:C4\t\"\n", 1),
+		base[:last] + strings.Replace(base[last:], "    labels: [\"auth\", \"regression\"]\n", "    labels: [\"auth\" ,\"regression\"]\n", 1) + "  \"sz\": 1\n",
+		base[:last] + strings.Replace(base[last:], "    labels: [\"auth\", \"regression\"]\n", "    labels: [\"auth\",  \"regression\"]\n", 1) + "  \"sz\": 1\n",
+		base[:last] + strings.Replace(base[last:], "    status: \"analyzed\"\n", "    status: \"analyzed\"\n    status: \"analyzed\"\n", 1),
 	} {
 		for _, op := range []int{0, 6, 10, 11} {
 			f.Add([]byte(s), uint8(op))

@@ -469,7 +469,10 @@ func (c *canonicalScan) next(p int) (int, bool) {
 // items exactly when the scan is in items, so inEntry is the same for
 // all of them. A line that begins with the key the block's last sibling
 // had at the same place (scanShape) is taken for that key without the
-// key's scan, rank and order check, which that key passed there.
+// key's scan, rank and order check, which that key passed there; a short
+// line the same to its "\n" as the one that sibling had there is taken
+// whole, its value too (a line that is not is then read as any other, and
+// not compared again while the shape holds).
 func (c *canonicalScan) run(p int) int {
 	d := len(c.open) - 1
 	if d < 2 {
@@ -488,7 +491,7 @@ func (c *canonicalScan) run(p int) int {
 	shapeLen, pos, onShape := c.shapeLen, 0, false
 	for p < len(t) {
 		// The indent, its first eight bytes in one step.
-		q := p
+		start, q := p, p
 		if p+8 <= len(t) {
 			q += bits.TrailingZeros64(scanWord(t, p)^scanSpaces) >> 3
 		}
@@ -502,6 +505,18 @@ func (c *canonicalScan) run(p int) int {
 		if q-p == ind && onShape && pos < shapeLen && q+8 <= len(t) {
 			if sk := &shape[pos]; scanWord(t, q)&sk.mask == sk.word {
 				key, k, r, predicted = t[q:q+sk.n], q+sk.n, sk.rank, true
+				if n := int(sk.lineLen); n > 0 {
+					if p+n <= len(t) && t[p:p+n] == string(sk.line[:n]) {
+						// The whole line the block's last sibling had
+						// here, which passed: its value too.
+						lastRank, lastKey, any = r, key, true
+						opening = false
+						p += n
+						pos++
+						continue
+					}
+					sk.lineLen = 0 // this line varies: not tried again
+				}
 			}
 		}
 		if !predicted {
@@ -624,7 +639,11 @@ func (c *canonicalScan) run(p int) int {
 				onShape = false
 			} else {
 				m := uint64(1)<<(8*(len(key)+1)) - 1 // the key and its colon
-				shape[pos] = scanShape{word: scanWord(t, q) & m, mask: m, n: len(key), rank: r}
+				sk := &shape[pos]
+				*sk = scanShape{word: scanWord(t, q) & m, mask: m, n: len(key), rank: r}
+				if n := p - start; n <= len(sk.line) {
+					sk.lineLen = uint8(copy(sk.line[:], t[start:p]))
+				}
 				shapeLen = pos + 1
 			}
 		}
@@ -649,11 +668,22 @@ end:
 // bytes match it has that key, a bare key taken before, which passed the
 // checks there (the pattern, not a YAML 1.1 word, the order against the
 // key before it, which was the key the shape holds before it too). Every
-// block run reads is of levelItem, so the rank is the same in each.
+// block run reads is of levelItem, so the rank is the same in each. The
+// whole line it was read on is kept when it is short: the lines of an
+// item that are the same in every item (its source, often its status and
+// its labels) are then taken without reading their values.
 type scanShape struct {
 	word, mask uint64
 	n, rank    int
+	// The whole line, its indent and "\n" included, when it is short
+	// (lineLen 0: none, or a line varied there), which passed every check
+	// there, its value's too: a line the same to the byte is taken at once.
+	line    [scanLineMax]byte
+	lineLen uint8
 }
+
+// scanLineMax bounds the lines scanShape keeps whole.
+const scanLineMax = 48
 
 // scanShapeMax bounds the lines of a block that run's shape follows.
 const scanShapeMax = 16

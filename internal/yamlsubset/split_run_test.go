@@ -93,9 +93,12 @@ func deep(n int) string {
 // key the item before had at the same place is taken for that key only
 // when it is (its colon included), and only when the keys before it were
 // that item's too: a key out of order after an item with fewer, other or
-// longer keys is declined. Each case's items follow an item the scan
-// reads before it takes the shape of any.
+// longer keys is declined; a line taken whole because the item before
+// had it there is that line to its end, and a value Emit does not write
+// beside it is declined. Each case's items follow an item the scan reads
+// before it takes the shape of any.
 func TestSplitItemsShapeOfTheItemBefore(t *testing.T) {
+	long := "a: \"" + strings.Repeat("x", 60) + "\""
 	item := func(key string, lines ...string) string {
 		s := "  " + key + ":\n"
 		for _, l := range lines {
@@ -118,6 +121,12 @@ func TestSplitItemsShapeOfTheItemBefore(t *testing.T) {
 		{"a deeper line", item("a", "a: 1", "c: 1") + item("b", "a: 1", "  c: 1"), false},
 		{"an eight-byte key", item("a", "abcdefgh: 1", "b: 1") + item("b", "abcdefgh: 1", "b: 1") + item("c", "abcdefgh: 1", "a: 1"), false},
 		{"an eight-byte key, then not its colon", item("a", "abcdefgh: 1") + item("b", "abcdefgh: 1") + item("c", "abcdefgh; 1"), false},
+		// The whole line the item before had (scanShape's line).
+		{"the same line, then one that begins with it", item("a", "a: 1", "c: 1") + item("b", "a: 12", "c: 1") + item("c", "a: 1", "c: 1"), true},
+		{"the same line, then a value Emit does not write", item("a", "a: 1", "c: 1") + item("b", "a: 01", "c: 1"), false},
+		{"the same line, then its key again", item("a", "a: 1", "c: 1") + item("b", "a: 1", "a: 2"), false},
+		{"the same line after a line that varied", item("a", "a: 1", "c: 1") + item("b", "a: 2", "c: 1") + item("c", "a: 1", "c: 01"), false},
+		{"a line longer than the shape keeps, twice", item("a", long, "c: 1") + item("b", long, "c: 1") + item("c", long, "c: 1"), true},
 	}
 	none := func(string, string) bool { return false }
 	for _, tc := range cases {
