@@ -12,6 +12,7 @@ import (
 
 	"github.com/stateguard/stateguard/fuzz/internal/memdir"
 
+	"github.com/stateguard/stateguard/internal/benchseed"
 	"github.com/stateguard/stateguard/internal/sweepfast"
 	"github.com/stateguard/stateguard/internal/testfixtures"
 )
@@ -70,16 +71,34 @@ func FuzzSplitItems(f *testing.F) {
 		base + "  yes:\n    source: \"slack:C42\"\n",
 		base + "  \"yes\":\n    source: \"slack:C42\"\n",
 		strings.Replace(base, "    labels: [\"auth\", \"regression\"]\n", "    labels: [\"auth\", \"regression\"]\n    m:\n      a: 1\n    \"p\":\n      b: 1\n", 1),
-		// The last item's lines that the item before has the same (run
-		// takes them whole) spelled otherwise, as long or longer, with an
-		// entry after them: another value, values Emit does not write,
-		// the line again.
-		base[:last] + strings.Replace(base[last:], "    source: \"slack:C42\"\n", "    source: \"slack:C43\"\n", 1),
-		base[:last] + strings.Replace(base[last:], "    source: \"slack:C42\"\n", "    source: \"slack:C4\t\"\n", 1),
-		base[:last] + strings.Replace(base[last:], "    labels: [\"auth\", \"regression\"]\n", "    labels: [\"auth\" ,\"regression\"]\n", 1) + "  \"sz\": 1\n",
-		base[:last] + strings.Replace(base[last:], "    labels: [\"auth\", \"regression\"]\n", "    labels: [\"auth\",  \"regression\"]\n", 1) + "  \"sz\": 1\n",
-		base[:last] + strings.Replace(base[last:], "    status: \"analyzed\"\n", "    status: \"analyzed\"\n    status: \"analyzed\"\n", 1),
 	} {
+		for _, op := range []int{0, 6, 10, 11} {
+			f.Add([]byte(s), uint8(op))
+		}
+	}
+	// Lines that the items before have the same (run keeps the second
+	// item's whole and takes them whole in the items after it), in the
+	// last item but one spelled otherwise, as long or longer: another
+	// value, values Emit does not write, the line again; and the
+	// reference writer's nan in two items after a number.
+	five := string(benchseed.SweepState(5))
+	fourth := strings.LastIndex(five, "  \"slack:C42:1719900000.000003\":")
+	labels := "    labels: [\"auth\", \"regression\"]\n"
+	for _, s := range []string{
+		five[:fourth] + strings.Replace(five[fourth:], "    source: \"slack:C42\"\n", "    source: \"slack:C43\"\n", 1),
+		five[:fourth] + strings.Replace(five[fourth:], "    source: \"slack:C42\"\n", "    source: \"slack:C4\t\"\n", 1),
+		five[:fourth] + strings.Replace(five[fourth:], labels, "    labels: [\"auth\" ,\"regression\"]\n", 1),
+		five[:fourth] + strings.Replace(five[fourth:], labels, "    labels: [\"auth\",  \"regression\"]\n", 1),
+		five[:fourth] + strings.Replace(five[fourth:], "    status: \"analyzed\"\n", "    status: \"analyzed\"\n    status: \"analyzed\"\n", 1),
+		strings.NewReplacer(
+			"000001\"\n"+labels, "000001\"\n"+labels+"    ratio: 1.5\n",
+			"000002\"\n"+labels, "000002\"\n"+labels+"    ratio: nan\n",
+			"000003\"\n"+labels, "000003\"\n"+labels+"    ratio: nan\n",
+			"000004\"\n"+labels, "000004\"\n"+labels+"    ratio: 1.5\n").Replace(five),
+	} {
+		if s == five {
+			f.Fatal("a seed is the file unchanged")
+		}
 		for _, op := range []int{0, 6, 10, 11} {
 			f.Add([]byte(s), uint8(op))
 		}

@@ -501,11 +501,15 @@ func (c *canonicalScan) run(p int) int {
 		// The key, k the offset of its colon, and its rank.
 		var key string
 		var k, r int
-		predicted := false
+		predicted, keepLine := false, false
 		if q-p == ind && onShape && pos < shapeLen && q+8 <= len(t) {
 			if sk := &shape[pos]; scanWord(t, q)&sk.mask == sk.word {
 				key, k, r, predicted = t[q:q+sk.n], q+sk.n, sk.rank, true
-				if n := int(sk.lineLen); n > 0 {
+				switch n := int(sk.lineLen); n {
+				case 0:
+					keepLine = true // once its value passed
+				case scanLineOff:
+				default:
 					if p+n <= len(t) && t[p:p+n] == string(sk.line[:n]) {
 						// The whole line the block's last sibling had
 						// here, which passed: its value too.
@@ -515,7 +519,7 @@ func (c *canonicalScan) run(p int) int {
 						pos++
 						continue
 					}
-					sk.lineLen = 0 // this line varies: not tried again
+					sk.lineLen = scanLineOff // the line varies
 				}
 			}
 		}
@@ -632,6 +636,16 @@ func (c *canonicalScan) run(p int) int {
 			opening = false
 			p = e + 1
 		}
+		if keepLine {
+			// A line its key's shape took, the second time the shape
+			// holds that key here: kept whole, if it is short, to be
+			// compared in the siblings after it.
+			sk := &shape[pos]
+			sk.lineLen = scanLineOff
+			if n := p - start; n <= len(sk.line) {
+				sk.lineLen = uint8(copy(sk.line[:], t[start:p]))
+			}
+		}
 		if onShape && !predicted {
 			// A line whose key the shape did not have: from here on the
 			// shape is this block's, if the key is short enough.
@@ -640,10 +654,7 @@ func (c *canonicalScan) run(p int) int {
 			} else {
 				m := uint64(1)<<(8*(len(key)+1)) - 1 // the key and its colon
 				sk := &shape[pos]
-				*sk = scanShape{word: scanWord(t, q) & m, mask: m, n: len(key), rank: r}
-				if n := p - start; n <= len(sk.line) {
-					sk.lineLen = uint8(copy(sk.line[:], t[start:p]))
-				}
+				sk.word, sk.mask, sk.n, sk.rank, sk.lineLen = scanWord(t, q)&m, m, len(key), r, 0
 				shapeLen = pos + 1
 			}
 		}
@@ -675,15 +686,18 @@ end:
 type scanShape struct {
 	word, mask uint64
 	n, rank    int
-	// The whole line, its indent and "\n" included, when it is short
-	// (lineLen 0: none, or a line varied there), which passed every check
-	// there, its value's too: a line the same to the byte is taken at once.
+	// The whole line, its indent and "\n" included, of the second sibling
+	// that had the key here, when it is short, which passed every check
+	// there, its value's too: a line the same to the byte is taken at
+	// once. lineLen 0: none yet; scanLineOff: none (too long, or a line
+	// that was not the same came since).
 	line    [scanLineMax]byte
 	lineLen uint8
 }
 
-// scanLineMax bounds the lines scanShape keeps whole.
-const scanLineMax = 48
+// scanLineMax bounds the lines scanShape keeps whole, and scanLineOff
+// marks a shape's key whose lines are not compared whole.
+const scanLineMax, scanLineOff = 48, 255
 
 // scanShapeMax bounds the lines of a block that run's shape follows.
 const scanShapeMax = 16
