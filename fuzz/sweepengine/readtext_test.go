@@ -197,6 +197,8 @@ func editSeeds(tb testing.TB) []string {
 		{"    url: \"https://chat.example.com/archives/C42/p1719900000000102\"\n", "    verified_at: \"x\"\n"}, // a key, then one expected but out of order after it
 		{"    id: \"1719900000.000002\"\n", "    i\\: \"1719900000.000002\"\n"},                                // a key of the same length out of the bare pattern
 		{"    id: \"1719900000.000002\"\n", "      id: \"1719900000.000002\"\n"},                               // the expected key on a stray deeper line
+		{"    id: \"1719900000.000002\"\n", "  xxid: \"1719900000.000002\"\n"},                                 // a shallower line whose key ends in the expected one where it stands
+		{"    id: \"1719900000.000002\"\n", "   xid: \"1719900000.000002\"\n"},                                 // the same at an odd indent
 		{"    status: \"analyzed\"\n    title: \"Item 2", "    source: \"analyzed\"\n    title: \"Item 2"},     // a key of the same length repeated
 		{"    id: \"1719900000.000002\"\n", "    id:\"1719900000.000002\"\n"},                                  // the expected key, then no space
 		{"    id: \"1719900000.000002\"\n", "    id: \"1719900000.000002\" \n"},                                // a string, then a space
