@@ -72,11 +72,22 @@ func SweepPythonWritten(n int) []byte {
 }
 
 // SweepHandEdited is SweepState(n) with a comment line at its top: the
-// same document, but not in the engine's own form (a hand edit), so every
-// command but read, whose transcoder leaves comments out as the general
-// parser does, reads it with the general parser.
+// same document, not in the engine's own form (a hand edit), which the
+// fast paths take all the same: they leave comments and blank lines out,
+// as the general parser does.
 func SweepHandEdited(n int) []byte {
 	return append([]byte("# edited by hand\n"), SweepState(n)...)
+}
+
+// SweepReindented is SweepState(n) with its lease block indented four
+// spaces (another writer's indent): the same document, in the same order,
+// which no fast path takes, so every command reads it with the general
+// parser.
+func SweepReindented(n int) []byte {
+	text := string(SweepState(n))
+	head, rest, _ := strings.Cut(text, "\nsources:\n")
+	head = strings.ReplaceAll(head, "\n  ", "\n    ")
+	return []byte(head + "\nsources:\n" + rest)
 }
 
 // SweepLegacy is a legacy state file (JSON) for import-legacy into

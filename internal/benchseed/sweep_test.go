@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/stateguard/stateguard/internal/benchseed"
+	"github.com/stateguard/stateguard/internal/pyjson"
 	"github.com/stateguard/stateguard/internal/yamlsubset"
 	"github.com/stateguard/stateguard/model/sweep"
 	"github.com/stateguard/stateguard/model/value"
@@ -67,6 +68,37 @@ func TestSweepPythonWritten(t *testing.T) {
 	for _, line := range []string{"\n    N: 1\n", "\n    ratio: nan\n", "\n  off:\n"} {
 		if !strings.Contains(string(text), line) {
 			t.Errorf("no line %q", line)
+		}
+	}
+}
+
+// TestSweepFormsTakeTheirPaths: the hand-edited file and the reindented
+// one hold the canonical file's document, keys in the same order; the
+// fast paths (read's transcoder and the split) take the canonical and the
+// hand-edited files and decline the reindented one, which the tests and
+// tools/sweepbench use as the general path's file.
+func TestSweepFormsTakeTheirPaths(t *testing.T) {
+	want, err := yamlsubset.Parse(benchseed.SweepState(5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		text []byte
+		fast bool
+	}{
+		{"canonical", benchseed.SweepState(5), true},
+		{"hand-edited", benchseed.SweepHandEdited(5), true},
+		{"reindented", benchseed.SweepReindented(5), false},
+	} {
+		doc, err := yamlsubset.Parse(c.text)
+		if err != nil || !bytes.Equal(pyjson.Encode(doc), pyjson.Encode(want)) {
+			t.Errorf("%s: not the canonical file's document (%v)", c.name, err)
+		}
+		_, read := yamlsubset.ReadJSON(bytes.NewReader(c.text), int64(len(c.text)), int64(len(c.text)))
+		_, _, split := yamlsubset.SplitItems(string(c.text), func(string, string) bool { return false })
+		if read != c.fast || split != c.fast {
+			t.Errorf("%s: read's fast path %v, the split %v; want %v", c.name, read, split, c.fast)
 		}
 	}
 }

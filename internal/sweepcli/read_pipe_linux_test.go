@@ -22,8 +22,8 @@ import (
 // non-blocking pipe, and a blocking one as a command's stdout is) and
 // from the real binary into a pipe and into a file; the in-process pipes
 // took it by reference (the switch on, as the command has it). The same
-// text through the general path (the file edited by hand, which the fast
-// path declines) is the reference.
+// text through the general path (the file with another writer's indent,
+// which no fast path takes) is the reference.
 func TestReadPrintsTheSameIntoAPipe(t *testing.T) {
 	sweepstate.UsePipeSplice(true) // as cmd/sweep-state does
 	defer sweepstate.UsePipeSplice(false)
@@ -32,12 +32,12 @@ func TestReadPrintsTheSameIntoAPipe(t *testing.T) {
 	if err := os.WriteFile(state, benchseed.SweepState(3000), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	edited := filepath.Join(dir, "edited.yml")
-	if err := os.WriteFile(edited, benchseed.SweepHandEdited(3000), 0o600); err != nil {
+	general := filepath.Join(dir, "reindented.yml")
+	if err := os.WriteFile(general, benchseed.SweepReindented(3000), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	var want bytes.Buffer
-	if rc := sweepcli.Main([]string{"read", "--state", edited}, &want, io.Discard); rc != 0 || want.Len() < 1<<20 {
+	if rc := sweepcli.Main([]string{"read", "--state", general}, &want, io.Discard); rc != 0 || want.Len() < 1<<20 {
 		t.Fatalf("the general path: exit %d, %d bytes", rc, want.Len())
 	}
 	var buf bytes.Buffer
@@ -90,7 +90,7 @@ func TestReadIntoAGonePipeDiesOfSIGPIPE(t *testing.T) {
 	dir := t.TempDir()
 	for name, text := range map[string][]byte{
 		"engine's form": benchseed.SweepState(3000),
-		"hand edited":   benchseed.SweepHandEdited(3000),
+		"general path":  benchseed.SweepReindented(3000),
 	} {
 		state := filepath.Join(dir, "state.yml")
 		if err := os.WriteFile(state, text, 0o600); err != nil {

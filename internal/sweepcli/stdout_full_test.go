@@ -90,7 +90,7 @@ func TestNoWriteAfterStdoutRefused(t *testing.T) {
 	dir := t.TempDir()
 	for name, text := range map[string][]byte{
 		"engine's form": benchseed.SweepState(300),
-		"hand edited":   benchseed.SweepHandEdited(300),
+		"general path":  benchseed.SweepReindented(300),
 	} {
 		state := filepath.Join(dir, "state.yml")
 		if err := os.WriteFile(state, text, 0o600); err != nil {
@@ -131,7 +131,7 @@ func TestSmallReadAnswerIsOneWrite(t *testing.T) {
 	dir := t.TempDir()
 	for name, text := range map[string][]byte{
 		"engine's form": benchseed.SweepState(3),
-		"hand edited":   benchseed.SweepHandEdited(3),
+		"general path":  benchseed.SweepReindented(3),
 	} {
 		state := filepath.Join(dir, "state.yml")
 		if err := os.WriteFile(state, text, 0o600); err != nil {

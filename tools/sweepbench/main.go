@@ -21,11 +21,13 @@
 // benchmark state in the engine's own form, which the fast paths read
 // (spec/sweep-state.md §11, §19.2); its file grows by a few items over a
 // series. hand-edited is the same document with a comment line at its
-// top: only read's transcoder takes it (it leaves comments out), so every
-// other command parses it whole with the general parser
-// (yamlsubset.Parse) and a writing command emits it whole;
-// its rows say "(hand-edited)", and the file is put back before each run
-// (a write makes it canonical). python-written is the file the Python
+// top, which the fast paths take too (they leave comments out as the
+// general parser does); reindented is the same document with its lease
+// block indented four spaces (another writer's indent), which no fast
+// path takes, so every command parses it whole with the general parser
+// (yamlsubset.Parse) and a writing command emits it whole. Their rows
+// say "(hand-edited)" and "(reindented)", and the file is put back before
+// each run (a write makes it canonical). python-written is the file the Python
 // engine writes for that document with, on one item in a hundred, a field
 // named N and a NaN float, and a second source named off (bare N:, nan and
 // off:, which this engine quotes): the fast paths keep those items and the
@@ -65,11 +67,11 @@ func main() {
 	itemsFlag := flag.String("items", "10000,100000", "comma-separated item counts")
 	runs := flag.Int("runs", 5, "measured runs per command and size (median reported)")
 	commandsFlag := flag.String("commands", "read,upsert-item", "comma-separated subcommands, or all")
-	formsFlag := flag.String("forms", "canonical", "comma-separated files to measure the commands on: canonical, hand-edited, python-written, legacy (import-legacy), or all")
+	formsFlag := flag.String("forms", "canonical", "comma-separated files to measure the commands on: canonical, hand-edited, reindented, python-written, legacy (import-legacy), or all")
 	goalFlag := flag.Bool("goal", false, "add a column saying which goal of issue 20 a row misses, and exit 1 if any does")
 	bin := flag.String("bin", "", "sweep-state binary (default: go build ./cmd/sweep-state)")
 	gen := flag.String("gen", "", "internal: write the -form file of -items items at this path and exit")
-	form := flag.String("form", "canonical", "internal: the file -gen writes: canonical, hand-edited, python-written or legacy")
+	form := flag.String("form", "canonical", "internal: the file -gen writes: canonical, hand-edited, reindented, python-written or legacy")
 	floor := flag.String("floor", "", "internal: run the floor of read, upsert-item or import-legacy on -state and exit")
 	state := flag.String("state", "", "internal: the state file of -floor")
 	legacy := flag.String("legacy", "", "internal: the legacy file of -floor import-legacy")
@@ -101,6 +103,7 @@ func genFile(p, f string, n int) error {
 	gens := map[string]func(int) []byte{
 		"canonical":      benchseed.SweepState,
 		"hand-edited":    benchseed.SweepHandEdited,
+		"reindented":     benchseed.SweepReindented,
 		"python-written": benchseed.SweepPythonWritten,
 		"legacy":         benchseed.SweepLegacy,
 	}
@@ -232,7 +235,7 @@ var importLegacy = struct {
 	return []string{"--file", "legacy.json", "--source-map", `{"C42": "slack:C42"}`}
 }}
 
-var formNames = []string{"canonical", "hand-edited", "python-written", "legacy"}
+var formNames = []string{"canonical", "hand-edited", "reindented", "python-written", "legacy"}
 
 func run(itemsFlag, commandsFlag, formsFlag string, runs int, bin string, goal bool) (missed bool, err error) {
 	var sizes []int
@@ -319,7 +322,7 @@ func run(itemsFlag, commandsFlag, formsFlag string, runs int, bin string, goal b
 				if err = os.Remove(state); err == nil || errors.Is(err, os.ErrNotExist) {
 					err = gen(state, form) // not through a link to another form's file
 				}
-			case "hand-edited", "python-written":
+			case "hand-edited", "reindented", "python-written":
 				label = "%s (" + form + ")"
 				err = gen(pristine, form)
 			case "legacy":
