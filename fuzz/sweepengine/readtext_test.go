@@ -76,20 +76,23 @@ func editSeeds(tb testing.TB) []string {
 	base := string(readTextBase())
 	seeds := []string{base}
 	edits := [][2]string{
-		{"  writer:", "  writer :"},                                    // a bare key with a space
-		{"  writer: \"w1\"\n", "  writer: \"w1\"\n  writer: \"w2\"\n"}, // a repeated key
-		{"  ttl_minutes: 60\n", "  ttl_minutes: 60\n  a: 1\n"},         // out of the lease order
-		{"lease:\n", "lease:\n\n"},                                     // a blank line
-		{"lease:\n", "lease:\n# note\n"},                               // a comment
-		{"lease:\n", "lease:\r\n"},                                     // CRLF
-		{"lease:\n", "lease:\n# a\rb: 1\n"},                            // a comment with a CR, a line end to Parse
-		{"lease:\n", "lease:\n# \xff\n"},                               // a comment of invalid UTF-8
-		{"lease:\n", "lease:\n# caf\u00e9\n"},                          // a comment of valid UTF-8
-		{"lease:\n", "lease:\n\t# x\n"},                                // a tab before a comment
-		{"lease:\n", "lease:\n  \t \n"},                                // a blank line with a tab
-		{"lease:\n", "lease:\n   # an odd indent\n"},                   // a comment at any indent
-		{"\"w1\"", "\"w1\" # x"},                                       // a '#' after a value
-		{"    id: \"", "    # note\n\n    id: \""},                     // a comment and a blank line in an item
+		{"  writer:", "  writer :"},                                        // a bare key with a space
+		{"  writer: \"w1\"\n", "  writer: \"w1\"\n  writer: \"w2\"\n"},     // a repeated key
+		{"  ttl_minutes: 60\n", "  ttl_minutes: 60\n  a: 1\n"},             // out of the lease order
+		{"lease:\n", "lease:\n\n"},                                         // a blank line
+		{"lease:\n", "lease:\n# note\n"},                                   // a comment
+		{"lease:\n", "lease:\r\n"},                                         // CRLF
+		{"lease:\n", "lease:\n# a\rb: 1\n"},                                // a comment with a CR, a line end to Parse
+		{"lease:\n", "lease:\n# \xff\n"},                                   // a comment of invalid UTF-8
+		{"lease:\n", "lease:\n# caf\u00e9\n"},                              // a comment of valid UTF-8
+		{"lease:\n", "lease:\n\t# x\n"},                                    // a tab before a comment
+		{"lease:\n", "lease:\n  \t \n"},                                    // a blank line with a tab
+		{"lease:\n", "lease:\n   # an odd indent\n"},                       // a comment at any indent
+		{"\"w1\"", "\"w1\" # x"},                                           // a '#' after a value
+		{"    id: \"", "    # note\n\n    id: \""},                         // a comment and a blank line in an item
+		{"    status: \"analyzed\"", "    # note\n    status: \"closed\""}, // a comment where validate's keep looks for the status
+		{"items:\n", "items:\n# \xff\n"},                                   // invalid UTF-8 where a split that keeps no item drops the line
+		{"items:\n", "items:\n# c\r  \"a\": {\"x\": 1}\n"},                 // a CR there, which hides an item from the split
 		{"  \"slack:C42:1719900000.000001\":\n", "  # next\n  \"slack:C42:1719900000.000001\":\n"},
 		{"\"w1\"", "\"w\r1\""},                       // a raw CR in a string
 		{"\"w1\"", "\"w\\r1\\u00e9\\ud83d\\ude00\""}, // escapes

@@ -52,6 +52,13 @@ func TestScanItemsIsSplitItems(t *testing.T) {
 		pythonClosed,
 		strings.Replace(python, "    N: 2\n", "     N: 2\n", 1), // an odd indent: declined
 		"schema_version: 1\nsources:\n  off:\n    cursor: \"1\"\nitems:\n  \"a:1\":\n    x: nan\n  \"a:2\":\n    x: 1\n",
+		// Blank lines and comments (a hand edit): those in an entry keep
+		// it in both; those after the items line go with it when no
+		// entry is kept.
+		"# top\n\n" + strings.Replace(base, "items:\n", "items:\n  # first\n\n", 1),
+		strings.Replace(base, "    status: \"closed\"", "    # the status\n    status: \"closed\"", 1),
+		"schema_version: 1\nsources: {}\nitems:\n# c\n  a:\n    x: 1\n  # between\n  b:\n    x: 2\n\t \n# end\n",
+		"schema_version: 1\nsources: {}\nitems:\n  a:\n    x: 1\n  # in b\r\n  b:\n    x: 2\n", // a CR: declined
 	}
 	keeps := map[string]func(key, block string) bool{
 		"none":   func(string, string) bool { return false },
@@ -88,7 +95,7 @@ func TestScanItemsIsSplitItems(t *testing.T) {
 	// The test compares something: the bench text and the small ones
 	// are canonical, and SplitItems keeps entries of the reference texts
 	// that ScanItems leaves out.
-	for _, ti := range []int{0, 5, 6, 7, 8, 9, 10, 12} {
+	for _, ti := range []int{0, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15} {
 		if _, _, ok := yamlsubset.SplitItems(texts[ti], keeps["none"]); !ok {
 			t.Errorf("text %d is not canonical", ti)
 		}
@@ -102,22 +109,33 @@ func TestScanItemsIsSplitItems(t *testing.T) {
 
 // lessUnwanted is reduced, a reduced text of SplitItems, without the
 // entries of its items that keep does not want (the ones it kept because
-// they hold a line in the reference writer's forms), its items line
-// "items: {}" when none is left: the reduced text of ScanItems.
+// they hold a line in the reference writer's forms; not those with a blank
+// line or a comment, which both keep), its items line "items: {}" when
+// none is left, and then without the blank lines and comments after it:
+// the reduced text of ScanItems.
 func lessUnwanted(t *testing.T, reduced string, keep func(key, block string) bool) string {
 	line := func(i int) int { return i + strings.IndexByte(reduced[i:], '\n') + 1 }
 	at := strings.Index(reduced, "\nitems:\n")
 	if at < 0 {
 		return reduced // no text, or no entries
 	}
+	aside := func(i int) bool { // a blank line or a comment
+		l := strings.TrimLeft(reduced[i:line(i)-1], " ")
+		return l == "" || l[0] == '#' || strings.Trim(l, " \t") == ""
+	}
 	body := at + len("\nitems:\n")
 	var b strings.Builder
-	b.WriteString(reduced[:body])
-	kept := false
 	i := body
-	for i < len(reduced) && strings.HasPrefix(reduced[i:], "  ") {
+	for i < len(reduced) && aside(i) {
+		i = line(i)
+	}
+	b.WriteString(reduced[:i])
+	kept := false
+	for i < len(reduced) && strings.HasPrefix(reduced[i:], "  ") && !aside(i) {
 		j := line(i)
-		for j < len(reduced) && strings.HasPrefix(reduced[j:], "    ") {
+		hasAside := false
+		for j < len(reduced) && (strings.HasPrefix(reduced[j:], "    ") || aside(j)) {
+			hasAside = hasAside || aside(j)
 			j = line(j)
 		}
 		block := reduced[i:j]
@@ -130,16 +148,15 @@ func lessUnwanted(t *testing.T, reduced string, keep func(key, block string) boo
 		} else {
 			key = key[:strings.IndexByte(key, ':')]
 		}
-		if keep(key, block) {
+		if hasAside || keep(key, block) {
 			b.WriteString(block)
 			kept = true
 		}
 		i = j
 	}
 	if !kept {
-		s := b.String()
 		b.Reset()
-		b.WriteString(s[:len(s)-1] + " {}\n")
+		b.WriteString(reduced[:body-1] + " {}\n")
 	}
 	b.WriteString(reduced[i:])
 	return b.String()

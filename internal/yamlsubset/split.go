@@ -47,7 +47,8 @@ func (s *Split) Blocks() []ItemBlock { return s.blocks }
 // verified_merge_sha anywhere, so the legacy rename of §2.5 changes
 // nothing), except for lines in the reference writer's own forms that
 // Parse reads on their own as it reads Emit's (tolerate: a YAML 1.1 word
-// as a bare key, a bare nan, inf or -inf, below the top level). Then it
+// as a bare key, a bare nan, inf or -inf, below the top level), and for
+// blank lines and comments, which Parse leaves out (aside). Then it
 // splits off the entries of items that keep does not want and that hold
 // no such line, so each is exactly Emit's text for it: reduced is text
 // without them (items: {} when none is kept), which Parse reads to the
@@ -70,18 +71,16 @@ func SplitItems(text string, keep func(key, block string) bool) (reduced string,
 	}
 	var b strings.Builder
 	b.Grow(len(text) - c.othersLen + 16)
-	b.WriteString(text[:c.itemsBody])
-	kept := c.itemsBody
-	for _, r := range c.keptRanges {
-		b.WriteString(text[r[0]:r[1]])
-		kept += r[1] - r[0]
-	}
-	if kept == c.itemsBody {
-		// Nothing kept: the items line becomes "items: {}".
-		s := b.String()
-		b.Reset()
-		b.WriteString(s[:len(s)-1]) // the "\n" after "items:"
+	if len(c.keptRanges) == 0 {
+		// Nothing kept: the items line becomes "items: {}" (and the
+		// blank lines or comments before its first entry go).
+		b.WriteString(text[:c.itemsBody-1]) // up to the "\n" after "items:"
 		b.WriteString(" {}\n")
+	} else {
+		b.WriteString(text[:c.firstEntry])
+		for _, r := range c.keptRanges {
+			b.WriteString(text[r[0]:r[1]])
+		}
 	}
 	b.WriteString(text[c.itemsEnd:])
 	return b.String(), &Split{text, c.others}, true
@@ -227,18 +226,21 @@ type canonicalScan struct {
 	last [transcodeMaxDepth]string // the last key of the open block at each depth
 	// opening: the last line was `key:`.
 	opening bool
-	// Offsets: the first entry of items and the line after its last.
-	itemsBody, itemsEnd int
-	inItems             bool
+	// Offsets: the line after the items line, the first entry of items
+	// (after the blank lines and comments that may stand between; -1
+	// before it) and the line after its last.
+	itemsBody, firstEntry, itemsEnd int
+	inItems                         bool
 	// The current entry of items, from its key line (-1: none).
 	entryStart int
 	entryKey   string
 	// entryOdd: the entry holds a line in the reference writer's form
-	// (tolerate), so SplitItems keeps it in the reduced text.
-	entryOdd   bool
-	keptRanges [][2]int
-	others     []ItemBlock
-	othersLen  int
+	// (tolerate), so SplitItems keeps it in the reduced text. entryAside:
+	// it holds a blank line or a comment (aside), so both scans keep it.
+	entryOdd, entryAside bool
+	keptRanges           [][2]int
+	others               []ItemBlock
+	othersLen            int
 
 	hasVersion, hasSources, hasItems bool
 
@@ -261,7 +263,7 @@ func (c *canonicalScan) scan() bool {
 	if t == "" || t[len(t)-1] != '\n' {
 		return false
 	}
-	c.itemsBody, c.itemsEnd, c.entryStart = -1, -1, -1
+	c.itemsBody, c.firstEntry, c.itemsEnd, c.entryStart = -1, -1, -1, -1
 	for pos := 0; pos < len(t); {
 		if pos = c.run(pos); pos == len(t) {
 			break
@@ -287,11 +289,19 @@ func (c *canonicalScan) end(end int) bool {
 
 // endItems closes the block of items entries, which ends at end. A
 // streamed reduced text whose entries were all left out ends in the
-// items line, which becomes "items: {}".
+// items line, and the blank lines or comments after it, if any: the
+// items line becomes "items: {}", and they go, as in SplitItems's.
 func (c *canonicalScan) endItems(end int) {
 	c.inItems = false
 	c.itemsEnd = end
 	if c.stream && c.dropped && !c.keptAny {
+		for {
+			i := bytes.LastIndexByte(c.out[:len(c.out)-1], '\n') + 1
+			if !isAside(string(c.out[i : len(c.out)-1])) {
+				break
+			}
+			c.out = c.out[:i]
+		}
 		c.out = append(c.out[:len(c.out)-1], " {}\n"...)
 	}
 }
@@ -315,7 +325,7 @@ var scanBuffer = 256 << 10
 // read the text whole.
 func ScanItems(r io.Reader, limit int64, keep func(key, block string) bool) (reduced string, ok bool) {
 	c := canonicalScan{keep: keep, stream: true}
-	c.itemsBody, c.itemsEnd, c.entryStart = -1, -1, -1
+	c.itemsBody, c.firstEntry, c.itemsEnd, c.entryStart = -1, -1, -1, -1
 	lr := io.LimitReader(r, limit+1)
 	buf := make([]byte, max(scanBuffer, 1))
 	var read int64
@@ -397,10 +407,15 @@ func (c *canonicalScan) endEntry(end int) {
 		return
 	}
 	block := c.text[c.entryStart-c.base : end-c.base]
+	if c.firstEntry < 0 {
+		c.firstEntry = c.entryStart
+	}
 	// An entry in the reference writer's forms stays in SplitItems's
 	// reduced text, to be parsed and written in Emit's; ScanItems's is
-	// never written, so keep decides for it as for any other.
-	switch kept := c.entryOdd && !c.stream || c.keep(c.entryKey, block); {
+	// never written, so keep decides for it as for any other. An entry
+	// with a blank line or a comment stays in both: it is not Emit's
+	// text, and keep may read its lines as Emit's (closedStatus does).
+	switch kept := c.entryAside || c.entryOdd && !c.stream || c.keep(c.entryKey, block); {
 	case c.stream && kept:
 		c.out = append(c.out, block...)
 		c.keptAny = true
@@ -412,7 +427,7 @@ func (c *canonicalScan) endEntry(end int) {
 		c.others = append(c.others, ItemBlock{c.entryKey, c.entryStart, end})
 		c.othersLen += len(block)
 	}
-	c.entryStart, c.entryKey, c.entryOdd = -1, "", false
+	c.entryStart, c.entryKey, c.entryOdd, c.entryAside = -1, "", false, false
 }
 
 // next checks the line that starts at offset p of the window (which ends
@@ -749,11 +764,14 @@ var bareStart, bareRest = func() (start, rest [256]bool) {
 
 // line checks the line s (without its "\n") at offset pos.
 func (c *canonicalScan) line(pos int, s string) bool {
+	if isAside(s) {
+		return c.aside(s)
+	}
 	n := 0
 	for n < len(s) && s[n] == ' ' {
 		n++
 	}
-	if n == len(s) || n%2 != 0 {
+	if n%2 != 0 {
 		return false
 	}
 	key, after, ok := entryKey(s[n:])
@@ -766,6 +784,32 @@ func (c *canonicalScan) line(pos int, s string) bool {
 		return false
 	}
 	return c.entry(pos, len(s), n/2, key, after, false, odd)
+}
+
+// isAside reports whether the line s (without its line end) is one Parse
+// leaves out wherever it stands: blank (spaces and tabs only) or a
+// comment (its first byte after the spaces is '#').
+func isAside(s string) bool {
+	n := 0
+	for n < len(s) && s[n] == ' ' {
+		n++
+	}
+	return n == len(s) || s[n] == '#' || strings.Trim(s[n:], " \t") == ""
+}
+
+// aside takes a blank line or a comment s (isAside): it changes nothing
+// that Parse reads, and stays where it is in the reduced text. In an
+// entry of items, it makes the entry stay in it too (entryAside). A line
+// with a CR (a line end to Parse, which would read the rest as a line of
+// its own) or invalid UTF-8 (which makes the file CORRUPT) is declined.
+func (c *canonicalScan) aside(s string) bool {
+	if strings.IndexByte(s, '\r') >= 0 || !utf8.ValidString(s) {
+		return false
+	}
+	if c.entryStart >= 0 {
+		c.entryAside = true
+	}
+	return true
 }
 
 // referenceKey reads the key of an entry line when it is written in the

@@ -164,7 +164,6 @@ func TestSplitItemsTakesTheReferenceForms(t *testing.T) {
 		{item3, "    N:2\n"},                                   // no space: CORRUPT
 		{item3, "    N : 2\n"},                                 // the key "N "
 		{item3, "    N: 2\n    N: 3\n"},                        // a repeated key
-		{item3, "    # N: 2\n"},                                // a comment
 		{item3, "    N: 2\r\n"},
 		{item3, "    N: \n"},                                                 // nothing after the space
 		{item3, "    x: \n"},                                                 // nothing after the space, after a bare key (the line above is CRLF)
