@@ -241,9 +241,21 @@ func decimalExponent(b []byte) int {
 // SkipRawASCII returns the first index j >= i at which s holds a byte that
 // a JSON string cannot carry as it is: a control character, '"', '\\',
 // DEL or any non-ASCII byte (len(s) if there is none). Both codecs step
-// over plain runs with it, eight bytes per step; the byte it stops at is
-// found in its word.
+// over plain runs with it: sixteen bytes a step where there is assembly
+// for it (skipPlain), then eight; the byte it stops at is found in its
+// block.
 func SkipRawASCII(s string, i int) int {
+	if i >= 0 && i+32 <= len(s) {
+		n, stopped := skipPlain(s[i:])
+		if i += n; stopped {
+			return i
+		}
+	}
+	return skipRawASCIIWords(s, i)
+}
+
+// skipRawASCIIWords is SkipRawASCII eight bytes a step.
+func skipRawASCIIWords(s string, i int) int {
 	for ; i+8 <= len(s); i += 8 {
 		b := s[i : i+8] // constant indexes below: one load, no bounds checks
 		w := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |

@@ -63,3 +63,56 @@ none:
 	MOVQ CX, n+40(FP)
 	MOVB $0, stopped+48(FP)
 	RET
+
+// func skipPlain(s string) (n int, stopped bool)
+//
+// copyPlain's loop without the store.
+TEXT ·skipPlain(SB), NOSPLIT, $0-25
+	MOVQ s_base+0(FP), SI
+	MOVQ s_len+8(FP), R8
+	SUBQ $16, R8 // a block starts at most here
+	MOVQ $0x1f1f1f1f1f1f1f1f, AX
+	MOVQ AX, X1
+	PUNPCKLQDQ X1, X1
+	MOVQ $0x7f7f7f7f7f7f7f7f, AX
+	MOVQ AX, X2
+	PUNPCKLQDQ X2, X2
+	MOVQ $0x2222222222222222, AX
+	MOVQ AX, X3
+	PUNPCKLQDQ X3, X3
+	MOVQ $0x5c5c5c5c5c5c5c5c, AX
+	MOVQ AX, X4
+	PUNPCKLQDQ X4, X4
+	XORQ CX, CX // the block's offset
+
+skiploop:
+	CMPQ CX, R8
+	JGT  skipnone
+	MOVOU (SI)(CX*1), X0
+	MOVO X0, X5
+	PCMPGTB X1, X5 // above 0x1f, signed
+	MOVO X0, X6
+	PCMPEQB X2, X6 // 0x7f
+	PANDN X5, X6 // X6 = above 0x1f and not 0x7f
+	MOVO X0, X7
+	PCMPEQB X3, X7 // '"'
+	PCMPEQB X4, X0 // '\\'
+	POR X0, X7
+	PANDN X6, X7 // X7 = plain
+	PMOVMSKB X7, AX
+	XORL $0xffff, AX // the bytes that are not plain
+	JNZ skipstop
+	ADDQ $16, CX
+	JMP skiploop
+
+skipstop:
+	BSFL AX, AX
+	ADDQ CX, AX
+	MOVQ AX, n+16(FP)
+	MOVB $1, stopped+24(FP)
+	RET
+
+skipnone:
+	MOVQ CX, n+16(FP)
+	MOVB $0, stopped+24(FP)
+	RET

@@ -88,3 +88,42 @@ func TestCopyPlainRandom(t *testing.T) {
 		checkCopyPlain(t, string(s), r.IntN(220))
 	}
 }
+
+// checkSkip holds SkipRawASCII (sixteen bytes a step where skipPlain has
+// assembly) to skipRawASCIIWords, eight a step, from every start in s.
+func checkSkip(t *testing.T, s string) {
+	t.Helper()
+	for i := range len(s) + 2 {
+		if got, want := SkipRawASCII(s, i), skipRawASCIIWords(s, i); got != want {
+			t.Fatalf("SkipRawASCII(%q, %d) = %d; want %d", s, i, got, want)
+		}
+	}
+}
+
+// TestSkipRawASCIIEveryByteEverywhere is TestCopyPlainEveryByteEverywhere
+// for SkipRawASCII.
+func TestSkipRawASCIIEveryByteEverywhere(t *testing.T) {
+	base := []byte("The quick brown fox jumps over the lazy dog, 0123456789!")
+	for b := range 256 {
+		for i := range 48 {
+			s := bytes.Clone(base)
+			s[i] = byte(b)
+			checkSkip(t, string(s))
+		}
+	}
+}
+
+// TestSkipRawASCIIRandom is TestCopyPlainRandom for SkipRawASCII.
+func TestSkipRawASCIIRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 5000 {
+		s := make([]byte, r.IntN(100))
+		for i := range s {
+			s[i] = byte(0x20 + r.IntN(0x5f))
+			if r.IntN(80) == 0 {
+				s[i] = byte(r.IntN(256))
+			}
+		}
+		checkSkip(t, string(s))
+	}
+}
