@@ -276,8 +276,18 @@ func skipRawASCIIWords(s string, i int) int {
 // without escapes whose text from i is the same in both forms. The quote
 // is found by strings.IndexByte and the bytes before it are judged
 // sixteen at a time without a branch, which costs a long string of the
-// usual kind less than SkipRawASCII's test of every word.
+// usual kind less than SkipRawASCII's test of every word; where skipPlain
+// has assembly, a string of 32 bytes or more is judged by it first.
 func RawStringEnd(s string, i int) int {
+	if i >= 0 && i+32 <= len(s) {
+		n, stopped := skipPlain(s[i:])
+		if i += n; stopped {
+			if s[i] != '"' {
+				return -1
+			}
+			return i
+		}
+	}
 	n := strings.IndexByte(s[i:], '"')
 	if n < 0 {
 		return -1
