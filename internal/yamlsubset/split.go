@@ -442,13 +442,12 @@ func (c *canonicalScan) next(p int) (int, bool) {
 	for t[n] == ' ' {
 		n++
 	}
-	if (n-p)%2 != 0 {
-		return 0, false
-	}
 	key, k, quoted, ok := usualKey(t, n)
 	switch {
 	case !ok:
-		return c.slow(p)
+		return c.slow(p) // line: a blank line or a comment at any indent, or declined
+	case (n-p)%2 != 0:
+		return 0, false
 	case quoted && IsBareKey(key):
 		return 0, false // a key Emit writes bare
 	case !quoted && isYAML11Word(key):
