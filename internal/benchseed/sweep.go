@@ -42,7 +42,7 @@ func sweepDoc(n int, python bool) *value.Map {
 		it.Set("source", "slack:C42")
 		it.Set("status", "analyzed")
 		it.Set("title", fmt.Sprintf("Item %d: login page fails after password reset", i))
-		it.Set("url", fmt.Sprintf("https://chat.example.com/archives/C42/p%d", 1719900000000100+i))
+		it.Set("url", fmt.Sprintf("https://chat.example.com/archives/C42/p%d", 1719900000000100+int64(i)))
 		it.Set("body", strings.Repeat("Steps: open the app, reset the password, log in again. ", 4))
 		it.Set("id", fmt.Sprintf("1719900000.%06d", i))
 		it.Set("labels", []value.Value{"auth", "regression"})
@@ -101,7 +101,7 @@ func SweepLegacy(n int) []byte {
 			b.WriteString(", ")
 		}
 		fmt.Fprintf(&b, `"slack:C42:1719900000.%06d": {"status": "analyzed", "channel": "slack:C42", "title": "Item %d: login page fails after password reset", "url": "https://chat.example.com/archives/C42/p%d"}`,
-			i, i, 1719900000000100+i)
+			i, i, 1719900000000100+int64(i))
 	}
 	b.WriteString("}}\n")
 	return []byte(b.String())
