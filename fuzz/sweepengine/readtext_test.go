@@ -94,6 +94,11 @@ func editSeeds(tb testing.TB) []string {
 		{"items:\n", "items:\n# \xff\n"},                                   // invalid UTF-8 where a split that keeps no item drops the line
 		{"items:\n", "items:\n# c\r  \"a\": {\"x\": 1}\n"},                 // a CR there, which hides an item from the split
 		{"  \"slack:C42:1719900000.000001\":\n", "  # next\n  \"slack:C42:1719900000.000001\":\n"},
+		// A comment and blank lines at odd indents: in an item, after the
+		// items line, between items.
+		{"    id: \"", "     # odd\n \n    id: \""},
+		{"items:\n", "items:\n # c\n"},
+		{"  \"slack:C42:1719900000.000001\":\n", "   \n  \"slack:C42:1719900000.000001\":\n"},
 		{"\"w1\"", "\"w\r1\""},                       // a raw CR in a string
 		{"\"w1\"", "\"w\\r1\\u00e9\\ud83d\\ude00\""}, // escapes
 		{"\"w1\"", "\"wé日😀\u007f\u0085\""},           // raw non-ASCII and DEL
