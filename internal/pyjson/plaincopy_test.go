@@ -78,15 +78,21 @@ func TestCopyPlainLengths(t *testing.T) {
 func TestCopyPlainRandom(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 20000 {
-		s := make([]byte, r.IntN(200))
-		for i := range s {
-			s[i] = byte(0x20 + r.IntN(0x5f))
-			if r.IntN(150) == 0 {
-				s[i] = byte(r.IntN(256))
-			}
-		}
-		checkCopyPlain(t, string(s), r.IntN(220))
+		checkCopyPlain(t, mostlyPlain(r, 200, 150), r.IntN(220))
 	}
+}
+
+// mostlyPlain is a random text of fewer than n bytes, printable ASCII but
+// for one byte in about every (any byte value).
+func mostlyPlain(r *rand.Rand, n, every int) string {
+	s := make([]byte, r.IntN(n))
+	for i := range s {
+		s[i] = byte(0x20 + r.IntN(0x5f))
+		if r.IntN(every) == 0 {
+			s[i] = byte(r.IntN(256))
+		}
+	}
+	return string(s)
 }
 
 // checkSkip holds SkipRawASCII (sixteen bytes a step where skipPlain has
@@ -117,13 +123,6 @@ func TestSkipRawASCIIEveryByteEverywhere(t *testing.T) {
 func TestSkipRawASCIIRandom(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for range 5000 {
-		s := make([]byte, r.IntN(100))
-		for i := range s {
-			s[i] = byte(0x20 + r.IntN(0x5f))
-			if r.IntN(80) == 0 {
-				s[i] = byte(r.IntN(256))
-			}
-		}
-		checkSkip(t, string(s))
+		checkSkip(t, mostlyPlain(r, 100, 80))
 	}
 }
