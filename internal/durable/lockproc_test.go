@@ -5,10 +5,13 @@ package durable
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/stateguard/stateguard/internal/platformtest"
 )
 
 // lockHolderEnv makes this test binary a child that holds the lock named
@@ -51,17 +54,21 @@ func TestLockExcludesOtherProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	child := exec.Command(exe, "-test.run=^$")
-	child.Env = append(os.Environ(), lockHolderEnv+"="+p)
-	stdin, err := child.StdinPipe()
+	var child *exec.Cmd
+	var stdin io.WriteCloser
+	var stdout io.ReadCloser
+	err = platformtest.RetryWineStart(t, func() (err error) {
+		child = exec.Command(exe, "-test.run=^$")
+		child.Env = append(os.Environ(), lockHolderEnv+"="+p)
+		if stdin, err = child.StdinPipe(); err != nil {
+			return err
+		}
+		if stdout, err = child.StdoutPipe(); err != nil {
+			return err
+		}
+		return child.Start()
+	})
 	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := child.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := child.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer func() {

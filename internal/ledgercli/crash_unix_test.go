@@ -70,7 +70,7 @@ func TestCrashLoopLedger(t *testing.T) {
 		sidecars[sc]++
 
 		// Before any writer: the read-only doctor.
-		out, rc := runLedger(bin, "--db", db, "doctor")
+		out, rc := runLedger(t, bin, "--db", db, "doctor")
 		var report struct{ Healthy bool }
 		json.Unmarshal([]byte(out), &report)
 		walCommits := logHoldsCommit(db + "-wal")
@@ -86,7 +86,7 @@ func TestCrashLoopLedger(t *testing.T) {
 			// the -shm). Nothing was promised; the next writer creates or
 			// recovers it. A lone -wal that holds a commit must read.
 			firstCreation++
-			runLedger(bin, "--db", db, "heartbeat", poolID(0xfffff))
+			runLedger(t, bin, "--db", db, "heartbeat", poolID(0xfffff))
 		default:
 			refusedReads++
 			why := "unhealthy: a transaction was applied in part"
@@ -96,7 +96,7 @@ func TestCrashLoopLedger(t *testing.T) {
 			t.Errorf("kill %d: read-only doctor after the kill: %s; answer %s (exit %d), sidecars %q, a commit in the -wal %v", k, why, strings.TrimSpace(out), rc, sc, walCommits)
 			// Let a writer recover the file so that the checks below,
 			// and the rest of the run, still count.
-			runLedger(bin, "--db", db, "heartbeat", poolID(0xfffff))
+			runLedger(t, bin, "--db", db, "heartbeat", poolID(0xfffff))
 		}
 
 		if sc == "no database" {
@@ -125,7 +125,7 @@ func TestCrashLoopLedger(t *testing.T) {
 		matchBefore, matchAfter := true, true
 		var report2 []string
 		for _, id := range ids {
-			out, rc := runLedger(bin, "--db", db, "get", id)
+			out, rc := runLedger(t, bin, "--db", db, "get", id)
 			got := cliAnswer(out, rc)
 			b := ledgerOp{Kind: "get", ID: id}.apply(before)
 			a := ledgerOp{Kind: "get", ID: id}.apply(after)

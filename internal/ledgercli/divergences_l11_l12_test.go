@@ -19,11 +19,14 @@ import (
 // locks of this test process count against it) with the explain phrase on.
 func runBinary(t *testing.T, args ...string) (rc int, stdout, stderr string) {
 	t.Helper()
-	cmd := exec.Command(ledgerBinary(t), platformtest.ACLArgs(args...)...)
-	cmd.Env = append(os.Environ(), ledgercli.ExplainEnv+"=1")
+	bin := ledgerBinary(t)
 	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
+	err := platformtest.RetryWineStart(t, func() error {
+		cmd := exec.Command(bin, platformtest.ACLArgs(args...)...)
+		cmd.Env = append(os.Environ(), ledgercli.ExplainEnv+"=1")
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		return cmd.Run()
+	})
 	var exitErr *exec.ExitError
 	switch {
 	case errors.As(err, &exitErr):

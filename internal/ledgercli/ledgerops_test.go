@@ -242,8 +242,13 @@ func cliAnswer(stdout string, rc int) string {
 }
 
 // runLedger runs the binary and returns stdout and the exit status.
-func runLedger(bin string, args ...string) (string, int) {
-	out, err := exec.Command(bin, platformtest.ACLArgs(args...)...).Output()
+func runLedger(t testing.TB, bin string, args ...string) (string, int) {
+	t.Helper()
+	var out []byte
+	err := platformtest.RetryWineStart(t, func() (err error) {
+		out, err = exec.Command(bin, platformtest.ACLArgs(args...)...).Output()
+		return err
+	})
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
 		return string(out), exit.ExitCode()

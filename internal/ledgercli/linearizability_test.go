@@ -94,7 +94,7 @@ func TestLinearizableLedger(t *testing.T) {
 		// An initialised ledger: the model has no "no file" state (the
 		// read-only commands refuse a missing file, L2).
 		db := filepath.Join(t.TempDir(), "ledger.sqlite")
-		if out, rc := runLedger(bin, "--db", db, "init"); rc != 0 {
+		if out, rc := runLedger(t, bin, "--db", db, "init"); rc != 0 {
 			t.Fatalf("init: %s", out)
 		}
 		var plans [][]ledgerOp
@@ -102,9 +102,13 @@ func TestLinearizableLedger(t *testing.T) {
 			plans = append(plans, ledgerLinearPlan(rng, h, c, 8))
 		}
 		history := lincheck.Record(plans, func(o ledgerOp) string {
-			cmd := exec.Command(bin, o.args(db)...)
-			cmd.Env = append(os.Environ(), o.env()...)
-			out, err := cmd.Output()
+			var out []byte
+			err := platformtest.RetryWineStart(t, func() (err error) {
+				cmd := exec.Command(bin, o.args(db)...)
+				cmd.Env = append(os.Environ(), o.env()...)
+				out, err = cmd.Output()
+				return err
+			})
 			rc := 0
 			var exit *exec.ExitError
 			if errors.As(err, &exit) {

@@ -76,9 +76,13 @@ func TestCrashLoopModelNoLedgerYet(t *testing.T) {
 // returns its answer in apply's comparable form.
 func runOp(t *testing.T, bin, db string, o ledgerOp) string {
 	t.Helper()
-	cmd := exec.Command(bin, o.args(db)...)
-	cmd.Env = append(os.Environ(), o.env()...)
-	out, err := cmd.Output()
+	var out []byte
+	err := platformtest.RetryWineStart(t, func() (err error) {
+		cmd := exec.Command(bin, o.args(db)...)
+		cmd.Env = append(os.Environ(), o.env()...)
+		out, err = cmd.Output()
+		return err
+	})
 	rc := 0
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {

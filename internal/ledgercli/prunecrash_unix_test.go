@@ -98,7 +98,7 @@ func TestCrashDuringPrune(t *testing.T) {
 		if _, err := journal.RunAndKill(planrun, filepath.Dir(db), plan, delay); err != nil {
 			t.Fatal(err)
 		}
-		out, rc := runLedger(bin, "--db", db, "doctor")
+		out, rc := runLedger(t, bin, "--db", db, "doctor")
 		var report struct {
 			Healthy     bool
 			OrphanCount int `json:"orphan_count"`
@@ -131,11 +131,11 @@ func TestCrashDuringPrune(t *testing.T) {
 		if report.TaskCount < 20060 && report.TaskCount > 6000 {
 			midway++
 		}
-		out, rc = runLedger(bin, "--db", db, "prune", "--ended-before", cutoff)
+		out, rc = runLedger(t, bin, "--db", db, "prune", "--ended-before", cutoff)
 		if rc != 0 {
 			t.Fatalf("kill %d: prune after the kill: %s (exit %d)", k, out, rc)
 		}
-		out, rc = runLedger(bin, "--db", db, "doctor")
+		out, rc = runLedger(t, bin, "--db", db, "doctor")
 		json.Unmarshal([]byte(out), &report)
 		if rc != 0 || report.TaskCount != 6000 {
 			t.Fatalf("kill %d: after the second prune: %s (exit %d)", k, out, rc)

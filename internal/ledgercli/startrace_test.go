@@ -64,7 +64,7 @@ func TestFreshLedgerStartRace(t *testing.T) {
 					Healthy   bool `json:"healthy"`
 					TaskCount int  `json:"task_count"`
 				}
-				out, rc := runLedger(bin, "--db", db, "doctor")
+				out, rc := runLedger(t, bin, "--db", db, "doctor")
 				if err := json.Unmarshal([]byte(out), &rep); err != nil || rc != 0 || !rep.Healthy {
 					t.Fatalf("race %d: doctor exit %d: %s", r, rc, out)
 				}
@@ -140,18 +140,18 @@ func raceCommands(t *testing.T, bin string, argvs [][]string) []string {
 	n := len(argvs)
 	cmds := make([]*exec.Cmd, n)
 	outs := make([]strings.Builder, n)
-	for i := range cmds {
-		cmds[i] = exec.Command(bin, platformtest.ACLArgs(argvs[i]...)...)
-		cmds[i].Stdout = &outs[i]
-		cmds[i].Env = append(os.Environ(), "TASK_STATE_GUARD_EXPLAIN=1")
-		var stderr strings.Builder
-		cmds[i].Stderr = &stderr
-	}
 	// Start them all, then wait for all: the starts are as close together
 	// as exec allows.
 	var wg sync.WaitGroup
-	for i, cmd := range cmds {
-		if err := cmd.Start(); err != nil {
+	for i := range cmds {
+		err := platformtest.RetryWineStart(t, func() error {
+			cmds[i] = exec.Command(bin, platformtest.ACLArgs(argvs[i]...)...)
+			cmds[i].Stdout = &outs[i]
+			cmds[i].Env = append(os.Environ(), "TASK_STATE_GUARD_EXPLAIN=1")
+			cmds[i].Stderr = new(strings.Builder)
+			return cmds[i].Start()
+		})
+		if err != nil {
 			t.Fatalf("process %d: %v", i, err)
 		}
 	}

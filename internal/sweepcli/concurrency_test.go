@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stateguard/stateguard/internal/platformtest"
 	"github.com/stateguard/stateguard/internal/yamlsubset"
 	"github.com/stateguard/stateguard/model/value"
 )
@@ -27,8 +28,11 @@ func TestConcurrentWritersLoseNoUpdate(t *testing.T) {
 	dir := t.TempDir()
 	state := filepath.Join(dir, "state.yml")
 	runCLI := func(args ...string) (string, error) {
-		cmd := exec.Command(binPath, append([]string{args[0], "--state", state}, args[1:]...)...)
-		out, err := cmd.Output()
+		var out []byte
+		err := platformtest.RetryWineStart(t, func() (err error) {
+			out, err = exec.Command(binPath, append([]string{args[0], "--state", state}, args[1:]...)...).Output()
+			return err
+		})
 		return string(out), err
 	}
 	if out, err := runCLI("lease-acquire", "--writer", "sweep", "--now", "2026-07-02T12:00:00Z"); err != nil || out != "OK\n" {

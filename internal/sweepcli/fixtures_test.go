@@ -88,11 +88,13 @@ func replayFixture(t *testing.T, file string) {
 			os.MkdirAll(filepath.Join(dir, st.Path), 0o755)
 		case "run":
 			before, _ := os.ReadFile(statePath)
-			cmd := exec.Command(binPath, st.Args...)
-			cmd.Dir = dir
 			var stdout, stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			err := cmd.Run()
+			err := platformtest.RetryWineStart(t, func() error {
+				cmd := exec.Command(binPath, st.Args...)
+				cmd.Dir = dir
+				cmd.Stdout, cmd.Stderr = &stdout, &stderr
+				return cmd.Run()
+			})
 			rc := 0
 			var exitErr *exec.ExitError
 			if errors.As(err, &exitErr) {

@@ -13,6 +13,7 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/stateguard/stateguard/internal/lincheck"
+	"github.com/stateguard/stateguard/internal/platformtest"
 	"github.com/stateguard/stateguard/internal/pyjson"
 	"github.com/stateguard/stateguard/model/sweep"
 )
@@ -88,7 +89,11 @@ func TestLinearizableSweep(t *testing.T) {
 		}
 		history := lincheck.Record(plans, func(sc sweepCall) string {
 			args := append([]string{sc.args[0], "--state", state}, sc.args[1:]...)
-			out, err := exec.Command(binPath, args...).Output()
+			var out []byte
+			err := platformtest.RetryWineStart(t, func() (err error) {
+				out, err = exec.Command(binPath, args...).Output()
+				return err
+			})
 			if err != nil {
 				t.Errorf("%q: %v", sc.args, err)
 			}

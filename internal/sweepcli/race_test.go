@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stateguard/stateguard/internal/platformtest"
 	"github.com/stateguard/stateguard/internal/yamlsubset"
 	"github.com/stateguard/stateguard/model/value"
 )
@@ -30,8 +31,11 @@ func TestEveryMutatingSubcommandRaces(t *testing.T) {
 	dir := t.TempDir()
 	state := filepath.Join(dir, "state.yml")
 	run := func(args ...string) string {
-		cmd := exec.Command(binPath, append([]string{args[0], "--state", state}, args[1:]...)...)
-		out, err := cmd.Output()
+		var out []byte
+		err := platformtest.RetryWineStart(t, func() (err error) {
+			out, err = exec.Command(binPath, append([]string{args[0], "--state", state}, args[1:]...)...).Output()
+			return err
+		})
 		if err != nil {
 			return "exec failed: " + err.Error()
 		}

@@ -102,6 +102,8 @@ func sqliteExec(ts *testscript.TestScript, neg bool, args []string) {
 // writes to stderr; with the switch the script compares stderr itself).
 // testscript's own `! exec` accepts any failure, which would not tell 1
 // (unhealthy doctor) from 2 (refused) from 3 (internal).
+// It tries a start again that Wine refused, which exec cannot (no script
+// gives a program stdin, which a retry would lose: ts.Exec clears it).
 func exits(ts *testscript.TestScript, neg bool, args []string) {
 	if neg {
 		ts.Fatalf("unsupported: ! exits")
@@ -114,7 +116,7 @@ func exits(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("exits: bad status")
 	}
 	got := 0
-	if err := ts.Exec(args[1], args[2:]...); err != nil {
+	if err := platformtest.RetryWineStart(ts, func() error { return ts.Exec(args[1], args[2:]...) }); err != nil {
 		var exitErr *exec.ExitError
 		if !errors.As(err, &exitErr) {
 			ts.Fatalf("exits: %v", err)
