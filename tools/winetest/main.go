@@ -428,7 +428,9 @@ func testPackage(p pkg, work, overlay string, goEnv []string, wine string, runEn
 		return r
 	}
 	logFile, _ := os.Create(r.logPath)
-	output := map[string]*strings.Builder{}
+	output := map[string]*strings.Builder{}    // by top-level test
+	ownOutput := map[string]*strings.Builder{} // by test and subtest
+	var failedAny []string                     // every test and subtest that failed
 	var pkgOutput strings.Builder
 	sc := bufio.NewScanner(convOut)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
@@ -458,8 +460,15 @@ func testPackage(p pkg, work, overlay string, goEnv []string, wine string, runEn
 		if output[top] == nil {
 			output[top] = &strings.Builder{}
 		}
+		if ownOutput[e.Test] == nil {
+			ownOutput[e.Test] = &strings.Builder{}
+		}
 		if e.Action == "output" {
 			output[top].WriteString(e.Output)
+			ownOutput[e.Test].WriteString(e.Output)
+		}
+		if e.Action == "fail" {
+			failedAny = append(failedAny, e.Test)
 		}
 		if e.Test != top {
 			continue
@@ -488,7 +497,16 @@ func testPackage(p pkg, work, overlay string, goEnv []string, wine string, runEn
 	var fo strings.Builder
 	sort.Strings(r.failed)
 	for _, t := range r.failed {
-		fo.WriteString(output[t].String())
+		// The subtests that failed themselves, not through a subtest of
+		// theirs: a test with hundreds of subtests would otherwise bury
+		// its failure under their passes.
+		leaves := failedLeaves(t, failedAny)
+		if len(leaves) == 0 {
+			fo.WriteString(output[t].String())
+		}
+		for _, l := range leaves {
+			fo.WriteString(ownOutput[l].String())
+		}
 	}
 	if r.binaryFailed && r.fail == 0 {
 		fo.WriteString(tail(pkgOutput.String()+stderr.String(), 60))
@@ -501,6 +519,28 @@ func testPackage(p pkg, work, overlay string, goEnv []string, wine string, runEn
 	}
 	r.failOutput = fo.String()
 	return r
+}
+
+// failedLeaves returns the failed subtests of top (from failed, every
+// test and subtest that failed) that have no failed subtest of their own.
+func failedLeaves(top string, failed []string) []string {
+	var leaves []string
+	for _, f := range failed {
+		if !strings.HasPrefix(f, top+"/") {
+			continue
+		}
+		leaf := true
+		for _, g := range failed {
+			if strings.HasPrefix(g, f+"/") {
+				leaf = false
+				break
+			}
+		}
+		if leaf {
+			leaves = append(leaves, f)
+		}
+	}
+	return leaves
 }
 
 // wineStartFailure reports a package whose failures include Wine failing

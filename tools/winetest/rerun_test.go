@@ -1,6 +1,9 @@
 package main
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestRerunFailed: a package whose only failures are Wine failing to start
 // a process is rerun for those tests alone; a pass on the rerun counts as
@@ -24,5 +27,18 @@ func TestRerunFailed(t *testing.T) {
 	})
 	if bad.fail != 1 || !bad.binaryFailed || bad.pass != 5 {
 		t.Errorf("rerun that failed again: %+v", bad)
+	}
+}
+
+// TestFailedLeaves: the report of a failed test shows the subtests that
+// failed themselves, not their parents, and not another test's.
+func TestFailedLeaves(t *testing.T) {
+	failed := []string{"TestR/edge/a", "TestR/edge", "TestR/seq/b", "TestR/seq", "TestR", "TestS/x", "TestS", "TestRx/y"}
+	got := strings.Join(failedLeaves("TestR", failed), " ")
+	if got != "TestR/edge/a TestR/seq/b" {
+		t.Errorf("leaves of TestR: %q", got)
+	}
+	if got := failedLeaves("TestT", failed); got != nil {
+		t.Errorf("leaves of a test with no failed subtest: %q", got)
 	}
 }
