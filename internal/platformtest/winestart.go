@@ -3,7 +3,11 @@ package platformtest
 import (
 	"errors"
 	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 	"syscall"
+	"testing"
 )
 
 // errInternal is Windows' ERROR_INTERNAL_ERROR (1359, "Internal error."),
@@ -56,4 +60,34 @@ func retryStart(t Logger, wine bool, run func() error) error {
 		t.Logf("Wine refused to start a process (try %d of %d): %v", try, wineStartTries, err)
 	}
 	return err
+}
+
+// NoScriptExec fails t for each line of the txtar scripts in dir that
+// runs a program with testscript's exec, which cannot try a start again
+// that Wine refused; the scripts use their exits command instead.
+func NoScriptExec(t testing.TB, dir string) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.txtar"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scripts in %s (%v)", dir, err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(data), "\n") {
+			if strings.HasPrefix(line, "-- ") && strings.HasSuffix(line, " --") {
+				break // the archive's files follow the script
+			}
+			fields := strings.Fields(line)
+			// Past the negation and the conditions: [posixmodes] ! exec ...
+			for len(fields) > 0 && (fields[0] == "!" || fields[0] == "?" || strings.HasPrefix(fields[0], "[")) {
+				fields = fields[1:]
+			}
+			if len(fields) > 0 && fields[0] == "exec" {
+				t.Errorf("%s:%d: exec; run programs with exits (exits 0 for a success)", filepath.Base(f), i+1)
+			}
+		}
+	}
 }

@@ -40,6 +40,12 @@ func TestMain(m *testing.M) {
 	})
 }
 
+// TestScriptsRunProgramsThroughExits: no script runs a program with exec,
+// which cannot try a start again that Wine refused (see exits).
+func TestScriptsRunProgramsThroughExits(t *testing.T) {
+	platformtest.NoScriptExec(t, "testdata")
+}
+
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata",
