@@ -27,6 +27,7 @@ type ItemBlock struct {
 type Split struct {
 	text   string
 	blocks []ItemBlock
+	found  int // Has's last find, where its next search begins
 }
 
 // Len is the number of entries.
@@ -35,6 +36,23 @@ func (s *Split) Len() int {
 		return 0
 	}
 	return len(s.blocks)
+}
+
+// Has reports whether key is one of the entries. Asked for keys in key
+// order, it answers each from the entry after the last one it found.
+func (s *Split) Has(key string) bool {
+	if s == nil {
+		return false
+	}
+	if i := s.found + 1; i < len(s.blocks) && s.blocks[i].Key == key {
+		s.found = i
+		return true
+	}
+	i, found := findBlock(s.blocks, key)
+	if found {
+		s.found = i
+	}
+	return found
 }
 
 // Blocks are the entries, in key order.
@@ -83,7 +101,7 @@ func SplitItems(text string, keep func(key, block string) bool) (reduced string,
 		}
 	}
 	b.WriteString(text[c.itemsEnd:])
-	return b.String(), &Split{text, c.others}, true
+	return b.String(), &Split{text: text, blocks: c.others}, true
 }
 
 // JoinItemsTo writes emitted, the text Emit wrote for a document decided
