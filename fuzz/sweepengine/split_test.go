@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -34,6 +35,25 @@ var splitOps = [][]string{
 	{"run-record", "--writer", "w1", "--outcome", "partial", "--counts", `{"n": 1, "Y": 2}`, "--timestamp", "t"},
 	{"validate"},
 	{"cursor-get", "--source", "slack:C42"},
+	{"import-legacy", "--file", "legacy-map.json"},
+	{"import-legacy", "--file", "legacy-list.json", "--source-map", `{"C42": "slack:C42", "D1": "gh"}`},
+	{"import-legacy", "--file", "legacy.yml"},
+}
+
+// legacyFiles are the legacy files of splitOps's import-legacy calls,
+// written beside the state (splitRun): items of the benchmark file that
+// have every field it copies and ones that lack some (in the fuzzed
+// file), new ones, ids Python finds false, a number as an id, one id
+// twice, and channel cursors.
+var legacyFiles = map[string]string{
+	"legacy-map.json": `{"channels": {"C42": {"last_processed_ts": "1719900000.000300"}}, "items": {` +
+		`"slack:C42:1719900000.000001": {"status": "s", "channel": "c", "title": "t", "url": "u"}, ` +
+		`"slack:C42:1719900000.000002": {"title": "t2"}, "slack:C42:1719900000.000004": {"url": null, "body": "b"}, ` +
+		`"new:1": {"status": "ingested", "channel": "slack:C42"}, "": {"title": "no id"}, "x": 1}}`,
+	"legacy-list.json": `{"channels": {"D1": {"cursor": 5}}, "items": [` +
+		`{"id": "slack:C42:1719900000.000003", "title": "t3"}, {"id": 7, "channel": "c"}, {"id": 0, "title": "zero"}, ` +
+		`{"id": "slack:C42:1719900000.000000", "status": "s"}, {"id": "slack:C42:1719900000.000003", "url": "u3"}, "not a map"]}`,
+	"legacy.yml": "items:\n  slack:C42:1719900000.000000:\n    url: u\n  zz:\n    title: t\n  N:\n    status: s\n",
 }
 
 // FuzzSplitItems puts any bytes in the state file and runs one of the
@@ -103,6 +123,27 @@ func FuzzSplitItems(f *testing.F) {
 			f.Add([]byte(s), uint8(op))
 		}
 	}
+	// import-legacy on items its files name that lack a field it copies
+	// (each item of the five-item file without one of its fields, or
+	// with a field below another key), and on the same file whole.
+	dropped := five
+	for item, field := range map[string]string{"000000": "status", "000002": "title", "000003": "url", "000004": "source"} {
+		at := strings.Index(dropped, "  \"slack:C42:1719900000."+item+"\":")
+		line := strings.Index(dropped[at:], "    "+field+": ")
+		if at < 0 || line < 0 {
+			f.Fatalf("no %s in item %s", field, item)
+		}
+		end := strings.IndexByte(dropped[at+line:], '\n')
+		dropped = dropped[:at+line] + dropped[at+line+end+1:]
+	}
+	below := strings.Replace(five, "    url: ", "    m:\n      url: \"u\"\n    urls: ", 1)
+	for op, args := range splitOps {
+		if args[0] == "import-legacy" {
+			for _, s := range []string{five, dropped, below} {
+				f.Add([]byte(s), uint8(op))
+			}
+		}
+	}
 	f.Fuzz(func(t *testing.T, file []byte, op uint8) {
 		args := splitOps[int(op)%len(splitOps)]
 		fast := splitRun(t, file, args, false)
@@ -117,6 +158,11 @@ func FuzzSplitItems(f *testing.F) {
 func splitRun(t *testing.T, file []byte, args []string, whole bool) string {
 	dir := memdir.TempDir(t) // fsync is free there: the oracle is not about durability
 	state := handEdited(t, dir, file)
+	if args[0] == "import-legacy" {
+		args = slices.Clone(args)
+		args[2] = filepath.Join(dir, args[2])
+		mustWrite(t, args[2], []byte(legacyFiles[filepath.Base(args[2])]))
+	}
 	sweepfast.SetOff(whole)
 	defer sweepfast.SetOff(false)
 	rc, stdout, stderr := runCLI(append([]string{args[0], "--state", state}, args[1:]...))

@@ -14,8 +14,14 @@ import (
 // input is everything a decision may look at: no files, no clock.
 type input struct {
 	loaded
-	now    string
-	legacy legacyInput
+	now string
+	// legacy is import-legacy's file, parsed (nil: absent, unreadable or
+	// not a mapping).
+	legacy *value.Map
+	// splitOff holds the items the load left out (nil when it loaded
+	// them all): for import-legacy, items its file names that already
+	// have every field it could add (legacyTouches).
+	splitOff *yamlsubset.Split
 }
 
 // decide applies cmd to the loaded document in place and reports the answer
@@ -286,7 +292,7 @@ var legacyItemFields = []struct{ from, to string }{
 }
 
 func importLegacy(in input, c ImportLegacy) (Result, bool) {
-	legacy := parseLegacy(in.legacy)
+	legacy := in.legacy
 	sourceMap := value.NewMap()
 	if c.SourceMap != nil {
 		if v, err := pyjson.Decode(*c.SourceMap); err == nil {
@@ -303,7 +309,7 @@ func importLegacy(in input, c ImportLegacy) (Result, bool) {
 				return *failed, false
 			}
 		}
-		items = importItems(in.doc, mapGet(legacy, "items"))
+		items = importItems(in.doc, mapGet(legacy, "items"), in.splitOff)
 	}
 	payload := value.NewMap()
 	payload.Set("cursors_imported", value.Int(int64(cursors)))
@@ -378,32 +384,53 @@ func importChannels(doc, channels, sourceMap *value.Map) (int, *Result) {
 	return n, nil
 }
 
-func importItems(doc *value.Map, legacyItems value.Value) int {
-	type entry struct {
-		id     value.Value
-		fields *value.Map
+// legacyItem is an entry of a legacy file's items that import-legacy
+// imports: its id as the state's item key, and its fields.
+type legacyItem struct {
+	key    string
+	fields *value.Map
+}
+
+// legacyItems lists the entries of a legacy file's items (a map by id, or
+// a list of maps with an "id") that have an id Python finds true and
+// fields, in the file's order.
+func legacyItems(items value.Value) []legacyItem {
+	var out []legacyItem
+	add := func(id value.Value, fields *value.Map) {
+		if truthy(id) && fields != nil {
+			out = append(out, legacyItem{pyStr(id), fields})
+		}
 	}
-	var entries []entry
-	switch t := legacyItems.(type) {
+	switch t := items.(type) {
 	case *value.Map:
-		for _, k := range t.Keys() {
-			f, _ := getMap(t, k)
-			entries = append(entries, entry{k, f})
+		// By position: a lookup by key would build the large map's index.
+		for i := range t.Len() {
+			k, v := t.At(i)
+			f, _ := v.(*value.Map)
+			add(k, f)
 		}
 	case []value.Value:
 		for _, e := range t {
 			if f, isMap := e.(*value.Map); isMap {
-				entries = append(entries, entry{mapGet(f, "id"), f})
+				add(mapGet(f, "id"), f)
 			}
 		}
 	}
+	return out
+}
+
+// importItems copies each legacy item's fields into the stored item
+// that lacks them. An item in splitOff has every field it could be given
+// (legacyTouches): it counts as imported and stays as it is.
+func importItems(doc *value.Map, legacy value.Value, splitOff *yamlsubset.Split) int {
 	items := mapAt(doc, "items")
 	n := 0
-	for _, e := range entries {
-		if !truthy(e.id) || e.fields == nil {
+	for _, e := range legacyItems(legacy) {
+		id := e.key
+		if splitOff.Has(id) {
+			n++
 			continue
 		}
-		id := pyStr(e.id)
 		item, isMap := getMap(items, id)
 		if !isMap {
 			item = value.NewMap()

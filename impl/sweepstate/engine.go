@@ -96,22 +96,25 @@ func (e *Engine) RunContext(ctx context.Context, path string, cmd Command) Resul
 		}
 		defer lock.Unlock()
 	}
-	st, others, failed := loadFor(path, cmd, true)
+	var legacy *value.Map
+	if imp, ok := cmd.(ImportLegacy); ok {
+		// Before the state: the items it names decide which the load
+		// parses.
+		legacy = parseLegacy(readLegacy(imp.File))
+	}
+	st, others, failed := loadFor(path, cmd, legacy, true)
 	if failed != nil {
 		return *failed
 	}
-	in := input{loaded: st, now: e.now(cmd)}
-	if imp, ok := cmd.(ImportLegacy); ok {
-		in.legacy = readLegacy(imp.File)
-	}
+	in := input{loaded: st, now: e.now(cmd), legacy: legacy, splitOff: others}
 	res, write := decide(in, cmd)
 	if write && st.partial {
 		// A streamed load kept nothing to write back the items it left
 		// out: load again, with them, and decide again.
-		if st, others, failed = loadFor(path, cmd, false); failed != nil {
+		if st, others, failed = loadFor(path, cmd, legacy, false); failed != nil {
 			return *failed
 		}
-		in.loaded = st
+		in.loaded, in.splitOff = st, others
 		res, write = decide(in, cmd)
 	}
 	if !write {

@@ -3,10 +3,12 @@ package sweepstate
 import (
 	"errors"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/stateguard/stateguard/internal/sweepfast"
 	"github.com/stateguard/stateguard/internal/yamlsubset"
+	"github.com/stateguard/stateguard/model/value"
 )
 
 // errNotJoined: the split-off items could not be put back (a defect: the
@@ -24,8 +26,8 @@ var errNotJoined = errors.New("sweepstate: split items could not be joined")
 // comes back without the items left out and with partial set, and
 // without them to put back; a decision that writes must load again
 // without streamed.
-func loadFor(path string, cmd Command, streamed bool) (loaded, *yamlsubset.Split, *Result) {
-	keep := touched(cmd)
+func loadFor(path string, cmd Command, legacy *value.Map, streamed bool) (loaded, *yamlsubset.Split, *Result) {
+	keep := touched(cmd, legacy)
 	if keep == nil || sweepfast.Off() {
 		st, failed := load(path)
 		return st, nil, failed
@@ -86,9 +88,11 @@ func streams(cmd Command) bool {
 
 // touched is the set of items cmd may read or change, as a test on an
 // item's key and its text in the engine's form, or nil when cmd needs all
-// of them.
-func touched(cmd Command) func(key, block string) bool {
+// of them. legacy is import-legacy's parsed file.
+func touched(cmd Command, legacy *value.Map) func(key, block string) bool {
 	switch c := cmd.(type) {
+	case ImportLegacy:
+		return legacyTouches(legacy)
 	case UpsertItem:
 		key := c.Source + ":" + c.ID
 		return func(k, _ string) bool { return k == key }
@@ -102,6 +106,78 @@ func touched(cmd Command) func(key, block string) bool {
 		return func(string, string) bool { return false }
 	}
 	return nil
+}
+
+// legacyTouches is the set of items import-legacy of the parsed file
+// legacy may change: those its items name (legacyItems) that lack one of
+// the fields it copies (legacyItemFields), and the ones whose block does
+// not show (hasLegacyFields). The decision counts the others as imported
+// and leaves them as they are (importItems), as it would on the whole
+// document: it only adds a field the item lacks.
+func legacyTouches(legacy *value.Map) func(key, block string) bool {
+	var named []string
+	if legacy != nil {
+		for _, e := range legacyItems(mapGet(legacy, "items")) {
+			named = append(named, e.key)
+		}
+	}
+	if !slices.IsSorted(named) {
+		slices.Sort(named)
+	}
+	// keep is asked in the file's key order (canonical items are sorted),
+	// so each answer looks on from the last one; a key out of that order
+	// is searched for.
+	next := 0
+	return func(key, block string) bool {
+		if next > 0 && named[next-1] >= key {
+			next, _ = slices.BinarySearch(named, key)
+		}
+		for next < len(named) && named[next] < key {
+			next++
+		}
+		if next == len(named) || named[next] != key {
+			return false
+		}
+		return !hasLegacyFields(block)
+	}
+}
+
+// hasLegacyFields reports whether block, an items entry as SplitItems
+// hands it to keep (its key line, then its own keys' lines at four
+// spaces in the item order of yamlsubset's Emit, with the lines below a
+// key deeper), has each field import-legacy copies into an item: source,
+// status, title and url, whatever their values. In that order they rank
+// first, with only sensitive among them, so the lines after url's are not
+// read; an entry in another order, or with a key spelled otherwise than
+// bare (which canonical text never does for these), counts as lacking
+// them, so it is parsed.
+func hasLegacyFields(block string) bool {
+	const indent = "    "
+	want := [...]string{"source:", "status:", "title:", "url:"}
+	seen := 0
+	rest := block[strings.IndexByte(block, '\n')+1:] // after the key line
+	for seen < len(want) {
+		nl := strings.IndexByte(rest, '\n')
+		if nl < 0 {
+			return false
+		}
+		line := rest[:nl]
+		rest = rest[nl+1:]
+		if len(line) <= len(indent) || line[:len(indent)] != indent {
+			return false // the entry ends
+		}
+		switch key := line[len(indent):]; {
+		case key[0] == ' ':
+			// A line below a key.
+		case strings.HasPrefix(key, want[seen]):
+			seen++
+		case seen == 2 && strings.HasPrefix(key, "sensitive:"):
+			// Ranks between status and title.
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // closedStatus reports whether block, the items entry of key as

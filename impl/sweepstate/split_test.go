@@ -10,6 +10,7 @@ import (
 	"github.com/stateguard/stateguard/internal/benchseed"
 	"github.com/stateguard/stateguard/internal/sweepfast"
 	"github.com/stateguard/stateguard/internal/yamlsubset"
+	"github.com/stateguard/stateguard/model/value"
 )
 
 // TestLoadForSplitsTheEngineText: on a file in the engine's own form, each
@@ -27,17 +28,19 @@ func TestLoadForSplitsTheEngineText(t *testing.T) {
 	for _, c := range []struct {
 		cmd         Command
 		parsed, off int
+		legacy      *value.Map
 	}{
-		{UpsertItem{Source: "slack:C42", ID: "1719900000.000002", Writer: "w1", JSON: "{}"}, 1, 4},
-		{UpsertItem{Source: "slack:C42", ID: "new", Writer: "w1", JSON: "{}"}, 0, 5},
-		{CursorAdvance{Source: "slack:C42", PastItem: "1719900000.000004", To: "9"}, 1, 4},
-		{Validate{}, 0, 5},
-		{LeaseAcquire{Writer: "w1"}, 0, 5},
-		{CursorGet{Source: "slack:C42"}, 0, 5},
-		{Read{}, 5, -1},
-		{ImportLegacy{}, 5, -1},
+		{UpsertItem{Source: "slack:C42", ID: "1719900000.000002", Writer: "w1", JSON: "{}"}, 1, 4, nil},
+		{UpsertItem{Source: "slack:C42", ID: "new", Writer: "w1", JSON: "{}"}, 0, 5, nil},
+		{CursorAdvance{Source: "slack:C42", PastItem: "1719900000.000004", To: "9"}, 1, 4, nil},
+		{Validate{}, 0, 5, nil},
+		{LeaseAcquire{Writer: "w1"}, 0, 5, nil},
+		{CursorGet{Source: "slack:C42"}, 0, 5, nil},
+		{Read{}, 5, -1, nil},
+		{ImportLegacy{}, 0, 5, nil}, // no legacy file: it names no item
+		{ImportLegacy{}, 0, 5, legacyNaming("slack:C42:1719900000.000001", "new")}, // every field there
 	} {
-		st, others, failed := loadFor(state, c.cmd, false)
+		st, others, failed := loadFor(state, c.cmd, c.legacy, false)
 		if failed != nil {
 			t.Fatalf("%T: %s", c.cmd, failed.Reason)
 		}
@@ -46,7 +49,7 @@ func TestLoadForSplitsTheEngineText(t *testing.T) {
 		}
 		// Streamed, cursor-get and validate keep nothing of the items
 		// they leave out; the others load as without streaming.
-		st, others, failed = loadFor(state, c.cmd, true)
+		st, others, failed = loadFor(state, c.cmd, c.legacy, true)
 		if failed != nil {
 			t.Fatalf("%T streamed: %s", c.cmd, failed.Reason)
 		}
@@ -59,7 +62,7 @@ func TestLoadForSplitsTheEngineText(t *testing.T) {
 		}
 	}
 	sweepfast.SetOff(true)
-	st, others, _ := loadFor(state, LeaseAcquire{Writer: "w1"}, true)
+	st, others, _ := loadFor(state, LeaseAcquire{Writer: "w1"}, nil, true)
 	sweepfast.SetOff(false)
 	if mapAt(st.doc, "items").Len() != 5 || others != nil {
 		t.Errorf("fast path off: %d items parsed, %d split off; want the whole file", mapAt(st.doc, "items").Len(), others.Len())
@@ -91,7 +94,7 @@ func TestLoadForSplitsTheEngineText(t *testing.T) {
 		if err := os.WriteFile(state, []byte(c.file), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		st, others, failed := loadFor(state, c.cmd, c.streamed)
+		st, others, failed := loadFor(state, c.cmd, nil, c.streamed)
 		if failed != nil {
 			t.Fatalf("python form, %T: %s", c.cmd, failed.Reason)
 		}
@@ -120,7 +123,7 @@ func TestLoadForSplitsTheEngineText(t *testing.T) {
 		if err := os.WriteFile(state, []byte(c.file), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		st, others, failed := loadFor(state, c.cmd, true)
+		st, others, failed := loadFor(state, c.cmd, nil, true)
 		if failed != nil {
 			t.Fatalf("hand edit, %T: %s", c.cmd, failed.Reason)
 		}
@@ -157,7 +160,7 @@ func TestValidateKeepsTheClosedItems(t *testing.T) {
 		"  \"x\\\"y\":\n    source: \"s\"\n" + closed + // a key escaped,
 		"  \"x:1\":\n" + closed + // and quoted raw
 		"last_run: {}\n"
-	keep := touched(Validate{})
+	keep := touched(Validate{}, nil)
 	var closedKeys []string
 	seen := 0
 	check := func(key, block string) bool {
@@ -185,5 +188,78 @@ func TestValidateKeepsTheClosedItems(t *testing.T) {
 	// ScanItems asks keep of every entry, those in the Python forms too.
 	if want := []string{"a", "b", "c", "j", "k", "x\"y", "x:1"}; !slices.Equal(closedKeys, want) || seen != 15 {
 		t.Errorf("ScanItems: closed %q of %d entries seen; want %q of 15", closedKeys, seen, want)
+	}
+}
+
+// legacyNaming is a parsed legacy file whose items map names keys, each
+// with every field import-legacy copies.
+func legacyNaming(keys ...string) *value.Map {
+	items := value.NewMap()
+	for _, k := range keys {
+		f := value.NewMap()
+		for _, name := range []string{"status", "channel", "title", "url"} {
+			f.Set(name, "x")
+		}
+		items.Set(k, f)
+	}
+	legacy := value.NewMap()
+	legacy.Set("items", items)
+	return legacy
+}
+
+// TestLegacyTouchesTheItemsItCanChange: import-legacy's load parses an
+// item its file names unless the item's entry shows each field it copies
+// (source, status, title, url) as a key of its own, whatever the value,
+// in Emit's item order (another order is parsed); items it does not name
+// are never parsed, asked in key order or not. Both forms of the legacy
+// items (a map by id, a list with ids, a number among them) name items.
+// Broken on purpose: hasLegacyFields reading a key at any indent
+// (TrimLeft) fails "below another key"; taking three fields of the four
+// fails that, "no url" and "a longer key"; FuzzSplitItems's import-legacy
+// seeds catch both, and keep declining every item they name.
+func TestLegacyTouchesTheItemsItCanChange(t *testing.T) {
+	const all = "    source: \"s\"\n    status: \"open\"\n    title: null\n    url: \"u\"\n"
+	list := value.NewMap()
+	entry := value.NewMap()
+	entry.Set("id", value.Int(7))
+	list.Set("items", []value.Value{entry})
+	for _, c := range []struct {
+		name   string
+		legacy *value.Map
+		key    string
+		block  string
+		want   bool
+	}{
+		{"every field", legacyNaming("k"), "k", "  k:\n" + all, false},
+		{"every field, more keys", legacyNaming("k"), "k", "  k:\n" + strings.Replace(all, "    title:", "    sensitive: true\n    title:", 1) + "    body: \"b\"\n    zz: 1\n", false},
+		{"another order", legacyNaming("k"), "k", "  k:\n    body: \"b\"\n" + all, true},
+		{"source a map", legacyNaming("k"), "k", "  k:\n    source:\n      a: 1\n" + all[len("    source: \"s\"\n"):], false},
+		{"no url", legacyNaming("k"), "k", "  k:\n" + all[:strings.Index(all, "    url")], true},
+		{"below another key", legacyNaming("k"), "k", "  k:\n    m:\n      url: \"u\"\n" + all[:strings.Index(all, "    url")], true},
+		{"a longer key", legacyNaming("k"), "k", "  k:\n" + strings.Replace(all, "title:", "titles:", 1), true},
+		{"inline", legacyNaming("k"), "k", "  k: {}\n", true},
+		{"not named", legacyNaming("k"), "j", "  j: {}\n", false},
+		{"no legacy file", nil, "k", "  k: {}\n", false},
+		{"a list's number id", list, "7", "  \"7\": {}\n", true},
+		{"a list's id, every field", list, "7", "  \"7\":\n" + all, false},
+	} {
+		if got := legacyTouches(c.legacy)(c.key, c.block); got != c.want {
+			t.Errorf("%s: keep %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestLegacyTouchesAskedInAnyOrder: the items a legacy file names are
+// found whether keep is asked in key order (the file's, as the split
+// asks) or not, and the file's own order of them does not matter.
+// Broken on purpose: without the search for a key out of order, "a"
+// after "e" is missed; without the sort, "a" after "e" in the file is.
+func TestLegacyTouchesAskedInAnyOrder(t *testing.T) {
+	keep := legacyTouches(legacyNaming("e", "a", "c"))
+	for _, k := range []string{"a", "b", "c", "d", "e", "f", "c", "a", "b", "e", "a"} {
+		want := k == "a" || k == "c" || k == "e"
+		if got := keep(k, "  "+k+": {}\n"); got != want {
+			t.Errorf("key %s: keep %v, want %v", k, got, want)
+		}
 	}
 }
