@@ -125,7 +125,8 @@ func FuzzSplitItems(f *testing.F) {
 	}
 	// import-legacy on items its files name that lack a field it copies
 	// (each item of the five-item file without one of its fields, or
-	// with a field below another key), and on the same file whole.
+	// with status below source instead of beside it), and on the same
+	// file whole.
 	dropped := five
 	for item, field := range map[string]string{"000000": "status", "000002": "title", "000003": "url", "000004": "source"} {
 		at := strings.Index(dropped, "  \"slack:C42:1719900000."+item+"\":")
@@ -136,7 +137,10 @@ func FuzzSplitItems(f *testing.F) {
 		end := strings.IndexByte(dropped[at+line:], '\n')
 		dropped = dropped[:at+line] + dropped[at+line+end+1:]
 	}
-	below := strings.Replace(five, "    url: ", "    m:\n      url: \"u\"\n    urls: ", 1)
+	below := strings.Replace(five, "    source: \"slack:C42\"\n    status: \"analyzed\"\n", "    source:\n      status: \"analyzed\"\n", 1)
+	if below == five {
+		f.Fatal("no status line after a source line")
+	}
 	for op, args := range splitOps {
 		if args[0] == "import-legacy" {
 			for _, s := range []string{five, dropped, below} {

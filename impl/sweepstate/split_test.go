@@ -214,9 +214,9 @@ func legacyNaming(keys ...string) *value.Map {
 // are never parsed, asked in key order or not. Both forms of the legacy
 // items (a map by id, a list with ids, a number among them) name items.
 // Broken on purpose: hasLegacyFields reading a key at any indent
-// (TrimLeft) fails "below another key"; taking three fields of the four
-// fails that, "no url" and "a longer key"; FuzzSplitItems's import-legacy
-// seeds catch both, and keep declining every item they name.
+// (TrimLeft) fails "status below source"; stopping at three fields of
+// the four fails "no url"; FuzzSplitItems's import-legacy seeds catch
+// both, and keep declining every item they name.
 func TestLegacyTouchesTheItemsItCanChange(t *testing.T) {
 	const all = "    source: \"s\"\n    status: \"open\"\n    title: null\n    url: \"u\"\n"
 	list := value.NewMap()
@@ -236,6 +236,7 @@ func TestLegacyTouchesTheItemsItCanChange(t *testing.T) {
 		{"source a map", legacyNaming("k"), "k", "  k:\n    source:\n      a: 1\n" + all[len("    source: \"s\"\n"):], false},
 		{"no url", legacyNaming("k"), "k", "  k:\n" + all[:strings.Index(all, "    url")], true},
 		{"below another key", legacyNaming("k"), "k", "  k:\n    m:\n      url: \"u\"\n" + all[:strings.Index(all, "    url")], true},
+		{"status below source", legacyNaming("k"), "k", "  k:\n    source:\n      status: \"s\"\n" + all[strings.Index(all, "    title"):], true},
 		{"a longer key", legacyNaming("k"), "k", "  k:\n" + strings.Replace(all, "title:", "titles:", 1), true},
 		{"inline", legacyNaming("k"), "k", "  k: {}\n", true},
 		{"not named", legacyNaming("k"), "j", "  j: {}\n", false},
