@@ -15,9 +15,9 @@ import (
 type input struct {
 	loaded
 	now string
-	// legacy is import-legacy's file, parsed (nil: absent, unreadable or
-	// not a mapping).
-	legacy *value.Map
+	// legacy is import-legacy's file, parsed (its doc nil: absent,
+	// unreadable or not a mapping).
+	legacy legacyFile
 	// splitOff holds the items the load left out (nil when it loaded
 	// them all): for import-legacy, items its file names that already
 	// have every field it could add (legacyTouches).
@@ -292,7 +292,7 @@ var legacyItemFields = []struct{ from, to string }{
 }
 
 func importLegacy(in input, c ImportLegacy) (Result, bool) {
-	legacy := in.legacy
+	legacy := in.legacy.doc
 	sourceMap := value.NewMap()
 	if c.SourceMap != nil {
 		if v, err := pyjson.Decode(*c.SourceMap); err == nil {
@@ -309,12 +309,30 @@ func importLegacy(in input, c ImportLegacy) (Result, bool) {
 				return *failed, false
 			}
 		}
-		items = importItems(in.doc, mapGet(legacy, "items"), in.splitOff)
+		items = importItems(in.doc, in.legacy.items, in.splitOff)
 	}
 	payload := value.NewMap()
 	payload.Set("cursors_imported", value.Int(int64(cursors)))
 	payload.Set("items_imported", value.Int(int64(items)))
 	return ok(payload), in.fresh || cursors+items > 0
+}
+
+// legacyFile is import-legacy's file, parsed once for the load and the
+// decision: its document (nil when absent, unreadable, or neither JSON nor
+// the YAML subset gives a mapping) and the entries of its items that
+// import.
+type legacyFile struct {
+	doc   *value.Map
+	items []legacyItem
+}
+
+// parseLegacyFile parses the legacy file and lists its items.
+func parseLegacyFile(l legacyInput) legacyFile {
+	doc := parseLegacy(l)
+	if doc == nil {
+		return legacyFile{}
+	}
+	return legacyFile{doc, legacyItems(mapGet(doc, "items"))}
 }
 
 // parseLegacy reads the legacy file as JSON, else as the YAML subset; nil
@@ -396,23 +414,22 @@ type legacyItem struct {
 // fields, in the file's order.
 func legacyItems(items value.Value) []legacyItem {
 	var out []legacyItem
-	add := func(id value.Value, fields *value.Map) {
-		if truthy(id) && fields != nil {
-			out = append(out, legacyItem{pyStr(id), fields})
-		}
-	}
 	switch t := items.(type) {
 	case *value.Map:
+		out = make([]legacyItem, 0, t.Len())
 		// By position: a lookup by key would build the large map's index.
 		for i := range t.Len() {
 			k, v := t.At(i)
-			f, _ := v.(*value.Map)
-			add(k, f)
+			if f, isMap := v.(*value.Map); isMap && k != "" {
+				out = append(out, legacyItem{k, f})
+			}
 		}
 	case []value.Value:
 		for _, e := range t {
 			if f, isMap := e.(*value.Map); isMap {
-				add(mapGet(f, "id"), f)
+				if id := mapGet(f, "id"); truthy(id) {
+					out = append(out, legacyItem{pyStr(id), f})
+				}
 			}
 		}
 	}
@@ -422,10 +439,10 @@ func legacyItems(items value.Value) []legacyItem {
 // importItems copies each legacy item's fields into the stored item
 // that lacks them. An item in splitOff has every field it could be given
 // (legacyTouches): it counts as imported and stays as it is.
-func importItems(doc *value.Map, legacy value.Value, splitOff *yamlsubset.Split) int {
+func importItems(doc *value.Map, legacy []legacyItem, splitOff *yamlsubset.Split) int {
 	items := mapAt(doc, "items")
 	n := 0
-	for _, e := range legacyItems(legacy) {
+	for _, e := range legacy {
 		id := e.key
 		if splitOff.Has(id) {
 			n++

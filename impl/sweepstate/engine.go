@@ -96,11 +96,11 @@ func (e *Engine) RunContext(ctx context.Context, path string, cmd Command) Resul
 		}
 		defer lock.Unlock()
 	}
-	var legacy *value.Map
+	var legacy legacyFile
 	if imp, ok := cmd.(ImportLegacy); ok {
 		// Before the state: the items it names decide which the load
 		// parses.
-		legacy = parseLegacy(readLegacy(imp.File))
+		legacy = parseLegacyFile(readLegacy(imp.File))
 	}
 	st, others, failed := loadFor(path, cmd, legacy, true)
 	if failed != nil {

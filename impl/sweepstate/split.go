@@ -8,7 +8,6 @@ import (
 
 	"github.com/stateguard/stateguard/internal/sweepfast"
 	"github.com/stateguard/stateguard/internal/yamlsubset"
-	"github.com/stateguard/stateguard/model/value"
 )
 
 // errNotJoined: the split-off items could not be put back (a defect: the
@@ -26,7 +25,7 @@ var errNotJoined = errors.New("sweepstate: split items could not be joined")
 // comes back without the items left out and with partial set, and
 // without them to put back; a decision that writes must load again
 // without streamed.
-func loadFor(path string, cmd Command, legacy *value.Map, streamed bool) (loaded, *yamlsubset.Split, *Result) {
+func loadFor(path string, cmd Command, legacy legacyFile, streamed bool) (loaded, *yamlsubset.Split, *Result) {
 	keep := touched(cmd, legacy)
 	if keep == nil || sweepfast.Off() {
 		st, failed := load(path)
@@ -89,7 +88,7 @@ func streams(cmd Command) bool {
 // touched is the set of items cmd may read or change, as a test on an
 // item's key and its text in the engine's form, or nil when cmd needs all
 // of them. legacy is import-legacy's parsed file.
-func touched(cmd Command, legacy *value.Map) func(key, block string) bool {
+func touched(cmd Command, legacy legacyFile) func(key, block string) bool {
 	switch c := cmd.(type) {
 	case ImportLegacy:
 		return legacyTouches(legacy)
@@ -114,12 +113,10 @@ func touched(cmd Command, legacy *value.Map) func(key, block string) bool {
 // not show (hasLegacyFields). The decision counts the others as imported
 // and leaves them as they are (importItems), as it would on the whole
 // document: it only adds a field the item lacks.
-func legacyTouches(legacy *value.Map) func(key, block string) bool {
-	var named []string
-	if legacy != nil {
-		for _, e := range legacyItems(mapGet(legacy, "items")) {
-			named = append(named, e.key)
-		}
+func legacyTouches(legacy legacyFile) func(key, block string) bool {
+	named := make([]string, len(legacy.items))
+	for i, e := range legacy.items {
+		named[i] = e.key
 	}
 	if !slices.IsSorted(named) {
 		slices.Sort(named)

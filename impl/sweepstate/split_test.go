@@ -28,16 +28,16 @@ func TestLoadForSplitsTheEngineText(t *testing.T) {
 	for _, c := range []struct {
 		cmd         Command
 		parsed, off int
-		legacy      *value.Map
+		legacy      legacyFile
 	}{
-		{UpsertItem{Source: "slack:C42", ID: "1719900000.000002", Writer: "w1", JSON: "{}"}, 1, 4, nil},
-		{UpsertItem{Source: "slack:C42", ID: "new", Writer: "w1", JSON: "{}"}, 0, 5, nil},
-		{CursorAdvance{Source: "slack:C42", PastItem: "1719900000.000004", To: "9"}, 1, 4, nil},
-		{Validate{}, 0, 5, nil},
-		{LeaseAcquire{Writer: "w1"}, 0, 5, nil},
-		{CursorGet{Source: "slack:C42"}, 0, 5, nil},
-		{Read{}, 5, -1, nil},
-		{ImportLegacy{}, 0, 5, nil}, // no legacy file: it names no item
+		{UpsertItem{Source: "slack:C42", ID: "1719900000.000002", Writer: "w1", JSON: "{}"}, 1, 4, legacyFile{}},
+		{UpsertItem{Source: "slack:C42", ID: "new", Writer: "w1", JSON: "{}"}, 0, 5, legacyFile{}},
+		{CursorAdvance{Source: "slack:C42", PastItem: "1719900000.000004", To: "9"}, 1, 4, legacyFile{}},
+		{Validate{}, 0, 5, legacyFile{}},
+		{LeaseAcquire{Writer: "w1"}, 0, 5, legacyFile{}},
+		{CursorGet{Source: "slack:C42"}, 0, 5, legacyFile{}},
+		{Read{}, 5, -1, legacyFile{}},
+		{ImportLegacy{}, 0, 5, legacyFile{}},                                       // no legacy file: it names no item
 		{ImportLegacy{}, 0, 5, legacyNaming("slack:C42:1719900000.000001", "new")}, // every field there
 	} {
 		st, others, failed := loadFor(state, c.cmd, c.legacy, false)
@@ -62,7 +62,7 @@ func TestLoadForSplitsTheEngineText(t *testing.T) {
 		}
 	}
 	sweepfast.SetOff(true)
-	st, others, _ := loadFor(state, LeaseAcquire{Writer: "w1"}, nil, true)
+	st, others, _ := loadFor(state, LeaseAcquire{Writer: "w1"}, legacyFile{}, true)
 	sweepfast.SetOff(false)
 	if mapAt(st.doc, "items").Len() != 5 || others != nil {
 		t.Errorf("fast path off: %d items parsed, %d split off; want the whole file", mapAt(st.doc, "items").Len(), others.Len())
@@ -94,7 +94,7 @@ func TestLoadForSplitsTheEngineText(t *testing.T) {
 		if err := os.WriteFile(state, []byte(c.file), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		st, others, failed := loadFor(state, c.cmd, nil, c.streamed)
+		st, others, failed := loadFor(state, c.cmd, legacyFile{}, c.streamed)
 		if failed != nil {
 			t.Fatalf("python form, %T: %s", c.cmd, failed.Reason)
 		}
@@ -123,7 +123,7 @@ func TestLoadForSplitsTheEngineText(t *testing.T) {
 		if err := os.WriteFile(state, []byte(c.file), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		st, others, failed := loadFor(state, c.cmd, nil, true)
+		st, others, failed := loadFor(state, c.cmd, legacyFile{}, true)
 		if failed != nil {
 			t.Fatalf("hand edit, %T: %s", c.cmd, failed.Reason)
 		}
@@ -160,7 +160,7 @@ func TestValidateKeepsTheClosedItems(t *testing.T) {
 		"  \"x\\\"y\":\n    source: \"s\"\n" + closed + // a key escaped,
 		"  \"x:1\":\n" + closed + // and quoted raw
 		"last_run: {}\n"
-	keep := touched(Validate{}, nil)
+	keep := touched(Validate{}, legacyFile{})
 	var closedKeys []string
 	seen := 0
 	check := func(key, block string) bool {
@@ -193,7 +193,7 @@ func TestValidateKeepsTheClosedItems(t *testing.T) {
 
 // legacyNaming is a parsed legacy file whose items map names keys, each
 // with every field import-legacy copies.
-func legacyNaming(keys ...string) *value.Map {
+func legacyNaming(keys ...string) legacyFile {
 	items := value.NewMap()
 	for _, k := range keys {
 		f := value.NewMap()
@@ -204,7 +204,7 @@ func legacyNaming(keys ...string) *value.Map {
 	}
 	legacy := value.NewMap()
 	legacy.Set("items", items)
-	return legacy
+	return legacyFile{legacy, legacyItems(items)}
 }
 
 // TestLegacyTouchesTheItemsItCanChange: import-legacy's load parses an
@@ -223,9 +223,10 @@ func TestLegacyTouchesTheItemsItCanChange(t *testing.T) {
 	entry := value.NewMap()
 	entry.Set("id", value.Int(7))
 	list.Set("items", []value.Value{entry})
+	listed := legacyFile{list, legacyItems(mapGet(list, "items"))}
 	for _, c := range []struct {
 		name   string
-		legacy *value.Map
+		legacy legacyFile
 		key    string
 		block  string
 		want   bool
@@ -240,9 +241,9 @@ func TestLegacyTouchesTheItemsItCanChange(t *testing.T) {
 		{"a longer key", legacyNaming("k"), "k", "  k:\n" + strings.Replace(all, "title:", "titles:", 1), true},
 		{"inline", legacyNaming("k"), "k", "  k: {}\n", true},
 		{"not named", legacyNaming("k"), "j", "  j: {}\n", false},
-		{"no legacy file", nil, "k", "  k: {}\n", false},
-		{"a list's number id", list, "7", "  \"7\": {}\n", true},
-		{"a list's id, every field", list, "7", "  \"7\":\n" + all, false},
+		{"no legacy file", legacyFile{}, "k", "  k: {}\n", false},
+		{"a list's number id", listed, "7", "  \"7\": {}\n", true},
+		{"a list's id, every field", listed, "7", "  \"7\":\n" + all, false},
 	} {
 		if got := legacyTouches(c.legacy)(c.key, c.block); got != c.want {
 			t.Errorf("%s: keep %v, want %v", c.name, got, c.want)
