@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -234,6 +235,12 @@ func (d *decoder) object() value.Value {
 		v := d.value()
 		if d.err != nil {
 			return nil
+		}
+		if len(keys) == cap(keys) {
+			// Doubled, where append grows a large slice by a quarter:
+			// the 100,000 entries of a legacy file's items left five
+			// times their size behind in the arrays outgrown.
+			keys, vals = slices.Grow(keys, len(keys)+1), slices.Grow(vals, len(vals)+1)
 		}
 		keys, vals = append(keys, k), append(vals, v)
 		d.skipSpace()
