@@ -1,12 +1,9 @@
 package ledgercli_test
 
 import (
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -102,21 +99,11 @@ func TestLinearizableLedger(t *testing.T) {
 			plans = append(plans, ledgerLinearPlan(rng, h, c, 8))
 		}
 		history := lincheck.Record(plans, func(o ledgerOp) string {
-			var out []byte
-			err := platformtest.RetryWineStart(t, func() (err error) {
-				cmd := exec.Command(bin, o.args(db)...)
-				cmd.Env = append(os.Environ(), o.env()...)
-				out, err = cmd.Output()
-				return err
-			})
-			rc := 0
-			var exit *exec.ExitError
-			if errors.As(err, &exit) {
-				rc = exit.ExitCode()
-			} else if err != nil {
+			answer, err := opAnswer(t, bin, db, o)
+			if err != nil {
 				t.Errorf("%s: %v", o, err)
 			}
-			return cliAnswer(string(out), rc)
+			return answer
 		})
 		calls += len(history)
 		for _, op := range history {

@@ -76,6 +76,16 @@ func TestCrashLoopModelNoLedgerYet(t *testing.T) {
 // returns its answer in apply's comparable form.
 func runOp(t *testing.T, bin, db string, o ledgerOp) string {
 	t.Helper()
+	answer, err := opAnswer(t, bin, db, o)
+	if err != nil {
+		t.Fatalf("%s: %v", o, err)
+	}
+	return answer
+}
+
+// opAnswer is runOp that returns, instead of failing t, an error of a
+// binary that did not run or exit (for callers off the test's goroutine).
+func opAnswer(t testing.TB, bin, db string, o ledgerOp) (string, error) {
 	var out []byte
 	err := platformtest.RetryWineStart(t, func() (err error) {
 		cmd := exec.Command(bin, o.args(db)...)
@@ -83,12 +93,9 @@ func runOp(t *testing.T, bin, db string, o ledgerOp) string {
 		out, err = cmd.Output()
 		return err
 	})
-	rc := 0
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
-		rc = exit.ExitCode()
-	} else if err != nil {
-		t.Fatalf("%s: %v", o, err)
+		return cliAnswer(string(out), exit.ExitCode()), nil
 	}
-	return cliAnswer(string(out), rc)
+	return cliAnswer(string(out), 0), err
 }
