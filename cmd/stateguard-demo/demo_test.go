@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stateguard/stateguard/internal/testfixtures"
+	"github.com/stateguard/stateguard/internal/testsupport/testfixtures"
 )
 
 // referenceOutputs returns the "[label] output: ..." lines of the reference

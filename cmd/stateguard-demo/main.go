@@ -26,8 +26,8 @@ import (
 	"strings"
 
 	"github.com/stateguard/stateguard/impl/ledger"
-	"github.com/stateguard/stateguard/internal/ledgercli"
-	"github.com/stateguard/stateguard/internal/sweepcli"
+	"github.com/stateguard/stateguard/internal/cli/ledgercli"
+	"github.com/stateguard/stateguard/internal/cli/sweepcli"
 )
 
 // Demo clock: everything is seeded at seedTime (2001-01-01T00:00:00Z); the

@@ -3,7 +3,7 @@
 // status word per call. Its contract is spec/sweep-state.md; the README's
 // cheat sheet lists the subcommands. To use the engine from Go, import
 // github.com/stateguard/stateguard/impl/sweepstate, which this command runs
-// (the argument parsing lives in internal/sweepcli and is not importable).
+// (the argument parsing lives in internal/cli/sweepcli and is not importable).
 package main
 
 import (
@@ -11,7 +11,7 @@ import (
 	"runtime/debug"
 
 	"github.com/stateguard/stateguard/impl/sweepstate"
-	"github.com/stateguard/stateguard/internal/sweepcli"
+	"github.com/stateguard/stateguard/internal/cli/sweepcli"
 )
 
 // gcPercent is the GC target of a sweep-state process. One call builds a

@@ -10,8 +10,8 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/stateguard/stateguard/internal/pyjson"
-	"github.com/stateguard/stateguard/internal/yamlsubset"
+	"github.com/stateguard/stateguard/internal/codec/pyjson"
+	"github.com/stateguard/stateguard/internal/codec/yamlsubset"
 	"github.com/stateguard/stateguard/model/value"
 )
 

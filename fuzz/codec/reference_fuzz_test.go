@@ -7,14 +7,14 @@ import (
 	"testing"
 
 	"github.com/stateguard/stateguard/fuzz/internal/fuzzbytes"
-	"github.com/stateguard/stateguard/internal/refcheck"
+	"github.com/stateguard/stateguard/internal/testsupport/refcheck"
 	"github.com/stateguard/stateguard/model/value"
 )
 
 // FuzzReferenceWriter: for any document the input decodes to, the bytes the
 // reference (Python) writer would produce read back in this codec to the
 // document the reference reader gives, and a write of this codec on top
-// reads back to it in both readings (internal/refcheck).
+// reads back to it in both readings (internal/testsupport/refcheck).
 func FuzzReferenceWriter(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte("\x01\x00y\x03\x01\x00\x02\x06\x03\x03\x00\x01\x02"))

@@ -15,9 +15,9 @@ import (
 	"testing"
 
 	"github.com/stateguard/stateguard/fuzz/internal/memdir"
-	"github.com/stateguard/stateguard/internal/ledgercli"
-	"github.com/stateguard/stateguard/internal/platformtest"
-	"github.com/stateguard/stateguard/internal/version"
+	"github.com/stateguard/stateguard/internal/cli/ledgercli"
+	"github.com/stateguard/stateguard/internal/cli/version"
+	"github.com/stateguard/stateguard/internal/testsupport/platformtest"
 )
 
 // Ids present in the seeded ledger, so fuzzed commands reach the ledger's

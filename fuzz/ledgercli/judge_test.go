@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/stateguard/stateguard/internal/ledgercli"
-	"github.com/stateguard/stateguard/internal/platformtest"
+	"github.com/stateguard/stateguard/internal/cli/ledgercli"
+	"github.com/stateguard/stateguard/internal/testsupport/platformtest"
 )
 
 // TestJudgeArgvCorruptedLedger: a delivery call that answers OK but leaves

@@ -17,7 +17,7 @@ import (
 
 	"github.com/stateguard/stateguard/fuzz/internal/memdir"
 	"github.com/stateguard/stateguard/impl/ledger"
-	"github.com/stateguard/stateguard/internal/testfixtures"
+	"github.com/stateguard/stateguard/internal/testsupport/testfixtures"
 )
 
 // FuzzReadOnlyLedger patches bytes of the reference's healthy small-v2

@@ -16,7 +16,7 @@ import (
 	"github.com/stateguard/stateguard/fuzz/internal/dbdigest"
 	"github.com/stateguard/stateguard/fuzz/internal/memdir"
 	"github.com/stateguard/stateguard/impl/ledger"
-	"github.com/stateguard/stateguard/internal/testfixtures"
+	"github.com/stateguard/stateguard/internal/testsupport/testfixtures"
 )
 
 // walTasks are the tasks the seed -wal commits over small-v2.

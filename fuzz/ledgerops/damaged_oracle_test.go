@@ -7,7 +7,7 @@ import (
 
 	"github.com/stateguard/stateguard/fuzz/internal/fuzzbytes"
 	"github.com/stateguard/stateguard/impl/ledger"
-	"github.com/stateguard/stateguard/internal/testfixtures"
+	"github.com/stateguard/stateguard/internal/testsupport/testfixtures"
 	model "github.com/stateguard/stateguard/model/ledger"
 )
 

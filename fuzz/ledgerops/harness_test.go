@@ -12,8 +12,8 @@ import (
 
 	"github.com/stateguard/stateguard/fuzz/internal/memdir"
 	"github.com/stateguard/stateguard/impl/ledger"
-	"github.com/stateguard/stateguard/internal/ledgerrows"
-	"github.com/stateguard/stateguard/internal/testfixtures"
+	"github.com/stateguard/stateguard/internal/testsupport/ledgerrows"
+	"github.com/stateguard/stateguard/internal/testsupport/testfixtures"
 	model "github.com/stateguard/stateguard/model/ledger"
 )
 

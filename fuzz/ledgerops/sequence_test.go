@@ -13,7 +13,7 @@ import (
 	"github.com/stateguard/stateguard/fuzz/internal/dbdigest"
 	"github.com/stateguard/stateguard/fuzz/internal/fuzzbytes"
 	"github.com/stateguard/stateguard/impl/ledger"
-	"github.com/stateguard/stateguard/internal/ledgercall"
+	"github.com/stateguard/stateguard/internal/engine/ledgercall"
 	model "github.com/stateguard/stateguard/model/ledger"
 )
 

@@ -10,8 +10,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/stateguard/stateguard/internal/sweepcli"
-	"github.com/stateguard/stateguard/internal/version"
+	"github.com/stateguard/stateguard/internal/cli/sweepcli"
+	"github.com/stateguard/stateguard/internal/cli/version"
 )
 
 // corruptState is a state file the engine must refuse and never rewrite.

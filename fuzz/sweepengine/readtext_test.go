@@ -14,9 +14,9 @@ import (
 	"github.com/stateguard/stateguard/fuzz/internal/memdir"
 
 	"github.com/stateguard/stateguard/impl/sweepstate"
-	"github.com/stateguard/stateguard/internal/benchseed"
-	"github.com/stateguard/stateguard/internal/pyjson"
-	"github.com/stateguard/stateguard/internal/testfixtures"
+	"github.com/stateguard/stateguard/internal/codec/pyjson"
+	"github.com/stateguard/stateguard/internal/testsupport/benchseed"
+	"github.com/stateguard/stateguard/internal/testsupport/testfixtures"
 )
 
 // FuzzReadText puts any bytes in the state file and reads it twice: with

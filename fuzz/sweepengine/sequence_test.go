@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/stateguard/stateguard/fuzz/internal/fuzzbytes"
-	"github.com/stateguard/stateguard/internal/pyjson"
+	"github.com/stateguard/stateguard/internal/codec/pyjson"
 	"github.com/stateguard/stateguard/model/sweep"
 	"github.com/stateguard/stateguard/model/value"
 )

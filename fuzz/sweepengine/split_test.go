@@ -13,9 +13,9 @@ import (
 
 	"github.com/stateguard/stateguard/fuzz/internal/memdir"
 
-	"github.com/stateguard/stateguard/internal/benchseed"
-	"github.com/stateguard/stateguard/internal/sweepfast"
-	"github.com/stateguard/stateguard/internal/testfixtures"
+	"github.com/stateguard/stateguard/internal/engine/sweepfast"
+	"github.com/stateguard/stateguard/internal/testsupport/benchseed"
+	"github.com/stateguard/stateguard/internal/testsupport/testfixtures"
 )
 
 // splitOps are the subcommands whose fast path parses only the items they
@@ -189,7 +189,7 @@ func splitRun(t *testing.T, file []byte, args []string, whole bool) string {
 // stdout, stderr and file by the fast path as by the whole file; and each
 // recording replayed on its raw file, both ways, gives the recorded exit
 // status and stdout at every step, and the recorded file wherever a step
-// wrote (internal/sweepcli's TestFixtureReplay holds the built binary to
+// wrote (internal/cli/sweepcli's TestFixtureReplay holds the built binary to
 // the recording too, an unwritten raw file included).
 func TestPythonWrittenSplit(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(testfixtures.Dir(t, "sweep"), "python-written", "*.json"))

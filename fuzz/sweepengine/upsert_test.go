@@ -13,7 +13,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/stateguard/stateguard/internal/yamlsubset"
+	"github.com/stateguard/stateguard/internal/codec/yamlsubset"
 	"github.com/stateguard/stateguard/model/sweep"
 	"github.com/stateguard/stateguard/model/value"
 )

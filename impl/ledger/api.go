@@ -3,7 +3,7 @@ package ledger
 import (
 	"errors"
 
-	"github.com/stateguard/stateguard/internal/ledgeraccess"
+	"github.com/stateguard/stateguard/internal/engine/ledgeraccess"
 )
 
 // Error classes. Every error an operation returns wraps exactly one of these
@@ -147,7 +147,7 @@ type StorageInfo struct {
 	PermissionModel string // "posix_mode" or "external_acl"
 }
 
-// The command line's own entry points (package internal/ledgeraccess):
+// The command line's own entry points (package internal/engine/ledgeraccess):
 // argument checks, the missing-ledger test and the operations in its
 // argument forms. They are not part of the API.
 func init() {

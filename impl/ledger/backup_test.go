@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/stateguard/stateguard/internal/platformtest"
+	"github.com/stateguard/stateguard/internal/testsupport/platformtest"
 )
 
 // listAllTasks returns every task of l in id order.

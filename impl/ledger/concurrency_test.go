@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/stateguard/stateguard/internal/platformtest"
+	"github.com/stateguard/stateguard/internal/testsupport/platformtest"
 )
 
 // TestTwoWritersOneFile runs two ledgers on one file from two goroutines:

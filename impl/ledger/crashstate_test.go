@@ -15,7 +15,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stateguard/stateguard/internal/walfile"
+	"github.com/stateguard/stateguard/internal/storage/walfile"
 )
 
 // crashFiles is a ledger as a crash can leave it: the database and the

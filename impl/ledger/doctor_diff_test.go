@@ -4,7 +4,7 @@ package ledger_test
 // written directly into the file (CHECK constraints and foreign keys off):
 // parent cycles of any length, orphans, non-finite times, events of missing
 // tasks, chains with one value changed. Every value keeps its type, so the
-// rows read back as model values (internal/ledgerrows).
+// rows read back as model values (internal/testsupport/ledgerrows).
 
 import (
 	"database/sql"

@@ -6,7 +6,7 @@ import (
 	"encoding/binary"
 	"testing"
 
-	"github.com/stateguard/stateguard/internal/walfile"
+	"github.com/stateguard/stateguard/internal/storage/walfile"
 )
 
 // TestUnsupportedFormatWithWALLeavesFilesUnchanged: a file header

@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/stateguard/stateguard/impl/ledger"
-	"github.com/stateguard/stateguard/internal/testfixtures"
+	"github.com/stateguard/stateguard/internal/testsupport/testfixtures"
 	model "github.com/stateguard/stateguard/model/ledger"
 )
 

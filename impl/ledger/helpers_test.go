@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stateguard/stateguard/internal/testfixtures"
+	"github.com/stateguard/stateguard/internal/testsupport/testfixtures"
 )
 
 // fixtureDir holds the reference ledger's recorded files.

@@ -10,7 +10,7 @@ package ledger_test
 
 import (
 	"context"
-	"github.com/stateguard/stateguard/internal/testfixtures"
+	"github.com/stateguard/stateguard/internal/testsupport/testfixtures"
 
 	"database/sql"
 	"encoding/json"
@@ -28,8 +28,8 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/stateguard/stateguard/impl/ledger"
-	"github.com/stateguard/stateguard/internal/ledgercall"
-	"github.com/stateguard/stateguard/internal/ledgerrows"
+	"github.com/stateguard/stateguard/internal/engine/ledgercall"
+	"github.com/stateguard/stateguard/internal/testsupport/ledgerrows"
 	model "github.com/stateguard/stateguard/model/ledger"
 )
 

@@ -10,7 +10,7 @@ import (
 	"github.com/leanovate/gopter/prop"
 
 	"github.com/stateguard/stateguard/impl/ledger"
-	"github.com/stateguard/stateguard/internal/ledgercall"
+	"github.com/stateguard/stateguard/internal/engine/ledgercall"
 )
 
 func pruneCounts(r ledger.PruneReport) ledger.PruneReport {

@@ -10,7 +10,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/stateguard/stateguard/internal/walfile"
+	"github.com/stateguard/stateguard/internal/storage/walfile"
 )
 
 // roView is what a read-only ledger reads (spec 12.3): the database file

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/stateguard/stateguard/internal/pyjson"
+	"github.com/stateguard/stateguard/internal/codec/pyjson"
 )
 
 // schemaFingerprint is the fingerprint of schema v2 (spec/task-state-guard.md §9.2).

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"runtime"
 
-	"github.com/stateguard/stateguard/internal/benchseed"
+	"github.com/stateguard/stateguard/internal/testsupport/benchseed"
 )
 
 // seedBenchmark creates a ledger at path holding the benchmark workload,
@@ -92,6 +92,6 @@ func seedBenchmark(path string, n int, now float64) error {
 	})
 }
 
-// The benchmarks and tools reach the seeding through internal/benchseed,
+// The benchmarks and tools reach the seeding through internal/testsupport/benchseed,
 // so it stays out of the public API.
 func init() { benchseed.Seed = seedBenchmark }

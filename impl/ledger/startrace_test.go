@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/stateguard/stateguard/internal/platformtest"
+	"github.com/stateguard/stateguard/internal/testsupport/platformtest"
 )
 
 // openRaces is how many fresh ledgers TestOpenRaceOnFreshPath races two

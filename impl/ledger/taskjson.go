@@ -5,7 +5,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/stateguard/stateguard/internal/pyjson"
+	"github.com/stateguard/stateguard/internal/codec/pyjson"
 )
 
 // MarshalJSON writes the task exactly as task-state-guard prints it: keys

@@ -12,7 +12,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/stateguard/stateguard/internal/walfile"
+	"github.com/stateguard/stateguard/internal/storage/walfile"
 )
 
 // sealWALHeader recomputes a -wal header's checksum (SQLite's

@@ -7,7 +7,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/stateguard/stateguard/internal/walfile"
+	"github.com/stateguard/stateguard/internal/storage/walfile"
 )
 
 // TestReadOnlyNoticesLogRestartedMidRead: the one change that only the

@@ -3,7 +3,7 @@ package ledger
 import (
 	"testing"
 
-	"github.com/stateguard/stateguard/internal/platformtest"
+	"github.com/stateguard/stateguard/internal/testsupport/platformtest"
 )
 
 // TestPathTextRulesOnEachPlatform pins spec/task-state-guard.md 11.1 for

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/stateguard/stateguard/impl/sweepstate"
-	"github.com/stateguard/stateguard/internal/durable"
-	"github.com/stateguard/stateguard/internal/sweepcli"
+	"github.com/stateguard/stateguard/internal/cli/sweepcli"
+	"github.com/stateguard/stateguard/internal/storage/durable"
 )
 
 const now = "2026-07-02T12:00:00Z"

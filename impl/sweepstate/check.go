@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/stateguard/stateguard/internal/sweeprules"
+	"github.com/stateguard/stateguard/internal/engine/sweeprules"
 )
 
 // ErrInvalidCommand is wrapped by Result.Err for a command that breaks a

@@ -3,7 +3,7 @@ package sweepstate
 import (
 	"math/big"
 
-	"github.com/stateguard/stateguard/internal/pyjson"
+	"github.com/stateguard/stateguard/internal/codec/pyjson"
 	"github.com/stateguard/stateguard/model/value"
 )
 

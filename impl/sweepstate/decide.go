@@ -5,9 +5,9 @@ import (
 	"math/big"
 	"slices"
 
-	"github.com/stateguard/stateguard/internal/isotime"
-	"github.com/stateguard/stateguard/internal/pyjson"
-	"github.com/stateguard/stateguard/internal/yamlsubset"
+	"github.com/stateguard/stateguard/internal/codec/isotime"
+	"github.com/stateguard/stateguard/internal/codec/pyjson"
+	"github.com/stateguard/stateguard/internal/codec/yamlsubset"
 	"github.com/stateguard/stateguard/model/value"
 )
 

@@ -13,10 +13,10 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
-	"github.com/stateguard/stateguard/internal/durable"
-	"github.com/stateguard/stateguard/internal/isotime"
-	"github.com/stateguard/stateguard/internal/outtext"
-	"github.com/stateguard/stateguard/internal/yamlsubset"
+	"github.com/stateguard/stateguard/internal/codec/isotime"
+	"github.com/stateguard/stateguard/internal/codec/yamlsubset"
+	"github.com/stateguard/stateguard/internal/storage/durable"
+	"github.com/stateguard/stateguard/internal/storage/outtext"
 	"github.com/stateguard/stateguard/model/value"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/stateguard/stateguard/internal/durable"
+	"github.com/stateguard/stateguard/internal/storage/durable"
 )
 
 // TestValidateHoldsTheFileLock: validate writes the file (it downgrades

@@ -7,8 +7,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/stateguard/stateguard/internal/pyjson"
-	"github.com/stateguard/stateguard/internal/sweeprules"
+	"github.com/stateguard/stateguard/internal/codec/pyjson"
+	"github.com/stateguard/stateguard/internal/engine/sweeprules"
 	"github.com/stateguard/stateguard/model/value"
 )
 

@@ -3,8 +3,8 @@ package sweepstate
 import (
 	"io"
 
-	"github.com/stateguard/stateguard/internal/outtext"
-	"github.com/stateguard/stateguard/internal/yamlsubset"
+	"github.com/stateguard/stateguard/internal/codec/yamlsubset"
+	"github.com/stateguard/stateguard/internal/storage/outtext"
 )
 
 // PayloadText is the JSON text of an answer's payload. The zero value is

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/stateguard/stateguard/impl/sweepstate"
-	"github.com/stateguard/stateguard/internal/benchseed"
+	"github.com/stateguard/stateguard/internal/testsupport/benchseed"
 )
 
 // TestReadTextServesTheEngineText: a file this engine wrote is answered

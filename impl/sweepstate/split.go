@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/stateguard/stateguard/internal/sweepfast"
-	"github.com/stateguard/stateguard/internal/yamlsubset"
+	"github.com/stateguard/stateguard/internal/codec/yamlsubset"
+	"github.com/stateguard/stateguard/internal/engine/sweepfast"
 )
 
 // errNotJoined: the split-off items could not be put back (a defect: the

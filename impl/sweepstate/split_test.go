@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stateguard/stateguard/internal/benchseed"
-	"github.com/stateguard/stateguard/internal/sweepfast"
-	"github.com/stateguard/stateguard/internal/yamlsubset"
+	"github.com/stateguard/stateguard/internal/codec/yamlsubset"
+	"github.com/stateguard/stateguard/internal/engine/sweepfast"
+	"github.com/stateguard/stateguard/internal/testsupport/benchseed"
 	"github.com/stateguard/stateguard/model/value"
 )
 

@@ -13,7 +13,7 @@ import (
 // This file models the reference (Python) engine's state-file grammar, the
 // definition of the file format (spec/sweep-state.md §15.2.7): the bytes its
 // writer produces for a document, and how its reader takes text of that
-// grammar back. It shares nothing with internal/yamlsubset, the engine's
+// grammar back. It shares nothing with internal/codec/yamlsubset, the engine's
 // codec, so that tests can hold one against the other.
 
 // ReferenceText returns the state file the reference writer produces for

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stateguard/stateguard/internal/pyjson"
-	"github.com/stateguard/stateguard/internal/testfixtures"
-	"github.com/stateguard/stateguard/internal/yamlsubset"
+	"github.com/stateguard/stateguard/internal/codec/pyjson"
+	"github.com/stateguard/stateguard/internal/codec/yamlsubset"
+	"github.com/stateguard/stateguard/internal/testsupport/testfixtures"
 	"github.com/stateguard/stateguard/model/sweep"
 	"github.com/stateguard/stateguard/model/value"
 )

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stateguard/stateguard/internal/pyjson"
+	"github.com/stateguard/stateguard/internal/codec/pyjson"
 	"github.com/stateguard/stateguard/model/sweep"
 	"github.com/stateguard/stateguard/model/value"
 )

@@ -19,8 +19,8 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	_ "modernc.org/sqlite"
 
-	"github.com/stateguard/stateguard/internal/ledgercli"
-	"github.com/stateguard/stateguard/internal/platformtest"
+	"github.com/stateguard/stateguard/internal/cli/ledgercli"
+	"github.com/stateguard/stateguard/internal/testsupport/platformtest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of failing cmp commands")

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
-	"github.com/stateguard/stateguard/internal/platformtest"
-	"github.com/stateguard/stateguard/internal/sweepcli"
+	"github.com/stateguard/stateguard/internal/cli/sweepcli"
+	"github.com/stateguard/stateguard/internal/testsupport/platformtest"
 )
 
 var update = flag.Bool("update", false, "rewrite the second argument of failing cmp commands")

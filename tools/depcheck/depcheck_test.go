@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stateguard/stateguard/internal/platformtest"
+	"github.com/stateguard/stateguard/internal/testsupport/platformtest"
 )
 
 // moduleRoot is two levels up from this package.

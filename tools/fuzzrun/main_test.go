@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stateguard/stateguard/internal/platformtest"
+	"github.com/stateguard/stateguard/internal/testsupport/platformtest"
 )
 
 func TestLastStatus(t *testing.T) {

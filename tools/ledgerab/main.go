@@ -7,7 +7,7 @@
 //
 //	go run ./tools/ledgerab -a ./tsg-old -b ./tsg-new -size 20000 -rounds 31
 //
-// The ledger is seeded with internal/benchseed in a child run of this
+// The ledger is seeded with internal/testsupport/benchseed in a child run of this
 // program; the CLI runs with its test clock pinned to the seeding instant.
 package main
 
@@ -24,8 +24,8 @@ import (
 	"time"
 
 	_ "github.com/stateguard/stateguard/impl/ledger" // installs benchseed.Seed
-	"github.com/stateguard/stateguard/internal/benchseed"
-	"github.com/stateguard/stateguard/internal/ledgercli"
+	"github.com/stateguard/stateguard/internal/cli/ledgercli"
+	"github.com/stateguard/stateguard/internal/testsupport/benchseed"
 )
 
 const seedNow = 1700000000.0

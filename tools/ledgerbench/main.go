@@ -11,7 +11,7 @@
 //	go run ./tools/ledgerbench -sizes 20000 -runs 9 -bin ./task-state-guard
 //	go run ./tools/ledgerbench -only list -sizes 20000,2000000  # list's pages only
 //
-// The workload comes from internal/benchseed (30% queued, 30% running and
+// The workload comes from internal/testsupport/benchseed (30% queued, 30% running and
 // stale, 40% terminal with a pending delivery, half of those internal). The
 // CLI runs with its test clock pinned to the seeding instant, so every run
 // makes the same decisions. Wall time is measured here, outside any
@@ -49,9 +49,9 @@ import (
 	"time"
 
 	"github.com/stateguard/stateguard/impl/ledger"
-	"github.com/stateguard/stateguard/internal/benchseed"
-	"github.com/stateguard/stateguard/internal/childstat"
-	"github.com/stateguard/stateguard/internal/ledgercli"
+	"github.com/stateguard/stateguard/internal/cli/ledgercli"
+	"github.com/stateguard/stateguard/internal/testsupport/benchseed"
+	"github.com/stateguard/stateguard/internal/testsupport/childstat"
 )
 
 // seedNow is the instant the ledger is seeded for and the CLI's pinned

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stateguard/stateguard/internal/platformtest"
+	"github.com/stateguard/stateguard/internal/testsupport/platformtest"
 )
 
 // TestShortLoad is the short variant of loadrun: 16 processes for two

@@ -27,8 +27,8 @@ import (
 
 const module = "github.com/stateguard/stateguard"
 
-// versionVar is the variable the linker stamps (internal/version).
-const versionVar = module + "/internal/version.stamped"
+// versionVar is the variable the linker stamps (internal/cli/version).
+const versionVar = module + "/internal/cli/version.stamped"
 
 // clis are the commands released, by package directory under cmd/.
 var clis = []string{"sweep-state", "task-state-guard"}

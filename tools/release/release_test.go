@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stateguard/stateguard/internal/platformtest"
+	"github.com/stateguard/stateguard/internal/testsupport/platformtest"
 )
 
 // A stamped host binary reports the stamped version, not the fallback.

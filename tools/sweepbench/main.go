@@ -59,8 +59,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stateguard/stateguard/internal/benchseed"
-	"github.com/stateguard/stateguard/internal/childstat"
+	"github.com/stateguard/stateguard/internal/testsupport/benchseed"
+	"github.com/stateguard/stateguard/internal/testsupport/childstat"
 )
 
 func main() {

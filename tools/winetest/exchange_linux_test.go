@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stateguard/stateguard/internal/durable"
+	"github.com/stateguard/stateguard/internal/storage/durable"
 )
 
 // exchange runs one command line of the same CLI on Linux and, under Wine,
@@ -168,7 +168,7 @@ func (x *exchange) swap(files ...string) {
 // byte-identical, before and after the exchange; the ledgers, exchanged,
 // are healthy to the other side's doctor and give the same get and list.
 // It runs in the Linux go test runs (about 30 s, most of it Wine starting
-// processes). Broken on purpose by making internal/durable's writer put a
+// processes). Broken on purpose by making internal/storage/durable's writer put a
 // "#" comment line first where the path separator is a backslash: "written:
 // the state files differ".
 func TestFilesExchangedWithWindows(t *testing.T) {

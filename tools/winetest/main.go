@@ -41,14 +41,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/stateguard/stateguard/internal/durable"
+	"github.com/stateguard/stateguard/internal/storage/durable"
 )
 
 func main() {
 	parallel := flag.Int("parallel", 2, "test binaries built and run at once")
 	runPat := flag.String("run", "", "passed to each test binary as -test.run")
 	skipPat := flag.String("skip", "", "passed to each test binary as -test.skip (the caller names why)")
-	timeout := flag.Duration("timeout", 25*time.Minute, "passed to each test binary as -test.timeout (internal/sweepcli took 10 min under Wine on a loaded 2-core machine)")
+	timeout := flag.Duration("timeout", 25*time.Minute, "passed to each test binary as -test.timeout (internal/cli/sweepcli took 10 min under Wine on a loaded 2-core machine)")
 	work := flag.String("work", "", "folder for the overlay, binaries and logs (default: a new temporary folder, removed afterwards)")
 	prefix := flag.String("prefix", "", "the private Wine prefix (default: stateguard-winetest/prefix in the user cache folder)")
 	verbose := flag.Bool("v", false, "print every test binary's output")

@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/stateguard/stateguard/internal/envknob"
+	"github.com/stateguard/stateguard/internal/testsupport/envknob"
 )
 
 // Environment knobs of the crash loops of both engines.

@@ -1,0 +1,67 @@
+package ledgercli
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stateguard/stateguard/impl/ledger"
+	"github.com/stateguard/stateguard/internal/testsupport/platformtest"
+)
+
+// json.Marshal of a ledger.Task gives exactly the task the CLI prints:
+// the same keys in the same order, the same float text, has_payload_hash
+// and never the fingerprint. (Before Task had MarshalJSON, json.Marshal
+// wrote Go field names and the payload hash itself.) The tasks cover
+// every column: a parent, a payload hash, timeouts of several float
+// forms, a started, closed and delivered task, codes and NULLs.
+func TestTaskMarshalJSONIsWhatTheCLIPrints(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "tasks.sqlite")
+	env := pinnedEnv("978307200.5")
+	const hash = "aaaa000000000000000000000000000000000000000000000000000000000bbb"
+	parent := "7a5c0001-0000-4000-8000-000000000001"
+	child := "7a5c0002-0000-4000-8000-000000000002"
+	internalID := "7a5c0003-0000-4000-8000-000000000003"
+	steps := [][]string{
+		{"create", "--task-id", parent, "--timeout-seconds", "1e16"},
+		{"create", "--task-id", child, "--parent-id", parent, "--payload-sha256", hash, "--timeout-seconds", "0.1"},
+		{"create", "--task-id", internalID, "--internal"},
+		{"start", parent},
+		{"close", parent, "--status", "succeeded", "--code", "completed"},
+		{"delivery", parent, "--status", "delivered", "--code", "transport_acknowledged"},
+		{"close", internalID, "--status", "cancelled"},
+	}
+	for _, s := range steps {
+		var out bytes.Buffer
+		if rc := run(platformtest.ACLArgs(append([]string{"--db", db}, s...)...), &out, env); rc != 0 {
+			t.Fatalf("%v: exit %d %s", s, rc, out.String())
+		}
+	}
+	l, err := ledger.Open(db, ledger.Options{ReadOnly: true, AllowExternalACL: platformtest.Windows})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for _, id := range []string{parent, child, internalID} {
+		var out bytes.Buffer
+		if rc := run(platformtest.ACLArgs("--db", db, "get", id), &out, env); rc != 0 {
+			t.Fatalf("get: exit %d %s", rc, out.String())
+		}
+		task, err := l.Get(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := json.Marshal(task)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := `{"ok":true,"task":` + string(got) + "}\n"; out.String() != want {
+			t.Errorf("CLI printed %s\njson.Marshal %s", out.String(), got)
+		}
+		if strings.Contains(string(got), hash) || strings.Contains(string(got), "PayloadHash") {
+			t.Errorf("json.Marshal shows the payload hash: %s", got)
+		}
+	}
+}

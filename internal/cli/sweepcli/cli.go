@@ -1,0 +1,351 @@
+package sweepcli
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/stateguard/stateguard/impl/sweepstate"
+	"github.com/stateguard/stateguard/internal/cli/version"
+	"github.com/stateguard/stateguard/internal/codec/pyjson"
+	"github.com/stateguard/stateguard/internal/engine/sweeprules"
+)
+
+// ExplainEnv names the environment variable that, set to exactly "1", makes
+// a CORRUPT answer also write one line "sweep-state: CORRUPT: REASON" on
+// stderr. REASON is the engine's fixed phrase (Result.Reason), which a line
+// number may precede; it never holds a path or a value from the file or the
+// command line. stdout and the exit status are unchanged.
+const ExplainEnv = "SWEEP_STATE_EXPLAIN"
+
+// Clock is the wall clock used when a command has no --now (or an empty
+// one). Tests replace it; nothing else reads time.
+var Clock = time.Now
+
+// subcommand is one entry of the command table.
+type subcommand struct {
+	name    string
+	summary string
+	spec    parserSpec
+	build   func(v map[string]string) sweepstate.Command
+}
+
+func req(name, metavar, help string) optionSpec {
+	return optionSpec{name: name, required: true, metavar: metavar, help: help}
+}
+
+func opt(name, metavar, help string) optionSpec {
+	return optionSpec{name: name, metavar: metavar, help: help}
+}
+
+var (
+	stateOpt  = req("--state", "PATH", "the YAML state file")
+	writerOpt = req("--writer", "W", "id of the writer (lease holder)")
+	nowOpt    = opt("--now", "T", "time to stamp, stored verbatim (default: current UTC time)")
+)
+
+func ttlOption() optionSpec {
+	o := opt("--ttl-minutes", "N", "lease time to live in minutes (default 60)")
+	o.convert = func(s string) error {
+		_, err := sweeprules.ParseTTL(s)
+		return err
+	}
+	return o
+}
+
+func outcomeOption() optionSpec {
+	o := req("--outcome", "O", "one of "+strings.Join(sweeprules.Outcomes(), ", "))
+	o.convert = sweeprules.CheckOutcome
+	return o
+}
+
+// commands is the command table, in help order.
+var commands = []subcommand{
+	{"read", "print the whole state as JSON", parserSpec{options: []optionSpec{stateOpt}},
+		func(map[string]string) sweepstate.Command { return sweepstate.Read{} }},
+	{"validate", "downgrade closed items that lack evidence to fix_pending", parserSpec{options: []optionSpec{stateOpt}},
+		func(map[string]string) sweepstate.Command { return sweepstate.Validate{} }},
+	{"upsert-item", "merge a JSON object into item <source>:<id> (lease holder only)", parserSpec{options: []optionSpec{
+		stateOpt, req("--source", "S", "source id"), req("--id", "I", "item id within the source"),
+		req("--json", "OBJ", "JSON object of fields to set"), writerOpt, nowOpt}},
+		func(v map[string]string) sweepstate.Command {
+			return sweepstate.UpsertItem{Source: v["--source"], ID: v["--id"], JSON: v["--json"], Writer: v["--writer"], Now: v["--now"]}
+		}},
+	{"cursor-get", "print a source's resume cursor", parserSpec{options: []optionSpec{stateOpt, req("--source", "S", "source id")}},
+		func(v map[string]string) sweepstate.Command { return sweepstate.CursorGet{Source: v["--source"]} }},
+	{"cursor-advance", "move a source's cursor forward past a recorded item (lease holder only)", parserSpec{options: []optionSpec{
+		stateOpt, req("--source", "S", "source id"), req("--to", "C", "new cursor"),
+		req("--past-item", "I", "id of the item the cursor moves past"), writerOpt, nowOpt}},
+		func(v map[string]string) sweepstate.Command {
+			return sweepstate.CursorAdvance{Source: v["--source"], To: v["--to"], PastItem: v["--past-item"], Writer: v["--writer"], Now: v["--now"]}
+		}},
+	{"lease-acquire", "take, refresh or reclaim the single-writer lease", parserSpec{options: []optionSpec{
+		stateOpt, writerOpt, ttlOption(), nowOpt}},
+		func(v map[string]string) sweepstate.Command {
+			c := sweepstate.LeaseAcquire{Writer: v["--writer"], Now: v["--now"]}
+			if s, ok := v["--ttl-minutes"]; ok {
+				c.TTLMinutes, _ = sweeprules.ParseTTL(s) // checked by the parse
+			}
+			return c
+		}},
+	{"lease-release", "give the lease up", parserSpec{options: []optionSpec{stateOpt, writerOpt}},
+		func(v map[string]string) sweepstate.Command { return sweepstate.LeaseRelease{Writer: v["--writer"]} }},
+	{"run-record", "record the outcome of a run in last_run", parserSpec{options: []optionSpec{
+		stateOpt, writerOpt, outcomeOption(), req("--counts", "JSON", "JSON counts"),
+		req("--timestamp", "T", "time of the run, stored verbatim")}},
+		func(v map[string]string) sweepstate.Command {
+			return sweepstate.RunRecord{Writer: v["--writer"], Outcome: v["--outcome"], Counts: v["--counts"], Timestamp: v["--timestamp"]}
+		}},
+	{"import-legacy", "import cursors and items from a legacy state file", parserSpec{options: []optionSpec{
+		stateOpt, req("--file", "F", "legacy file (JSON or the YAML subset)"),
+		opt("--source-map", "JSON", "JSON object mapping channel ids to source ids")}},
+		func(v map[string]string) sweepstate.Command {
+			c := sweepstate.ImportLegacy{File: v["--file"]}
+			if s, ok := v["--source-map"]; ok {
+				c.SourceMap = &s
+			}
+			return c
+		}},
+}
+
+// topSpec is the top-level parser: only -h/--help and --version before the
+// subcommand.
+var topSpec = parserSpec{version: true}
+
+const prog = "sweep-state"
+
+// Main runs the command line and returns the exit status: 0 for every
+// operational outcome (ERROR included), 2 for misuse, 1 when stdout could
+// not take the answer. It never exits, and a
+// panic (a defect) becomes the contract's ERROR: one line on stderr, no
+// stack trace, exit 0.
+func Main(args []string, stdout, stderr io.Writer) (code int) {
+	defer func() {
+		if recover() != nil {
+			io.WriteString(stdout, string(sweepstate.WordError)+"\n")
+			fmt.Fprintf(stderr, "%s: error: internal error\n", prog)
+			code = 0
+		}
+	}()
+	cl, err := parseCommandLine(args)
+	if err != nil {
+		return usage(stderr, cl.sub, err)
+	}
+	if cl.version {
+		_, err := io.WriteString(stdout, prog+" "+version.String()+"\n")
+		return answered(err, stderr)
+	}
+	if cl.help {
+		text := topHelp()
+		if cl.sub != nil {
+			text = subHelp(cl.sub)
+		}
+		_, err := io.WriteString(stdout, text)
+		return answered(err, stderr)
+	}
+	if err := checkUTF8(cl.sub, cl.values); err != nil {
+		return usage(stderr, cl.sub, err)
+	}
+	return run(cl.sub.build(cl.values), cl.values["--state"], stdout, stderr)
+}
+
+// checkUTF8 refuses an option value that is not valid UTF-8 as misuse. The
+// decision would see the raw bytes while the file writer stores U+FFFD for
+// them, so a writer would lock itself out of its own lease and two distinct
+// ids could become one key. The message names the option, never the value.
+func checkUTF8(sub *subcommand, values map[string]string) error {
+	for _, o := range sub.spec.options {
+		if v, ok := values[o.name]; ok {
+			if err := sweeprules.CheckText(v); err != nil {
+				return misuse("argument %s: %v", o.name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// commandLine is a parsed argv: help for sub (nil: the top level), or the
+// option values of sub.
+type commandLine struct {
+	sub     *subcommand
+	help    bool
+	version bool
+	values  map[string]string
+}
+
+// parseCommandLine applies the top-level parser, then the subcommand's.
+func parseCommandLine(args []string) (commandLine, error) {
+	toks, err := topSpec.classify(args)
+	if err != nil {
+		return commandLine{}, err
+	}
+	topExtras := 0
+	for i, t := range toks {
+		if t.kind == kindOption && t.option == helpOption {
+			if t.explicit != nil && (!t.short || *t.explicit == "" || strings.Trim(*t.explicit, "h") != "") {
+				return commandLine{}, misuse("argument -h/--help: ignored explicit argument")
+			}
+			return commandLine{help: true}, nil
+		}
+		if t.kind == kindOption && t.option == versionOption {
+			// argparse's version action: acts when reached, takes no value.
+			if t.explicit != nil {
+				return commandLine{}, misuse("argument --version: ignored explicit argument")
+			}
+			return commandLine{version: true}, nil
+		}
+		if t.kind == kindOption {
+			topExtras++
+			continue
+		}
+		// The first value (or "--") starts the subcommand, which takes
+		// every remaining token.
+		if t.kind == kindDashDash {
+			return commandLine{}, misuse("argument command: invalid choice")
+		}
+		var sub *subcommand
+		for k := range commands {
+			if commands[k].name == t.text {
+				sub = &commands[k]
+			}
+		}
+		if sub == nil {
+			return commandLine{}, misuse("argument command: invalid choice (choose from %s)", commandNames())
+		}
+		p, err := sub.spec.parse(args[i+1:])
+		if err != nil {
+			return commandLine{sub: sub}, err
+		}
+		if p.help {
+			return commandLine{sub: sub, help: true}, nil
+		}
+		if topExtras > 0 {
+			return commandLine{}, misuse("unrecognized arguments (%d)", topExtras)
+		}
+		return commandLine{sub: sub, values: p.values}, nil
+	}
+	return commandLine{}, misuse("the following arguments are required: command")
+}
+
+func run(cmd sweepstate.Command, state string, stdout, stderr io.Writer) int {
+	eng := sweepstate.Engine{Clock: Clock}
+	var res sweepstate.Result
+	var text sweepstate.PayloadText
+	if _, isRead := cmd.(sweepstate.Read); isRead {
+		// read's payload is the whole document: from a file this engine
+		// wrote it comes as text, transcoded without building the tree.
+		res, text = eng.ReadText(state)
+	} else {
+		res = eng.Run(state, cmd)
+	}
+	// Streamed: EncodeTo writes large chunks, which the small buffer
+	// passes through uncopied. A text the buffer holds goes out with the
+	// word in one write; a larger one goes to stdout itself, after the
+	// word, where a pipe takes it by reference (PayloadText.WriteTo).
+	out := bufio.NewWriter(stdout)
+	out.WriteString(string(res.Word) + "\n")
+	var err error
+	switch {
+	case text.Len() > 0:
+		to := io.Writer(out)
+		if text.Len() >= out.Available() {
+			err = out.Flush()
+			to = stdout
+		}
+		// Nothing more once stdout refused a write, as the buffer's
+		// sticky error has it on the other path.
+		if err == nil {
+			if _, err = text.WriteTo(to); err == nil {
+				out.WriteByte('\n')
+			}
+		}
+	case res.Payload.Map != nil:
+		pyjson.EncodeTo(out, res.Payload.Map)
+		out.WriteByte('\n')
+	}
+	if err == nil {
+		err = out.Flush()
+	}
+	if res.Word == sweepstate.WordError {
+		fmt.Fprintf(stderr, "%s: error: %s\n", prog, res.Reason)
+	}
+	if res.Word == sweepstate.WordCorrupt && os.Getenv(ExplainEnv) == "1" {
+		fmt.Fprintf(stderr, "%s: %s: %s\n", prog, res.Word, res.Reason)
+	}
+	return answered(err, stderr)
+}
+
+// answered is the exit status once stdout was written: 0, or 1 when the
+// answer could not be written (a full disk, a closed pipe). The call may
+// have taken effect, but a caller must never see exit 0 without its status
+// word (the reference exits 1 there too).
+func answered(writeErr error, stderr io.Writer) int {
+	if writeErr == nil {
+		return 0
+	}
+	fmt.Fprintf(stderr, "%s: error: the answer could not be written to stdout\n", prog)
+	return 1
+}
+
+func usage(stderr io.Writer, sub *subcommand, err error) int {
+	fmt.Fprint(stderr, usageLine(sub))
+	name := prog
+	if sub != nil {
+		name += " " + sub.name
+	}
+	fmt.Fprintf(stderr, "%s: error: %v\n", name, err)
+	return 2
+}
+
+func commandNames() string {
+	names := make([]string, len(commands))
+	for i, c := range commands {
+		names[i] = c.name
+	}
+	return strings.Join(names, ", ")
+}
+
+func usageLine(sub *subcommand) string {
+	if sub == nil {
+		return "usage: " + prog + " [-h] [--version] {" + strings.ReplaceAll(commandNames(), ", ", ",") + "} ...\n"
+	}
+	var b strings.Builder
+	b.WriteString("usage: " + prog + " " + sub.name + " [-h]")
+	for _, o := range sub.spec.options {
+		if o.required {
+			fmt.Fprintf(&b, " %s %s", o.name, o.metavar)
+		} else {
+			fmt.Fprintf(&b, " [%s %s]", o.name, o.metavar)
+		}
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+func topHelp() string {
+	var b strings.Builder
+	b.WriteString(usageLine(nil))
+	b.WriteString("\nThe only writer of a sweep's YAML state file. Line 1 of stdout is a status\n")
+	b.WriteString("word (OK, NO-STATE, CORRUPT, LOCKED, STALE-RECLAIMED, LEASE-LOST, REFUSED,\n")
+	b.WriteString("ERROR); line 2, when present, is a JSON payload. Misuse exits 2.\n\n")
+	b.WriteString("options:\n  -h, --help            show this help message and exit\n")
+	b.WriteString("  --version             show program's version number and exit\n\ncommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(&b, "  %-16s %s\n", c.name, c.summary)
+	}
+	b.WriteString("\nRun '" + prog + " COMMAND -h' for a command's options.\n")
+	return b.String()
+}
+
+func subHelp(sub *subcommand) string {
+	var b strings.Builder
+	b.WriteString(usageLine(sub))
+	b.WriteString("\n" + sub.summary + "\n\noptions:\n  -h, --help            show this help message and exit\n")
+	for _, o := range sub.spec.options {
+		fmt.Fprintf(&b, "  %-21s %s\n", o.name+" "+o.metavar, o.help)
+	}
+	return b.String()
+}

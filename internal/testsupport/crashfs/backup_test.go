@@ -1,0 +1,96 @@
+//go:build linux
+
+package crashfs_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stateguard/stateguard/internal/testsupport/crashfs"
+)
+
+// backupPath is where the backup scenarios write their copy: below a
+// directory the backup makes, beside the source's own.
+const backupPath = "x/bk/copy.sqlite"
+
+// TestBackupCutsLeaveWholeCopyOrNone is the power-loss proof for `backup
+// --to` (spec 6.10): a cut after any operation of the backup leaves the
+// source as it was (the CLI opens it read-only) and, at the target's
+// path, either nothing or a whole copy: a healthy ledger holding the
+// source's tasks. A copy the cut stopped part way must never sit at the
+// target's path, where a restore would take it for a backup. A cut right
+// after the answer keeps the whole copy (the call synced it). Torn
+// variants (proof (c)) drop a seeded part of the unsynced changes.
+func TestBackupCutsLeaveWholeCopyOrNone(t *testing.T) {
+	m := mount(t)
+	_, bin := binaries(t)
+	ref := ledgerReference(t, m, "backup-ref", refOpts{makeDirs: true}, ledgerSequence(true)[:4])
+	source := ref[len(ref)-1].afterView
+	dir := filepath.Join(m.Dir, "backup-ref")
+	argv := []string{"--db", filepath.Join(dir, dbPath), "backup", "--to", filepath.Join(dir, backupPath)}
+	before := m.FS.Current().Lookup("backup-ref")
+	ops := m.FS.Ops()
+	if out, rc := run(t, nil, bin, argv...); rc != 0 {
+		t.Fatalf("the reference backup answered %s", answer(out, rc))
+	}
+	n := m.FS.Ops() - ops
+
+	whole, none, torn := 0, 0, 0
+	check := func(name string, tree *crashfs.Node, acked bool) {
+		t.Helper()
+		if got := viewLedger(t, bin, tree); got != source {
+			t.Errorf("%s: the source no longer reads as it did:\ndoctor %s\n%s", name, got.doctor, got.tasks)
+		}
+		if tree.Lookup(backupPath) == nil {
+			if acked {
+				t.Errorf("%s: a cut right after the answer lost the copy: %v", name, tree.Lookup("x/bk").Names())
+			}
+			none++
+			return
+		}
+		got := viewAt(t, bin, tree, backupPath)
+		if got != source {
+			t.Errorf("%s: the target holds a copy that is not the source's whole ledger:\ndoctor %s\n%s\nsidecars beside it: %v",
+				name, got.doctor, got.tasks, tree.Lookup("x/bk").Names())
+			return
+		}
+		whole++
+	}
+	for _, k := range cutPoints(n, 8) {
+		name := fmt.Sprintf("backup-cut-%d", k)
+		d := scenario(t, m, name, before)
+		m.FS.ArmCut(k)
+		run(t, nil, bin, strings.Split(strings.ReplaceAll(strings.Join(argv, "\x00"), dir, d), "\x00")...)
+		cut := m.FS.Cut()
+		log := m.FS.Log()
+		m.FS.Disarm()
+		if cut == nil {
+			t.Fatalf("%s: the backup made fewer than %d operations this time: %q", name, k, log)
+		}
+		check(fmt.Sprintf("%s after %q", name, log), cut.Lookup(name), k == n)
+		for j := 0; j < tornPerCut(t) && m.FS.TornFiles() > 0; j++ {
+			seed := tornSeed(name, j)
+			tree, kept := m.FS.TornCut(seed)
+			torn++
+			check(fmt.Sprintf("%s torn with seed %d (%s)", name, seed, kept), tree.Lookup(name), false)
+		}
+	}
+	t.Logf("backup: %d operations; %d cut states hold no copy, %d a whole one (%d of them torn)", n, none, whole, torn)
+}
+
+// viewAt is viewLedger for a ledger at rel in the tree, read as the
+// source's tasks.
+func viewAt(t *testing.T, bin string, tree *crashfs.Node, rel string) ledgerView {
+	t.Helper()
+	db := filepath.Join(writeOut(t, tree), rel)
+	out, rc := run(t, nil, bin, "--db", db, "doctor")
+	v := ledgerView{healthy: rc == 0 && strings.Contains(out, `"healthy":true`), doctor: answer(out, rc)}
+	var tasks []string
+	for _, id := range ledgerTasks {
+		tasks = append(tasks, answer(run(t, nil, bin, "--db", db, "get", id)))
+	}
+	v.tasks = strings.Join(tasks, "\n")
+	return v
+}
