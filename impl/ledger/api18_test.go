@@ -3,19 +3,46 @@ package ledger
 import (
 	"context"
 	"errors"
+	"maps"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
 
-// After Close every operation answers an error that matches ErrClosed, and
-// Close itself may be called again: it answers nil and changes nothing.
+// After Close every operation answers an error that matches ErrClosed, on
+// a writable ledger and on a read-only one alike (a read-only ledger's own
+// refusal of a mutation must not answer first), and Close itself may be
+// called again: it answers nil and changes nothing. Every exported method
+// that can answer an error is in the table.
 func TestClosedLedgerAnswersErrClosed(t *testing.T) {
-	l, _, _ := openTest(t)
+	for _, readOnly := range []bool{false, true} {
+		name := "writable"
+		if readOnly {
+			name = "read-only"
+		}
+		t.Run(name, func(t *testing.T) { closedLedgerAnswersErrClosed(t, readOnly) })
+	}
+	if got := Reason(ErrClosed); got != "ledger is closed" {
+		t.Errorf("Reason(ErrClosed) = %q", got)
+	}
+}
+
+func closedLedgerAnswersErrClosed(t *testing.T, readOnly bool) {
+	l, _, p := openTest(t)
 	task, err := l.Create(CreateParams{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if readOnly {
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if l, err = Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
@@ -24,42 +51,82 @@ func TestClosedLedgerAnswersErrClosed(t *testing.T) {
 		t.Fatalf("second Close: %v", err)
 	}
 	ctx := context.Background()
+	before := 2e9
+	prune := PruneOptions{EndedBefore: &before}
+	pruneDry := PruneOptions{EndedBefore: &before, DryRun: true}
+	backupTarget := func() string { return filepath.Join(t.TempDir(), "copy.sqlite") }
+	listAll := func() error {
+		for _, err := range l.ListAll(ctx, ListFilter{}) {
+			return err
+		}
+		return errors.New("ListAll yielded nothing")
+	}
+	// Keyed by method name; a word after a space names a variant.
 	ops := map[string]func() error{
-		"Create":     func() error { _, err := l.CreateContext(ctx, CreateParams{}); return err },
-		"Start":      func() error { _, err := l.StartContext(ctx, task.ID); return err },
-		"Heartbeat":  func() error { _, err := l.HeartbeatContext(ctx, task.ID); return err },
-		"Get":        func() error { _, err := l.GetContext(ctx, task.ID); return err },
-		"ChildrenOf": func() error { _, err := l.ChildrenOfContext(ctx, task.ID); return err },
-		"Doctor":     func() error { _, err := l.DoctorContext(ctx); return err },
-		"Reconcile":  func() error { _, err := l.ReconcileContext(ctx, ReconcileOptions{DryRun: true}); return err },
-		"CloseTask": func() error {
+		"Create":        func() error { _, err := l.Create(CreateParams{}); return err },
+		"CreateContext": func() error { _, err := l.CreateContext(ctx, CreateParams{}); return err },
+		"Start":         func() error { _, err := l.Start(task.ID); return err },
+		"StartContext":  func() error { _, err := l.StartContext(ctx, task.ID); return err },
+		"Heartbeat":     func() error { _, err := l.Heartbeat(task.ID); return err },
+		"HeartbeatContext": func() error {
+			_, err := l.HeartbeatContext(ctx, task.ID)
+			return err
+		},
+		"CloseTask": func() error { _, err := l.CloseTask(task.ID, StatusSucceeded, CodeCompleted); return err },
+		"CloseTaskContext": func() error {
 			_, err := l.CloseTaskContext(ctx, task.ID, StatusSucceeded, CodeCompleted)
 			return err
 		},
 		"SetDelivery": func() error {
+			_, err := l.SetDelivery(task.ID, DeliveryDelivered, CodeTransportAcknowledged)
+			return err
+		},
+		"SetDeliveryContext": func() error {
 			_, err := l.SetDeliveryContext(ctx, task.ID, DeliveryDelivered, CodeTransportAcknowledged)
 			return err
 		},
-		"List":   func() error { _, err := l.ListContext(ctx, ListFilter{}); return err },
-		"Backup": func() error { return l.BackupContext(ctx, filepath.Join(t.TempDir(), "copy.sqlite")) },
-		"Prune": func() error {
-			before := 2e9
-			_, err := l.PruneContext(ctx, PruneOptions{EndedBefore: &before})
+		"Get":               func() error { _, err := l.Get(task.ID); return err },
+		"GetContext":        func() error { _, err := l.GetContext(ctx, task.ID); return err },
+		"ChildrenOf":        func() error { _, err := l.ChildrenOf(task.ID); return err },
+		"ChildrenOfContext": func() error { _, err := l.ChildrenOfContext(ctx, task.ID); return err },
+		"Doctor":            func() error { _, err := l.Doctor(); return err },
+		"DoctorContext":     func() error { _, err := l.DoctorContext(ctx); return err },
+		"Reconcile":         func() error { _, err := l.Reconcile(ReconcileOptions{}); return err },
+		"Reconcile dry run": func() error { _, err := l.Reconcile(ReconcileOptions{DryRun: true}); return err },
+		"ReconcileContext":  func() error { _, err := l.ReconcileContext(ctx, ReconcileOptions{}); return err },
+		"ReconcileContext dry run": func() error {
+			_, err := l.ReconcileContext(ctx, ReconcileOptions{DryRun: true})
 			return err
 		},
-		"Prune dry run": func() error {
-			before := 2e9
-			_, err := l.PruneContext(ctx, PruneOptions{EndedBefore: &before, DryRun: true})
-			return err
-		},
+		"List":                 func() error { _, err := l.List(ListFilter{}); return err },
+		"ListContext":          func() error { _, err := l.ListContext(ctx, ListFilter{}); return err },
+		"ListAll":              listAll,
+		"Backup":               func() error { return l.Backup(backupTarget()) },
+		"BackupContext":        func() error { return l.BackupContext(ctx, backupTarget()) },
+		"Prune":                func() error { _, err := l.Prune(prune); return err },
+		"Prune dry run":        func() error { _, err := l.Prune(pruneDry); return err },
+		"PruneContext":         func() error { _, err := l.PruneContext(ctx, prune); return err },
+		"PruneContext dry run": func() error { _, err := l.PruneContext(ctx, pruneDry); return err },
 	}
-	for name, op := range ops {
-		if err := op(); !errors.Is(err, ErrClosed) {
-			t.Errorf("%s after Close: %v, want ErrClosed", name, err)
+	covered := map[string]bool{}
+	for _, key := range slices.Sorted(maps.Keys(ops)) {
+		covered[strings.Fields(key)[0]] = true
+		if err := ops[key](); !errors.Is(err, ErrClosed) {
+			t.Errorf("%s after Close: %v, want ErrClosed", key, err)
 		}
 	}
-	if got := Reason(ErrClosed); got != "ledger is closed" {
-		t.Errorf("Reason(ErrClosed) = %q", got)
+	errType := reflect.TypeFor[error]()
+	lt := reflect.TypeOf(l)
+	for i := range lt.NumMethod() {
+		m := lt.Method(i)
+		answersError := false
+		for j := range m.Type.NumOut() {
+			out := m.Type.Out(j)
+			answersError = answersError || out == errType || strings.Contains(out.String(), "error]")
+		}
+		if answersError && m.Name != "Close" && !covered[m.Name] {
+			t.Errorf("method %s answers an error but is not in the table", m.Name)
+		}
 	}
 }
 

@@ -127,15 +127,31 @@ func (l *Ledger) lockedWrite(ctx context.Context, fn func(*txn) error) error {
 // underWriteLock runs body holding the ledger lock, on a writable ledger
 // that is still open.
 func (l *Ledger) underWriteLock(body func() error) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return ErrClosed
+	}
 	if l.readOnly {
 		return errReadOnly
+	}
+	return body()
+}
+
+// refuseMutation answers a mutation's early refusal on a read-only
+// ledger: ErrClosed once it is closed (which answers every operation
+// after Close), else ErrReadOnly. A writable ledger passes; its closed
+// check runs under the lock with the write.
+func (l *Ledger) refuseMutation() error {
+	if !l.readOnly {
+		return nil
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
 		return ErrClosed
 	}
-	return body()
+	return errReadOnly
 }
 
 // sameFloat compares two optional numbers.
@@ -163,8 +179,8 @@ func (l *Ledger) Create(p CreateParams) (Task, error) {
 // the wait for another connection's write lock (see Concurrency in the
 // package documentation).
 func (l *Ledger) CreateContext(ctx context.Context, p CreateParams) (Task, error) {
-	if l.readOnly {
-		return Task{}, errReadOnly
+	if err := l.refuseMutation(); err != nil {
+		return Task{}, err
 	}
 	var id, parent string
 	var err error
@@ -248,8 +264,8 @@ func (l *Ledger) CreateContext(ctx context.Context, p CreateParams) (Task, error
 // returns changed=false to return the stored task unchanged (the idempotent
 // repeats); otherwise the task is read back as written.
 func (l *Ledger) writeTask(ctx context.Context, id string, check func() error, apply func(t *txn, task Task) (changed bool, err error)) (Task, error) {
-	if l.readOnly {
-		return Task{}, errReadOnly
+	if err := l.refuseMutation(); err != nil {
+		return Task{}, err
 	}
 	cid, err := ParseTaskID(id)
 	if err != nil {

@@ -116,8 +116,10 @@ func (l *Ledger) PruneContext(ctx context.Context, opts PruneOptions) (PruneRepo
 	if math.IsNaN(cutoff) || math.IsInf(cutoff, 0) {
 		return PruneReport{}, invalidInput("a time is not a finite number")
 	}
-	if !opts.DryRun && l.readOnly {
-		return PruneReport{}, errReadOnly
+	if !opts.DryRun {
+		if err := l.refuseMutation(); err != nil {
+			return PruneReport{}, err
+		}
 	}
 	rep := PruneReport{DryRun: opts.DryRun, Applied: !opts.DryRun}
 	var cur pruneCursor

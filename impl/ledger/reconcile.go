@@ -331,8 +331,8 @@ func (l *Ledger) reconcileSeconds(ctx context.Context, activeGrace, deliveryGrac
 	if dryRun {
 		err = l.lockedReadTx(ctx, "dry run", true, run)
 	} else {
-		if l.readOnly {
-			return ReconcileReport{}, errReadOnly
+		if err := l.refuseMutation(); err != nil {
+			return ReconcileReport{}, err
 		}
 		err = l.lockedWrite(ctx, run)
 	}
