@@ -12,11 +12,11 @@ import (
 )
 
 // Every reason a CORRUPT answer can carry (and SWEEP_STATE_EXPLAIN=1
-// prints) is a string literal in the engine or the parser, and the README's
+// prints) is a string literal in the engine or the parser, and the troubleshooting page's
 // "Why CORRUPT" table has a row for it. The sources are read with go/parser
 // so that a new refusal without a row fails here.
 func TestEveryCorruptReasonHasARow(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "..", "README.md"))
+	page, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "troubleshooting.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,8 +91,8 @@ func TestEveryCorruptReasonHasARow(t *testing.T) {
 		t.Fatalf("found only %d reasons: the scan is broken", len(reasons))
 	}
 	for r, where := range reasons {
-		if !strings.Contains(string(readme), "| `"+r+"` |") {
-			t.Errorf("%s: CORRUPT reason %q has no row in the README's \"Why CORRUPT\" table", where, r)
+		if !strings.Contains(string(page), "| `"+r+"` |") {
+			t.Errorf("%s: CORRUPT reason %q has no row in docs/troubleshooting.md's \"why CORRUPT\" table", where, r)
 		}
 	}
 }
