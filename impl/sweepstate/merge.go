@@ -1,0 +1,547 @@
+package sweepstate
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+
+	"github.com/stateguard/stateguard/internal/codec/isotime"
+	"github.com/stateguard/stateguard/internal/codec/yamlsubset"
+	"github.com/stateguard/stateguard/internal/engine/sweeprules"
+	"github.com/stateguard/stateguard/internal/storage/durable"
+	"github.com/stateguard/stateguard/model/value"
+)
+
+// Published names the side of a three-way merge that is already on the
+// shared branch: its value settles a field both sides changed differently,
+// the lease included (spec/sweep-state.md §21).
+type Published int
+
+// The two sides a merge can name as published.
+const (
+	PublishedOurs Published = iota + 1
+	PublishedTheirs
+)
+
+// MergeCounts says what a merge did; the sweep-state merge command prints
+// them as its payload.
+type MergeCounts struct {
+	// ItemsMerged: items both sides changed differently, merged field by
+	// field.
+	ItemsMerged int
+	// SettledByPublished: values both sides changed differently that the
+	// published side's value settled.
+	SettledByPublished int
+	// CursorsAdvanced: sources whose two cursors differ in order, where
+	// the further was kept.
+	CursorsAdvanced int
+	// EvidenceDowngrades: closed items of the result without their
+	// evidence, made fix_pending.
+	EvidenceDowngrades int
+}
+
+// payload is the counts as the command prints them.
+func (c MergeCounts) payload() *value.Map {
+	m := value.NewMap()
+	m.Set("items_merged", value.Int(int64(c.ItemsMerged)))
+	m.Set("fields_settled_by_published", value.Int(int64(c.SettledByPublished)))
+	m.Set("cursors_advanced", value.Int(int64(c.CursorsAdvanced)))
+	m.Set("evidence_downgrades", value.Int(int64(c.EvidenceDowngrades)))
+	return m
+}
+
+// ErrNotAState is returned by MergeDocuments for a document a load would
+// refuse: no schema_version (CORRUPT) or an items that is not a map.
+var ErrNotAState = errors.New("sweepstate: not a state document")
+
+// MergeDocuments merges ours and theirs, which both descend from base, by
+// the rules of spec/sweep-state.md §21 (a nil document is no state, as an
+// absent file is). It is pure: it reads no file and no clock, and changes
+// none of its arguments. The result is the document the engine would
+// write, in its canonical order (yamlsubset's emit gives the bytes).
+func MergeDocuments(base, ours, theirs *value.Map, published Published) (*value.Map, MergeCounts, error) {
+	if err := checkPublished(published); err != nil {
+		return nil, MergeCounts{}, err
+	}
+	var sides [3]*value.Map
+	for i, doc := range []*value.Map{base, ours, theirs} {
+		if doc == nil {
+			sides[i] = freshDoc()
+			continue
+		}
+		doc = value.Clone(doc).(*value.Map)
+		if !doc.Has("schema_version") {
+			return nil, MergeCounts{}, fmt.Errorf("%w: %s has no schema_version", ErrNotAState, sideNames[i])
+		}
+		for _, k := range []string{"sources", "items"} {
+			if !doc.Has(k) {
+				doc.Set(k, value.NewMap())
+			}
+		}
+		if _, isMap := mapGet(doc, "items").(*value.Map); !isMap {
+			return nil, MergeCounts{}, fmt.Errorf("%w: %s's items is not a mapping", ErrNotAState, sideNames[i])
+		}
+		renameLegacyEvidence(mapAt(doc, "items"))
+		sides[i] = doc
+	}
+	doc, counts := mergeLoaded(sides[0], sides[1], sides[2], published)
+	return doc, counts, nil
+}
+
+var sideNames = [3]string{"base", "ours", "theirs"}
+
+func checkPublished(p Published) error {
+	if p != PublishedOurs && p != PublishedTheirs {
+		return fmt.Errorf("%w: Published must be PublishedOurs or PublishedTheirs", ErrInvalidCommand)
+	}
+	return nil
+}
+
+// MergeTexts is MergeDocuments over the three files' texts, read as every
+// subcommand reads a state file ("" or only whitespace: no state). It
+// answers OK with the counts as payload and the merged text, or the word a
+// load gives an input it cannot read (CORRUPT, whose Reason names the
+// input first, or ERROR) and no text. It does no I/O.
+func MergeTexts(base, ours, theirs string, published Published) (Result, []byte) {
+	if err := checkPublished(published); err != nil {
+		return Result{Word: WordError, Reason: "Published: not a side", Err: err}, nil
+	}
+	var docs [3]*value.Map
+	for i, text := range []string{base, ours, theirs} {
+		st, failed := loadText(text)
+		if failed != nil {
+			res := *failed
+			if res.Word == WordCorrupt {
+				res.Reason = sideNames[i] + ": " + res.Reason
+			}
+			return res, nil
+		}
+		docs[i] = st.doc
+	}
+	doc, counts := mergeLoaded(docs[0], docs[1], docs[2], published)
+	return ok(counts.payload()), yamlsubset.Emit(doc)
+}
+
+// Merge merges the state files at base and theirs into the one at ours
+// (git's merge-driver convention), holding ours' lock from before it is
+// read until after the write, and writes it durably, as every subcommand
+// writes. A missing file is no state. An input that cannot be read answers
+// its word (CORRUPT, or ERROR for an items that is not a map) and ours
+// is left as it was.
+func (e *Engine) Merge(base, ours, theirs string, published Published) Result {
+	if err := checkPublished(published); err != nil {
+		return Result{Word: WordError, Reason: "Published: not a side", Err: err}
+	}
+	for i, p := range []string{base, ours, theirs} {
+		if err := sweeprules.CheckText(p); err != nil {
+			return invalid("Merge."+sideNames[i], err)
+		}
+	}
+	if err := durable.EnsureParent(ours); err != nil {
+		return errorResult("cannot create the state file's parent directory")
+	}
+	lock, err := durable.Acquire(durable.LockPath(ours))
+	if err != nil {
+		return errorResult("cannot lock the state file")
+	}
+	defer lock.Unlock()
+	var texts [3]string
+	for i, p := range []string{base, ours, theirs} {
+		text, failed := readInput(p)
+		if failed != nil {
+			res := *failed
+			res.Reason = sideNames[i] + ": " + res.Reason
+			return res
+		}
+		texts[i] = text
+	}
+	res, text := MergeTexts(texts[0], texts[1], texts[2], published)
+	if res.Word != WordOK {
+		return res
+	}
+	write := func(w io.Writer) error {
+		_, err := w.Write(text)
+		return err
+	}
+	if err := durable.WriteFileFunc(ours, write); err != nil {
+		return errorResult("cannot write the state file")
+	}
+	return res
+}
+
+// readInput reads one input of a merge as a load reads the state file; an
+// absent file is "".
+func readInput(path string) (string, *Result) {
+	f, fi, failed := open(path)
+	if failed != nil {
+		return "", failed
+	}
+	if f == nil {
+		return "", nil
+	}
+	defer f.Close()
+	return readText(f, fi)
+}
+
+// opt is a value that may be absent (an absent key is a value of its own
+// for the three-way rule).
+type opt struct {
+	v  value.Value
+	ok bool
+}
+
+func optAt(m *value.Map, k string) opt {
+	if m == nil {
+		return opt{}
+	}
+	v, ok := m.Get(k)
+	return opt{v, ok}
+}
+
+func (x opt) same(y opt) bool { return x.ok == y.ok && (!x.ok || value.Equal(x.v, y.v)) }
+
+// merger holds what every rule of one merge needs.
+type merger struct {
+	published Published
+	counts    MergeCounts
+}
+
+// pick is the published side's value of a and b.
+func (m *merger) pick(a, b opt) opt {
+	m.counts.SettledByPublished++
+	if m.published == PublishedOurs {
+		return a
+	}
+	return b
+}
+
+// threeWay: a change on one side is taken; a change on both sides, if
+// different, goes to the published side.
+func (m *merger) threeWay(o, a, b opt) opt {
+	switch {
+	case a.same(b), b.same(o):
+		return a
+	case a.same(o):
+		return b
+	}
+	return m.pick(a, b)
+}
+
+// mergeLoaded merges three loaded documents (sources and items present,
+// items a map); it changes none of them, though the result shares values
+// with them.
+func mergeLoaded(o, a, b *value.Map, published Published) (*value.Map, MergeCounts) {
+	// A side that changed nothing leaves nothing to merge.
+	switch {
+	case value.Equal(a, b), value.Equal(b, o):
+		return withVersion(a, writtenVersion(a)), MergeCounts{}
+	case value.Equal(a, o):
+		return withVersion(b, writtenVersion(b)), MergeCounts{}
+	}
+	m := &merger{published: published}
+	out := value.NewMap()
+	version := writtenVersion(a)
+	if vb := writtenVersion(b); vb.Cmp(version) > 0 {
+		version = vb
+	}
+	out.Set("schema_version", version)
+	for _, k := range unionKeys(o, a, b) {
+		var r opt
+		switch k {
+		case "schema_version":
+			continue
+		case "sources":
+			r = opt{m.sources(optAt(o, k), optAt(a, k), optAt(b, k)), true}
+		case "items":
+			r = opt{m.items(mapAt(o, k), mapAt(a, k), mapAt(b, k)), true}
+		case "last_run":
+			r = m.lastRun(optAt(o, k), optAt(a, k), optAt(b, k))
+		default: // the lease and any other key
+			r = m.threeWay(optAt(o, k), optAt(a, k), optAt(b, k))
+		}
+		if r.ok {
+			out.Set(k, r.v)
+		}
+	}
+	m.redactAndValidate(out, a, b)
+	return out, m.counts
+}
+
+// writtenVersion is the schema_version a write of doc carries (§2.3).
+func writtenVersion(doc *value.Map) *big.Int {
+	if n, isInt := mapGet(doc, "schema_version").(*big.Int); isInt && n.Cmp(big.NewInt(1)) > 0 {
+		return n
+	}
+	return big.NewInt(1)
+}
+
+// withVersion is a copy of doc's top level with its schema_version set.
+func withVersion(doc *value.Map, version *big.Int) *value.Map {
+	out := shallowCopy(doc)
+	out.Set("schema_version", version)
+	return out
+}
+
+func shallowCopy(m *value.Map) *value.Map {
+	out := value.NewMapSize(m.Len())
+	for i := range m.Len() {
+		k, v := m.At(i)
+		out.Set(k, v)
+	}
+	return out
+}
+
+// unionKeys lists the keys of the maps (nil ones skipped), each once, in
+// first-seen order.
+func unionKeys(maps ...*value.Map) []string {
+	seen := map[string]bool{}
+	var keys []string
+	for _, m := range maps {
+		if m == nil {
+			continue
+		}
+		for i := range m.Len() {
+			k, _ := m.At(i)
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	return keys
+}
+
+// asMap is v as a map; anything else (absent, a hand-edited scalar)
+// counts as an empty map.
+func asMap(x opt) *value.Map {
+	if m, isMap := x.v.(*value.Map); isMap && x.ok {
+		return m
+	}
+	return value.NewMap()
+}
+
+// sources keeps every source of either side and merges each entry field
+// by field, its cursor by order.
+func (m *merger) sources(o, a, b opt) value.Value {
+	if a.same(b) {
+		return a.v
+	}
+	so, sa, sb := asMap(o), asMap(a), asMap(b)
+	out := value.NewMap()
+	for _, id := range unionKeys(sa, sb) {
+		eo, ea, eb := optAt(so, id), optAt(sa, id), optAt(sb, id)
+		if ea.same(eb) {
+			out.Set(id, ea.v)
+			continue
+		}
+		mo, ma, mb := asMap(eo), asMap(ea), asMap(eb)
+		entry := value.NewMap()
+		for _, f := range unionKeys(mo, ma, mb) {
+			fo, fa, fb := optAt(mo, f), optAt(ma, f), optAt(mb, f)
+			var r opt
+			if f == "cursor" {
+				r = m.cursor(fo, fa, fb)
+			} else {
+				r = m.threeWay(fo, fa, fb)
+			}
+			if r.ok {
+				entry.Set(f, r.v)
+			}
+		}
+		out.Set(id, entry)
+	}
+	return out
+}
+
+// cursor is the further of two cursors (§9.3 order); one side's cursor is
+// never dropped.
+func (m *merger) cursor(o, a, b opt) opt {
+	hasA, hasB := a.ok && a.v != nil, b.ok && b.v != nil
+	switch {
+	case hasA && hasB:
+		ca, cb := pyStr(a.v), pyStr(b.v)
+		if cursorLess(ca, cb) {
+			m.counts.CursorsAdvanced++
+			return b
+		}
+		if cursorLess(cb, ca) {
+			m.counts.CursorsAdvanced++
+			return a
+		}
+	case hasA:
+		return a
+	case hasB:
+		return b
+	}
+	return m.threeWay(o, a, b)
+}
+
+// items keeps every item of either side; an item both sides changed
+// differently is merged field by field when both hold a map.
+func (m *merger) items(o, a, b *value.Map) *value.Map {
+	if value.Equal(a, b) {
+		return a
+	}
+	out := value.NewMapSize(max(a.Len(), b.Len()))
+	for _, k := range unionKeys(a, b) {
+		io, ia, ib := optAt(o, k), optAt(a, k), optAt(b, k)
+		switch {
+		case !ia.ok:
+			out.Set(k, ib.v)
+		case !ib.ok, ia.same(ib), ib.same(io):
+			out.Set(k, ia.v)
+		case ia.same(io):
+			out.Set(k, ib.v)
+		default:
+			ma, isMapA := ia.v.(*value.Map)
+			mb, isMapB := ib.v.(*value.Map)
+			if !isMapA || !isMapB {
+				out.Set(k, m.pick(ia, ib).v)
+				continue
+			}
+			m.counts.ItemsMerged++
+			mo := asMap(io)
+			item := value.NewMap()
+			for _, f := range unionKeys(mo, ma, mb) {
+				if r := m.threeWay(optAt(mo, f), optAt(ma, f), optAt(mb, f)); r.ok {
+					item.Set(f, r.v)
+				}
+			}
+			out.Set(k, item)
+		}
+	}
+	return out
+}
+
+// lastRun: both changed differently, the later readable timestamp wins,
+// else the published side's; one side's record is never removed by the
+// other's lack of one.
+func (m *merger) lastRun(o, a, b opt) opt {
+	switch {
+	case a.same(b), b.same(o):
+		return a
+	case a.same(o):
+		return b
+	case !a.ok:
+		return b
+	case !b.ok:
+		return a
+	}
+	ta, okA := runStamp(a.v)
+	tb, okB := runStamp(b.v)
+	if okA && okB && ta != tb {
+		if ta > tb {
+			return a
+		}
+		return b
+	}
+	return m.pick(a, b)
+}
+
+func runStamp(v value.Value) (isotime.Instant, bool) {
+	run, isMap := v.(*value.Map)
+	if !isMap {
+		return 0, false
+	}
+	text, isString := mapGet(run, "timestamp").(string)
+	if !isString {
+		return 0, false
+	}
+	return isotime.Parse(text)
+}
+
+// redactAndValidate drops body and quote from every item sensitive on
+// either side or in the result, then downgrades closed items that lack
+// evidence, as validate does. Items are copied before they change.
+func (m *merger) redactAndValidate(out, a, b *value.Map) {
+	items := mapAt(out, "items")
+	sides := [3]*value.Map{a, b, out}
+	var sourceMaps [3]*value.Map
+	for i, d := range sides {
+		sourceMaps[i], _ = sourcesOf(d)
+	}
+	var changed *value.Map
+	for i := range items.Len() {
+		k, v := items.At(i)
+		item, isMap := v.(*value.Map)
+		if !isMap {
+			continue
+		}
+		fixed := item
+		if (item.Has("body") || item.Has("quote")) && m.sensitive(k, sides, sourceMaps) {
+			fixed = shallowCopy(item)
+			fixed.Delete("body")
+			fixed.Delete("quote")
+		}
+		if status, _ := fixed.Get("status"); status == "closed" {
+			for _, f := range evidenceFields {
+				if v, _ := fixed.Get(f); !truthy(v) {
+					if fixed == item {
+						fixed = shallowCopy(item)
+					}
+					fixed.Set("status", "fix_pending")
+					m.counts.EvidenceDowngrades++
+					break
+				}
+			}
+		}
+		if fixed != item {
+			if changed == nil {
+				// items may be a side's own map: change a copy.
+				changed = shallowCopy(items)
+			}
+			changed.Set(k, fixed)
+		}
+	}
+	if changed != nil {
+		out.Set("items", changed)
+	}
+}
+
+// sensitive: the item's own sensitive is true on a side or in the result,
+// or an entry of one of its sources is (its sources: the source field of
+// the item wherever it is a string, and every prefix of the key that ends
+// before a colon).
+func (m *merger) sensitive(key string, docs [3]*value.Map, sourceMaps [3]*value.Map) bool {
+	var names []string
+	for i := range len(key) {
+		if key[i] == ':' {
+			names = append(names, key[:i])
+		}
+	}
+	for _, d := range docs {
+		item, isMap := getMap(mapAt(d, "items"), key)
+		if !isMap {
+			continue
+		}
+		if mapGet(item, "sensitive") == true {
+			return true
+		}
+		if src, isString := mapGet(item, "source").(string); isString {
+			names = append(names, src)
+		}
+	}
+	for _, sources := range sourceMaps {
+		if sources == nil {
+			continue
+		}
+		for _, name := range names {
+			if entry, isMap := getMap(sources, name); isMap && mapGet(entry, "sensitive") == true {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ParsePublished reads the side names the command line takes.
+func ParsePublished(s string) (Published, bool) {
+	switch s {
+	case "ours":
+		return PublishedOurs, true
+	case "theirs":
+		return PublishedTheirs, true
+	}
+	return 0, false
+}
