@@ -65,3 +65,21 @@ func TestFallbackClaimsNoRelease(t *testing.T) {
 		}
 	}
 }
+
+// The specs and the README say what a development build prints; raising
+// Fallback at a release must carry them along, so each names it.
+func TestDocsNameTheFallback(t *testing.T) {
+	for _, doc := range []string{
+		filepath.Join("spec", "sweep-state.md"),
+		filepath.Join("spec", "task-state-guard.md"),
+		"README.md",
+	} {
+		text, err := os.ReadFile(filepath.Join("..", "..", "..", doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(text), "`"+Fallback+"`") {
+			t.Errorf("%s does not name the development version `%s`", doc, Fallback)
+		}
+	}
+}
