@@ -124,6 +124,7 @@ func TestDamagedRowsAreRefused(t *testing.T) {
 			ops := []op{
 				{"get", func() error { _, err := l.Get(target.ID); return err }},
 				{"children", func() error { _, err := l.ChildrenOf(target.ID); return err }},
+				{"history", func() error { _, err := l.History(target.ID); return err }},
 				{"children of the parent", func() error { _, err := l.ChildrenOf(tasks["root"].ID); return err }},
 				{"start", func() error { _, err := l.Start(target.ID); return err }},
 				{"heartbeat", func() error { _, err := l.Heartbeat(target.ID); return err }},

@@ -234,6 +234,12 @@ func execute(inv *invocation, clock ledger.Clock) (result any, status int, err e
 			return nil, 0, err
 		}
 		return object{"ok": true, "tasks": children}, exitOK, nil
+	case "history":
+		events, err := l.History(inv.taskID)
+		if err != nil {
+			return nil, 0, err
+		}
+		return object{"ok": true, "events": events}, exitOK, nil
 	case "backup":
 		if err := l.Backup(inv.backupTo); err != nil {
 			return nil, 0, err

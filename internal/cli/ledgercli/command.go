@@ -43,7 +43,7 @@ type invocation struct {
 // and the two read commands, which have no reason to create a file.
 func (inv *invocation) readOnly() bool {
 	switch inv.command {
-	case "doctor", "get", "children", "list", "backup":
+	case "doctor", "get", "children", "history", "list", "backup":
 		return true
 	case "reconcile", "prune":
 		return inv.dryRun
@@ -81,7 +81,7 @@ var topParser = parserSpec{
 		{names: []string{"--db"}, key: "db", takesValue: true, required: true},
 		{names: []string{"--allow-external-acl"}, key: "allow-external-acl"},
 	},
-	subcommands: []string{"init", "create", "start", "heartbeat", "close", "delivery", "reconcile", "doctor", "get", "children", "list", "backup", "prune"},
+	subcommands: []string{"init", "create", "start", "heartbeat", "close", "delivery", "reconcile", "doctor", "get", "children", "list", "backup", "prune", "history"},
 }
 
 func taskIDParser() parserSpec {
@@ -113,6 +113,7 @@ var subParsers = map[string]parserSpec{
 	"heartbeat": taskIDParser(),
 	"get":       taskIDParser(),
 	"children":  taskIDParser(),
+	"history":   taskIDParser(),
 	"close": transitionParser([]string{
 		string(ledger.StatusSucceeded), string(ledger.StatusFailed),
 		string(ledger.StatusTimedOut), string(ledger.StatusCancelled),

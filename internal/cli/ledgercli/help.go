@@ -12,14 +12,14 @@ import "github.com/stateguard/stateguard/internal/cli/version"
 func versionText() string { return "task-state-guard " + version.String() + "\n" }
 
 const topHelp = `usage: task-state-guard [-h] [--version] --db DB [--allow-external-acl]
-                        {init,create,start,heartbeat,close,delivery,reconcile,doctor,get,children,list,backup,prune}
+                        {init,create,start,heartbeat,close,delivery,reconcile,doctor,get,children,list,backup,prune,history}
                         ...
 
 Preview and reconcile SQLite task and delivery state after timeouts or
 restarts.
 
 positional arguments:
-  {init,create,start,heartbeat,close,delivery,reconcile,doctor,get,children,list,backup,prune}
+  {init,create,start,heartbeat,close,delivery,reconcile,doctor,get,children,list,backup,prune,history}
     init                Initialize the database
     create              Create or idempotently reuse a task
     reconcile           Preview or apply stale task and delivery transitions
@@ -30,6 +30,7 @@ positional arguments:
                         at a time in id order
     backup              Copy the ledger, consistently, to a new file
     prune               Remove finished task trees that ended before a time
+    history             Show a task's events, oldest first
 
 options:
   -h, --help            show this help message and exit

@@ -18,8 +18,8 @@ type object map[string]any
 // encodeLine writes v as one compact JSON line: keys sorted by code point,
 // "," and ":" separators, floats as Python's repr, a trailing newline.
 // Supported values: nil, bool, int, int64, float64, string, *float64,
-// *string, object, []object, and ledger.Task and []ledger.Task, which are
-// written by Task.MarshalJSON (the one reading of a task's public shape:
+// *string, object, []object, []ledger.Event (Event.MarshalJSON), and
+// ledger.Task and []ledger.Task, which are written by Task.MarshalJSON (the one reading of a task's public shape:
 // has_payload_hash, never the fingerprint).
 func encodeLine(v any) []byte {
 	var b strings.Builder
@@ -90,6 +90,20 @@ func encodeValue(b *strings.Builder, v any) {
 				b.WriteByte(',')
 			}
 			encodeValue(b, t)
+		}
+		b.WriteByte(']')
+	case []ledger.Event:
+		b.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			js, err := e.MarshalJSON()
+			if err != nil {
+				// A non-finite time: the caller recovers it into InternalError.
+				panic("cli: " + err.Error())
+			}
+			b.Write(js)
 		}
 		b.WriteByte(']')
 	case []object:
