@@ -89,6 +89,8 @@ func closedLedgerAnswersErrClosed(t *testing.T, readOnly bool) {
 		"GetContext":        func() error { _, err := l.GetContext(ctx, task.ID); return err },
 		"ChildrenOf":        func() error { _, err := l.ChildrenOf(task.ID); return err },
 		"ChildrenOfContext": func() error { _, err := l.ChildrenOfContext(ctx, task.ID); return err },
+		"History":           func() error { _, err := l.History(task.ID); return err },
+		"HistoryContext":    func() error { _, err := l.HistoryContext(ctx, task.ID); return err },
 		"Doctor":            func() error { _, err := l.Doctor(); return err },
 		"DoctorContext":     func() error { _, err := l.DoctorContext(ctx); return err },
 		"Reconcile":         func() error { _, err := l.Reconcile(ReconcileOptions{}); return err },
