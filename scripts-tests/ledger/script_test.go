@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/stateguard/stateguard/internal/cli/ledgercli"
 	"github.com/stateguard/stateguard/internal/testsupport/platformtest"
+	"github.com/stateguard/stateguard/internal/testsupport/scriptindex"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of failing cmp commands")
@@ -44,6 +46,12 @@ func TestMain(m *testing.M) {
 // which cannot try a start again that Wine refused (see exits).
 func TestScriptsRunProgramsThroughExits(t *testing.T) {
 	platformtest.NoScriptExec(t, "testdata")
+}
+
+// TestScriptsAreIndexed: scripts-tests/README.md lists every script by
+// topic, and only scripts that exist, so a reader can find the one to copy.
+func TestScriptsAreIndexed(t *testing.T) {
+	scriptindex.Check(t, filepath.Join("..", "README.md"), "testdata")
 }
 
 func TestScripts(t *testing.T) {

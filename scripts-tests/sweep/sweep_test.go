@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/stateguard/stateguard/internal/cli/sweepcli"
 	"github.com/stateguard/stateguard/internal/testsupport/platformtest"
+	"github.com/stateguard/stateguard/internal/testsupport/scriptindex"
 )
 
 var update = flag.Bool("update", false, "rewrite the second argument of failing cmp commands")
@@ -41,6 +43,12 @@ func TestMain(m *testing.M) {
 // which cannot try a start again that Wine refused (see exits).
 func TestScriptsRunProgramsThroughExits(t *testing.T) {
 	platformtest.NoScriptExec(t, "testdata")
+}
+
+// TestScriptsAreIndexed: scripts-tests/README.md lists every script by
+// topic, and only scripts that exist, so a reader can find the one to copy.
+func TestScriptsAreIndexed(t *testing.T) {
+	scriptindex.Check(t, filepath.Join("..", "README.md"), "testdata")
 }
 
 func TestScripts(t *testing.T) {
