@@ -60,6 +60,8 @@ func FuzzArgv(f *testing.F) {
 		"upsert-item\x00--state\x00state.yml\x00--source\x00gh/x\x00--id\x00a/b\x00--json\x00{\"url\": \"https://example.com/a/b\", \"body\": \"1/2\"}\x00--writer\x00w1",
 		"run-record\x00--state=state.yml\x00--writer\x00w/1\x00--outcome\x00completed\x00--counts\x00{\"by/source\": 1}\x00--timestamp\x00t",
 		"import-legacy\x00--st\x00state.yml\x00--file\x00corrupt.yml\x00--source-map\x00{\"C1\": \"a/b\"}",
+		"merge\x00--base\x00none.yml\x00--ours\x00state.yml\x00--theirs\x00corrupt.yml\x00--published\x00ours",
+		"merge\x00--base\x00state.yml\x00--ours\x00new.yml\x00--theirs\x00state.yml\x00--pub\x00theirs",
 	} {
 		f.Add(seed)
 	}
@@ -176,12 +178,21 @@ func writeFixtures(t *testing.T, dir string) {
 // separators freely.
 func leavesDir(args []string) bool {
 	for i, a := range args {
+		if a == "merge-driver" {
+			// It runs git on the directory it is called in and takes
+			// paths as positionals: the script tests cover it.
+			return true
+		}
 		if a == "--" {
 			// Everything after is a value (and misuse), but stay safe.
 			return false
 		}
 		name, val, explicit := strings.Cut(a, "=")
-		if len(name) <= 2 || !(strings.HasPrefix("--state", name) || strings.HasPrefix("--file", name)) {
+		isPath := false
+		for _, opt := range []string{"--state", "--file", "--base", "--ours", "--theirs"} {
+			isPath = isPath || strings.HasPrefix(opt, name)
+		}
+		if len(name) <= 2 || !isPath {
 			continue
 		}
 		if !explicit {

@@ -47,6 +47,9 @@ type optionSpec struct {
 	help     string
 	// convert checks the value; an error is misuse.
 	convert func(string) error
+	// flag: argparse's store_true, an option that takes no value; the
+	// parse stores "true" under its name.
+	flag bool
 }
 
 // parserSpec is the option table of one (sub-)parser.
@@ -54,6 +57,9 @@ type parserSpec struct {
 	options []optionSpec
 	// version adds argparse's --version action (the top-level parser only).
 	version bool
+	// positionals name values that are not options, each optional, taken
+	// in order from the tokens no option took (stored under these names).
+	positionals []string
 }
 
 const (
@@ -239,8 +245,14 @@ func (p parserSpec) parse(args []string) (parsed, error) {
 	}
 	out := parsed{values: map[string]string{}}
 	var extras []string
+	taken := 0 // positionals
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
+		if t.kind == kindValue && taken < len(p.positionals) {
+			out.values[p.positionals[taken]] = t.text
+			taken++
+			continue
+		}
 		if t.kind != kindOption {
 			extras = append(extras, t.text)
 			continue
@@ -259,6 +271,13 @@ func (p parserSpec) parse(args []string) (parsed, error) {
 			return parsed{help: true}, nil
 		}
 		opt := p.options[t.option]
+		if opt.flag {
+			if t.explicit != nil {
+				return parsed{}, misuse("argument %s: ignored explicit argument", opt.name)
+			}
+			out.values[opt.name] = "true"
+			continue
+		}
 		var val string
 		if t.explicit != nil {
 			val = *t.explicit

@@ -33,6 +33,26 @@ type subcommand struct {
 	build   func(v map[string]string) sweepstate.Command
 }
 
+// acting is a subcommand that runs on its own rather than as one Command
+// of the engine's Run (merge and merge-driver name no --state).
+type acting struct {
+	act func(v map[string]string, stdout, stderr io.Writer) int
+	// check refuses, as misuse, a combination the parse cannot judge.
+	check func(v map[string]string) error
+	// positionalHelp describes spec.positionals, one line each, and usage
+	// is the usage line's tail after "[-h]".
+	positionalHelp []string
+	usage          string
+}
+
+// actings holds the subcommands of the table whose build is nil.
+var actings = map[string]acting{
+	"merge": {act: runMerge},
+	"merge-driver": {act: runMergeDriver, check: checkDriverArgs,
+		positionalHelp: []string{"O A B [P]             git's %O %A %B %P: base, ours (written), theirs, the path's name"},
+		usage:          " [--install] [O A B [P]]"},
+}
+
 func req(name, metavar, help string) optionSpec {
 	return optionSpec{name: name, required: true, metavar: metavar, help: help}
 }
@@ -109,6 +129,13 @@ var commands = []subcommand{
 			}
 			return c
 		}},
+	{"merge", "three-way merge of state files into --ours (spec 21)", parserSpec{options: []optionSpec{
+		req("--base", "O", "the common ancestor (a missing file is an empty state)"),
+		req("--ours", "A", "our side; the merge is written here, under its lock"),
+		req("--theirs", "B", "their side"), publishedOption()}}, nil},
+	{"merge-driver", "git's merge driver for state files, or --install to configure it", parserSpec{
+		options:     []optionSpec{{name: "--install", flag: true, help: "configure the driver in this repository's .git/config"}},
+		positionals: []string{"O", "A", "B", "P"}}, nil},
 }
 
 // topSpec is the top-level parser: only -h/--help and --version before the
@@ -149,6 +176,14 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 	if err := checkUTF8(cl.sub, cl.values); err != nil {
 		return usage(stderr, cl.sub, err)
 	}
+	if a, ok := actings[cl.sub.name]; ok {
+		if a.check != nil {
+			if err := a.check(cl.values); err != nil {
+				return usage(stderr, cl.sub, err)
+			}
+		}
+		return a.act(cl.values, stdout, stderr)
+	}
 	return run(cl.sub.build(cl.values), cl.values["--state"], stdout, stderr)
 }
 
@@ -157,10 +192,14 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 // them, so a writer would lock itself out of its own lease and two distinct
 // ids could become one key. The message names the option, never the value.
 func checkUTF8(sub *subcommand, values map[string]string) error {
+	names := sub.spec.positionals
 	for _, o := range sub.spec.options {
-		if v, ok := values[o.name]; ok {
+		names = append(names, o.name)
+	}
+	for _, name := range names {
+		if v, ok := values[name]; ok {
 			if err := sweeprules.CheckText(v); err != nil {
-				return misuse("argument %s: %v", o.name, err)
+				return misuse("argument %s: %v", name, err)
 			}
 		}
 	}
@@ -241,6 +280,11 @@ func run(cmd sweepstate.Command, state string, stdout, stderr io.Writer) int {
 	} else {
 		res = eng.Run(state, cmd)
 	}
+	return answer(res, text, stdout, stderr)
+}
+
+// answer prints res (and read's payload text) and returns the exit status.
+func answer(res sweepstate.Result, text sweepstate.PayloadText, stdout, stderr io.Writer) int {
 	// Streamed: EncodeTo writes large chunks, which the small buffer
 	// passes through uncopied. A text the buffer holds goes out with the
 	// word in one write; a larger one goes to stdout itself, after the
@@ -314,6 +358,10 @@ func usageLine(sub *subcommand) string {
 	}
 	var b strings.Builder
 	b.WriteString("usage: " + prog + " " + sub.name + " [-h]")
+	if a := actings[sub.name]; a.usage != "" {
+		b.WriteString(a.usage + "\n")
+		return b.String()
+	}
 	for _, o := range sub.spec.options {
 		if o.required {
 			fmt.Fprintf(&b, " %s %s", o.name, o.metavar)
@@ -343,9 +391,17 @@ func topHelp() string {
 func subHelp(sub *subcommand) string {
 	var b strings.Builder
 	b.WriteString(usageLine(sub))
-	b.WriteString("\n" + sub.summary + "\n\noptions:\n  -h, --help            show this help message and exit\n")
+	b.WriteString("\n" + sub.summary + "\n\n")
+	if lines := actings[sub.name].positionalHelp; len(lines) > 0 {
+		b.WriteString("positional arguments:\n")
+		for _, line := range lines {
+			b.WriteString("  " + line + "\n")
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("options:\n  -h, --help            show this help message and exit\n")
 	for _, o := range sub.spec.options {
-		fmt.Fprintf(&b, "  %-21s %s\n", o.name+" "+o.metavar, o.help)
+		fmt.Fprintf(&b, "  %-21s %s\n", strings.TrimSpace(o.name+" "+o.metavar), o.help)
 	}
 	return b.String()
 }
