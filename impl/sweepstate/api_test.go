@@ -149,6 +149,38 @@ func TestRunContextLockWaitEndsWithTheContext(t *testing.T) {
 	}
 }
 
+// A context that ends once the lock is held, before the write, still
+// stops the write: the call answers ERROR with the context's error and the
+// file stays as it was. The engine's clock is read once, under the lock,
+// before the decision (an upsert without --now), so a clock that cancels
+// the context ends it at exactly that point, with no timing involved.
+func TestRunContextEndedUnderTheLockWritesNothing(t *testing.T) {
+	state := leased(t)
+	before := readFile(t, state)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	clockRead := false
+	eng := &sweepstate.Engine{Clock: func() time.Time {
+		clockRead = true
+		cancel()
+		return time.Date(2026, 7, 2, 12, 1, 0, 0, time.UTC)
+	}}
+	res := eng.RunContext(ctx, state, sweepstate.UpsertItem{Source: "chat", ID: "1", JSON: `{"n": 1}`, Writer: "w"})
+	if !clockRead {
+		t.Fatal("the clock was not read: the test did not end the context under the lock")
+	}
+	if res.Word != sweepstate.WordError || !errors.Is(res.Err, context.Canceled) {
+		t.Fatalf("answered %s (Err %v), want ERROR with context.Canceled", res.Word, res.Err)
+	}
+	if after := readFile(t, state); after != before {
+		t.Fatalf("the call whose context ended wrote:\n%s", after)
+	}
+	// The lock was let go: the same upsert with a live context writes.
+	if res := eng.RunContext(context.Background(), state, sweepstate.UpsertItem{Source: "chat", ID: "1", JSON: `{"n": 1}`, Writer: "w"}); res.Word != sweepstate.WordOK {
+		t.Fatalf("with a live context: %s %s", res.Word, res.Reason)
+	}
+}
+
 // json.Marshal of a payload keeps its data: Payload.MarshalJSON is the
 // line the CLI prints after the word, byte for byte, and json.Marshal is
 // that text compacted with <, > and & escaped, as encoding/json does for

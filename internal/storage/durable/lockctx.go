@@ -29,6 +29,9 @@ func AcquireContext(ctx context.Context, path string) (*Lock, error) {
 	delay := time.Millisecond
 	for {
 		held, err := h.tryLock()
+		if lockAttempted != nil {
+			lockAttempted()
+		}
 		if err != nil {
 			h.close()
 			return nil, err
@@ -51,6 +54,10 @@ func AcquireContext(ctx context.Context, path string) (*Lock, error) {
 		delay = min(2*delay, pollCap)
 	}
 }
+
+// lockAttempted, when a test sets it, runs after each attempt of
+// AcquireContext: a context it ends has ended while that attempt ran.
+var lockAttempted func()
 
 // pollCap bounds the pause between two attempts of AcquireContext.
 const pollCap = 50 * time.Millisecond
