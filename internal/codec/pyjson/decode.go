@@ -13,7 +13,12 @@ import (
 
 // Decode reads one JSON value that fills text apart from surrounding
 // whitespace (" \t\n\r"), with Python json.loads semantics (see the package
-// comment for the decisions where Python could not be followed).
+// comment for the decisions where Python could not be followed): integers
+// exact at any size (*big.Int), a number with '.', 'e' or 'E' a float64, a
+// later duplicate key overwriting the value but keeping the first position.
+// NaN, Infinity, -Infinity and floats that overflow to infinity are refused
+// with ErrNonFinite (divergence D5); any other malformed text is ErrSyntax
+// (wrapped, for errors.Is).
 func Decode(text string) (value.Value, error) {
 	return DecodeIn(text, nil)
 }

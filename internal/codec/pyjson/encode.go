@@ -12,7 +12,10 @@ import (
 	"github.com/stateguard/stateguard/model/value"
 )
 
-// Encode writes v as Python's json.dumps does with its defaults.
+// Encode writes v as Python's json.dumps does with its defaults:
+// ensure_ascii (non-ASCII and DEL as \uXXXX in lowercase hex, surrogate pairs
+// above U+FFFF), ", " and ": " separators, keys in map order, floats as
+// FormatFloat.
 func Encode(v value.Value) []byte {
 	return AppendEncode(nil, v)
 }
@@ -194,7 +197,10 @@ func AppendEscapedRune(dst []byte, r rune) []byte {
 	return appendU4(dst, r)
 }
 
-// FormatFloat returns Python's repr of f. f must be finite; NaN and the
+// FormatFloat returns Python's repr of f: the shortest digits that read back
+// as f, in exponent form only when the decimal exponent is below -4 or at
+// least 16, and ".0" on integral values ("1.0", "1e+16", "1e-05", "-0.0",
+// "123456789.0"). f must be finite; NaN and the
 // infinities, which a value never holds, come out as Python writes them in
 // json.dumps ("NaN", "Infinity", "-Infinity").
 func FormatFloat(f float64) string {

@@ -1,32 +1,13 @@
 // Package pyjson reads and writes JSON text the way the reference engines'
 // Python json module does, over the exact values of package value.
 //
-// Its functions:
-//
-//	Decode(text string) (value.Value, error)
-//	    json.loads semantics: surrounding whitespace allowed; integers exact at
-//	    any size (*big.Int); a number with '.', 'e' or 'E' is a float64; a later
-//	    duplicate key overwrites the value but keeps the first position.
-//	    NaN, Infinity, -Infinity and floats that overflow to infinity are
-//	    refused with ErrNonFinite (divergence D5). Any other malformed text is
-//	    ErrSyntax (wrapped; errors.Is works).
-//	DecodePrefix(text string, maxDepth int) (value.Value, int, error)
-//	DecodeStringPrefix(text string) (string, int, error)
-//	    One value (or one string) at the start of text and the bytes used.
-//	DecodeFilePrefix(text string, maxDepth int) (value.Value, int, error)
-//	    DecodePrefix for a state file's inline JSON: NaN, Infinity and
-//	    -Infinity inside an array are floats (the reference writer puts them
-//	    there); elsewhere they are refused as by Decode.
-//	Encode(v value.Value) []byte
-//	    json.dumps default: ensure_ascii (non-ASCII and DEL as \uXXXX, lowercase
-//	    hex, surrogate pairs above U+FFFF), ", " and ": " separators, keys in
-//	    map order, floats as FormatFloat.
-//	EncodeTo(w io.Writer, v value.Value) error
-//	    Encode's bytes, written to w in chunks.
-//	FormatFloat(f float64) string
-//	    Python repr of a float: shortest round-trip digits, exponent only when
-//	    the decimal exponent is < -4 or >= 16, ".0" on integral values
-//	    ("1.0", "1e+16", "1e-05", "-0.0", "123456789.0").
+// Decoding follows json.loads: integers exact at any size, a number with
+// '.', 'e' or 'E' a float64, a later duplicate key overwriting the value in
+// the first key's place. Encoding follows json.dumps with its defaults:
+// ASCII only, ", " and ": " separators, keys in map order, floats as
+// Python's repr. The readers of a state file's text (the YAML subset) take
+// values from the start of a longer text (the Prefix functions), and the
+// fast paths judge and copy plain string bytes sixteen at a time.
 //
 // Decisions where Python's behaviour cannot be carried over (spec/):
 //   - A \uXXXX escape that leaves a lone surrogate (Python keeps it in the

@@ -14,7 +14,9 @@ import (
 	"github.com/stateguard/stateguard/model/value"
 )
 
-// Emit writes doc in the canonical form of spec/sweep-state.md §15.1.
+// Emit writes doc in the canonical form of spec/sweep-state.md §15.1: keys
+// in the fixed orders of each depth, strings as JSON strings, floats as
+// Python's repr, lists and empty maps as inline JSON.
 func Emit(doc *value.Map) []byte {
 	// Sizing the buffer once keeps a multi-megabyte file from being copied
 	// through every doubling of append.

@@ -35,6 +35,13 @@ const maxDepth = 2000
 //   - A later duplicate key overwrites the value and keeps the first position.
 //
 // The input must be valid UTF-8 and must not start with a byte-order mark.
+// Every error wraps ErrCorrupt: besides those two, a line without a colon,
+// a JSON value that does not parse or has trailing text, a tab in the
+// indentation, a raw CR inside a quoted string, an ambiguous unquoted
+// scalar, and a document whose top level is not a non-empty mapping (a file
+// of comments only). Parse does not check schema_version or the shape of
+// items and sources (the engine does), and is never given whitespace-only
+// text (the engine's NO-STATE).
 func Parse(data []byte) (*value.Map, error) {
 	return ParseString(string(data))
 }
