@@ -30,10 +30,11 @@ type Engine struct {
 
 // UseHugePages turns on or off, for the whole process, the advice to back
 // the large buffers a call reads a state file into (and read's payload)
-// with huge pages: on a 48 MiB file it spares most of the page faults. Off
-// by default, because the advice stays on that part of the Go heap after
-// the call, where a later fault may wait for the kernel to compact memory;
-// a process that ends after one call (the sweep-state command) turns it on.
+// with huge pages: on a file of tens of megabytes it spares most of the
+// page faults. Off by default, because the advice stays on that part of
+// the Go heap after the call, where a later fault may wait for the kernel
+// to compact memory; a process that ends after one call (the sweep-state
+// command) turns it on.
 func UseHugePages(on bool) { yamlsubset.UseHugePages(on) }
 
 // UsePipeSplice turns on or off, for the whole process, memory of its own
@@ -278,8 +279,8 @@ func loadText(text string) (loaded, *Result) {
 }
 
 // MaxFileSize caps the state file and the legacy file the engine reads:
-// far above the 4.5 MB of 10,000 items, far below what would exhaust
-// memory. A larger state file is CORRUPT (never overwritten); a larger
+// far above any sweep's file (a few hundred bytes an item), far below
+// what would exhaust memory. A larger state file is CORRUPT (never overwritten); a larger
 // legacy file imports nothing.
 const MaxFileSize = 256 << 20
 

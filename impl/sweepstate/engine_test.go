@@ -189,7 +189,7 @@ func ptr[T any](v T) *T { return &v }
 // TestImportLegacyNonStringCursors: a channel is skipped only when
 // `last_processed_ts or cursor` is null; "", false and 0 are imported and
 // every cursor is stored as it is (1.5 stays a number), byte for byte what
-// the reference writes for this legacy file (issue 6, 2c). A non-string
+// the reference writes for this legacy file (spec 12.2). A non-string
 // candidate is ordered through its str(): 1.5 ("1.5") is not before "1.0".
 func TestImportLegacyNonStringCursors(t *testing.T) {
 	dir := t.TempDir()

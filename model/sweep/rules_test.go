@@ -290,7 +290,7 @@ func TestNonDecimalDigitCursors(t *testing.T) {
 
 // TestImportLegacyNonStringCursors: the channel's cursor is Python's
 // `last_processed_ts or cursor`; only a null result skips the channel, and
-// the value is stored as it is, as the reference does (issue 6, 2c).
+// the value is stored as it is, as the reference does (spec 12.2).
 func TestImportLegacyNonStringCursors(t *testing.T) {
 	channel := func(kv ...value.Value) *value.Map {
 		m := value.NewMap()

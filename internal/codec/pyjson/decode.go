@@ -242,9 +242,10 @@ func (d *decoder) object() value.Value {
 			return nil
 		}
 		if len(keys) == cap(keys) {
-			// Doubled, where append grows a large slice by a quarter:
-			// the 100,000 entries of a legacy file's items left five
-			// times their size behind in the arrays outgrown.
+			// Doubled: append grows a large slice by only a quarter,
+			// which for an object of many entries (a legacy file's
+			// items) leaves several times its size behind in the
+			// arrays it outgrew.
 			keys, vals = slices.Grow(keys, len(keys)+1), slices.Grow(vals, len(vals)+1)
 		}
 		keys, vals = append(keys, k), append(vals, v)

@@ -158,7 +158,7 @@ func BenchmarkSplitItems(b *testing.B) {
 
 // BenchmarkReadJSONSweep is read's fast path on tools/sweepbench's state
 // file (benchseed.SweepState: raw ASCII strings, one list per item), the
-// file the issue-20 figures are measured on.
+// file tools/sweepbench measures (spec/sweep-state.md 19.2).
 func BenchmarkReadJSONSweep(b *testing.B) {
 	for _, n := range []int{100, 10000} {
 		text := benchseed.SweepState(n)

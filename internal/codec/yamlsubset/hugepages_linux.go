@@ -9,7 +9,7 @@ import "syscall"
 // is), nothing changes. Not free beyond b: the advice stays on that part
 // of the Go heap after b is collected, and under the kernel's default
 // defrag setting a fault there may compact memory first (the reason the
-// Go runtime stopped advising its heap, golang/go#61718). A short-lived
+// Go runtime stopped advising its own heap). A short-lived
 // CLI does not see it; a long-running process that reads large files
 // through the engine may.
 func adviseHugePages(b []byte) {

@@ -97,7 +97,7 @@ func TestParseRefuses(t *testing.T) {
 		{"unterminated quoted key", "\"a: 1\n"},
 		{"quoted key without colon", "\"a\" 1\n"},
 		// The reference answers CORRUPT for a space between a quoted key
-		// and its colon (issue 6, 2d); a bare key keeps its space instead.
+		// and its colon (spec 15.2.2); a bare key keeps its space instead.
 		{"space before quoted key colon", "\"k\" : \"v\"\n"},
 		{"spaces before nested quoted key colon", "a:\n  \"k\"  :\n    b: 1\n"},
 		{"tab before quoted key colon", "\"k\"\t: 1\n"},

@@ -114,10 +114,10 @@ const chunkSize = 1 << 20
 // outputChunk is an empty output chunk of capacity n, from t's text (a
 // large one is memory of its own, which a pipe can take by reference:
 // outtext). The text of a large file is tens of megabytes of memory the
-// process has not used before; touching it page by page cost more than
-// the transcoding (page faults were a third of read's CPU time on a 48 MiB
-// file), so a chunk that large asks the kernel for huge pages where the
-// process allows it (AdviseHugePages: the text is the same either way).
+// process has not used before, and faulting it in page by page can cost
+// more than the transcoding, so a chunk that large asks the kernel for
+// huge pages where the process allows it (AdviseHugePages: the text is
+// the same either way).
 func (t *transcoder) outputChunk(n int) []byte {
 	b := t.out.Chunk(n)
 	AdviseHugePages(b)
@@ -227,8 +227,9 @@ func (t *transcoder) run(w string, p int) int {
 				continue
 			}
 		}
-		// The indent, its first eight bytes in one step (a loop's exit
-		// after two or four spaces was a mispredicted branch a line).
+		// The indent, its first eight bytes in one step: a loop over the
+		// spaces would end after two, four or six of them, a different
+		// count from line to line that the processor cannot predict.
 		q := p
 		if p+8 <= len(w) {
 			q += bits.TrailingZeros64(load64(w, p)^spaces8) >> 3
@@ -400,9 +401,9 @@ func (t *transcoder) run(w string, p int) int {
 // a string value (CopyPlain's) or a value verbatim takes, as run does,
 // and returns the offset of the first line it leaves to run, buf, the
 // place in the block of that line, and the offset of the last key it
-// read. It keeps only what those lines need in registers, which run's
-// loop, with the state of every other kind of line, cannot (its spills
-// and reloads were a large part of read's time).
+// read. It keeps only what those lines need, which fits in registers;
+// run's loop holds the state of every other kind of line too, which does
+// not, and would be spilled and reloaded around every call.
 func shapedLines(w string, p int, buf []byte, shape *[maxShape]shapeKey, shapeLen, pos, ind int) (int, []byte, int, int) {
 	out := buf[:cap(buf)]
 	o := len(buf)

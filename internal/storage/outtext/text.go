@@ -2,9 +2,9 @@
 // payload, and writes it out. Its large chunks live in memory of their own
 // when the process asks for it (UseOwnMemory) and the system allows
 // (outside the Go heap, never reused for anything else), so that on Linux
-// a pipe can take them by reference (vmsplice) instead of a copy: copying
-// a 48 MiB payload into the stdout pipe was a quarter of read's CPU time
-// (spec/sweep-state.md 19.2).
+// a pipe can take them by reference (vmsplice) instead of a copy, which
+// for a payload of tens of megabytes is a large part of read's cost
+// (spec/sweep-state.md 19.2 says when it is used and what it keeps safe).
 package outtext
 
 import (
