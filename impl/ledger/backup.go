@@ -21,10 +21,27 @@ import (
 // as a ledger (its schema checked, WAL switched on, closed cleanly),
 // synced, and only then renamed to target (a rename that never replaces)
 // and its directory synced, before Backup returns: a power cut leaves at
-// target nothing or the whole copy. On a read-only ledger (as the CLI
-// opens the source) nothing of the source is written.
-func (l *Ledger) Backup(target string) error {
+// target nothing or the whole copy. Before the rename the copy must pass
+// SQLite's own check of its pages (PRAGMA quick_check) and the ledger's
+// schema check: a copy of a damaged ledger is refused as the doctor
+// refuses the ledger (StateConflict "database file is not a valid
+// ledger") and removed, so a backup job never keeps a broken copy as good.
+// On a read-only ledger (as the CLI opens the source) nothing of the
+// source is written. The report counts what the published copy holds.
+func (l *Ledger) Backup(target string) (BackupReport, error) {
 	return l.BackupContext(context.Background(), target)
+}
+
+// BackupReport says what a backup copied, or what a restore installed:
+// counts only, never an id or a path. Its JSON encoding is the "backup"
+// object task-state-guard prints, key for key.
+type BackupReport struct {
+	// Bytes is the size of the copy's file as it was published.
+	Bytes int64 `json:"bytes"`
+	// EventCount counts the copy's task_events rows.
+	EventCount int `json:"event_count"`
+	// TaskCount counts the copy's tasks rows.
+	TaskCount int `json:"task_count"`
 }
 
 // PartialSuffix names the file a backup writes its copy into before it
@@ -39,23 +56,23 @@ var errPartialExists = invalidInput("backup partial copy already exists")
 
 // BackupContext is Backup with a context whose cancellation or deadline
 // ends the wait for the database.
-func (l *Ledger) BackupContext(ctx context.Context, target string) error {
+func (l *Ledger) BackupContext(ctx context.Context, target string) (BackupReport, error) {
 	// The target's own text first: the partial copy's name adds to it.
 	clean, err := checkPathText(target)
 	if err != nil {
-		return err
+		return BackupReport{}, err
 	}
 	if _, err := lstat(clean); err == nil {
 		// An existing target is refused before anything is made; the
 		// rename at the end refuses one that appears meanwhile.
-		return errTargetExists
+		return BackupReport{}, errTargetExists
 	}
 	g, err := openGuard(clean+PartialSuffix, Options{AllowExternalACL: l.allowExternalACL, fresh: true})
 	if errors.Is(err, errTargetExists) {
-		return errPartialExists
+		return BackupReport{}, errPartialExists
 	}
 	if err != nil {
-		return err
+		return BackupReport{}, err
 	}
 	// The target beside the partial copy, in the resolved directory.
 	final := strings.TrimSuffix(g.path, PartialSuffix)
@@ -95,32 +112,75 @@ func (l *Ledger) BackupContext(ctx context.Context, target string) error {
 		})
 	})
 	if err != nil {
-		return err
+		return BackupReport{}, err
 	}
-	// The copy must be a ledger this package opens; the open switches it
-	// to WAL, as every ledger is, and the close folds the log back in.
-	copy, err := Open(g.path, Options{AllowExternalACL: l.allowExternalACL, MustExist: true})
+	rep, err := checkCopy(ctx, g.path, l.allowExternalACL)
 	if err != nil {
-		return err
+		return BackupReport{}, err
 	}
-	if err := copy.Close(); err != nil {
-		return err
+	st, err := g.held.f.Stat()
+	if err != nil {
+		return BackupReport{}, internal("stat backup", err)
 	}
+	rep.Bytes = st.Size()
 	if err := g.held.f.Sync(); err != nil {
-		return internal("sync backup", err)
+		return BackupReport{}, internal("sync backup", err)
 	}
 	// The handle goes before the rename: Windows renames no file a
 	// handle without delete sharing holds open.
 	g.release()
 	if err := renameNoReplace(g.path, final); err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return errTargetExists
+			return BackupReport{}, errTargetExists
 		}
-		return internal("rename backup into place", err)
+		return BackupReport{}, internal("rename backup into place", err)
 	}
 	done = true
 	if err := syncEntryDir(filepath.Dir(g.path)); err != nil {
-		return internal("sync backup directory", err)
+		return BackupReport{}, internal("sync backup directory", err)
 	}
-	return nil
+	return rep, nil
+}
+
+// checkCopy opens the copy at path as a writable ledger, which checks its
+// schema (spec 9.5) and switches it to WAL as every ledger is, and whose
+// close folds the log back in; it then opens it read-only, has SQLite
+// check every page of it (quick_check, with the doctor's quicker reading
+// of the CHECK constraints) and counts its rows. A copy whose pages do not
+// hold together is errNotLedgerFile, the doctor's answer for a ledger
+// SQLite cannot read. The copy is private to the caller (a file it
+// created new), so nothing writes to it meanwhile.
+func checkCopy(ctx context.Context, path string, allowExternalACL bool) (BackupReport, error) {
+	w, err := Open(path, Options{AllowExternalACL: allowExternalACL, MustExist: true})
+	if err != nil {
+		return BackupReport{}, err
+	}
+	if err := w.Close(); err != nil {
+		return BackupReport{}, err
+	}
+	c, err := Open(path, Options{AllowExternalACL: allowExternalACL, ReadOnly: true})
+	if err != nil {
+		return BackupReport{}, err
+	}
+	var rep BackupReport
+	err = c.lockedReadTx(ctx, "check backup", true, func(t *txn) error {
+		ok, err := runQuickCheck(t, c.schema.okV2())
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return errNotLedgerFile
+		}
+		if err := t.QueryRowContext(t.ctx, "SELECT count(*) FROM tasks").Scan(&rep.TaskCount); err != nil {
+			return err
+		}
+		return t.QueryRowContext(t.ctx, "SELECT count(*) FROM task_events").Scan(&rep.EventCount)
+	})
+	if cerr := c.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return BackupReport{}, err
+	}
+	return rep, nil
 }

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -51,7 +52,7 @@ func TestBackupCopiesTheLedger(t *testing.T) {
 	}
 	want := listAllTasks(t, l)
 	dir := privateDir(t)
-	check := func(target string) {
+	check := func(target string, got BackupReport) {
 		t.Helper()
 		info, err := os.Lstat(target)
 		if err != nil || (posixModes && info.Mode().Perm() != 0o600) || !info.Mode().IsRegular() {
@@ -67,6 +68,9 @@ func TestBackupCopiesTheLedger(t *testing.T) {
 		if err != nil || !rep.Healthy {
 			t.Fatalf("copy: %s %v", reportJSON(rep), err)
 		}
+		if counted := (BackupReport{Bytes: info.Size(), EventCount: rep.EventCount, TaskCount: rep.TaskCount}); got != counted || got.TaskCount != len(want) {
+			t.Fatalf("backup reported %+v, the copy holds %+v", got, counted)
+		}
 		if got := listAllTasks(t, c); !reflect.DeepEqual(got, want) {
 			t.Fatalf("copy holds %d tasks, the source %d, or they differ", len(got), len(want))
 		}
@@ -78,10 +82,11 @@ func TestBackupCopiesTheLedger(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := l.Backup(target); err != nil {
+	rep, err := l.Backup(target)
+	if err != nil {
 		t.Fatal(err)
 	}
-	check(target)
+	check(target, rep)
 	if info, err := os.Stat(filepath.Dir(target)); err != nil || (posixModes && info.Mode().Perm() != 0o700) {
 		t.Fatalf("made directory: %v %v", info, err)
 	}
@@ -93,10 +98,11 @@ func TestBackupCopiesTheLedger(t *testing.T) {
 	}
 	defer ro.Close()
 	second := filepath.Join(dir, "second.sqlite")
-	if err := ro.Backup(second); err != nil {
+	rep, err = ro.Backup(second)
+	if err != nil {
 		t.Fatal(err)
 	}
-	check(second)
+	check(second, rep)
 	if fileSHA(t, p) != before {
 		t.Fatal("the read-only source changed")
 	}
@@ -115,7 +121,7 @@ func TestBackupNeverOverwrites(t *testing.T) {
 	if err := os.WriteFile(existing, []byte("keep me"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	err := l.Backup(existing)
+	_, err := l.Backup(existing)
 	if !errors.Is(err, ErrInvalidInput) || Reason(err) != "backup target already exists" {
 		t.Fatalf("existing target: %v", err)
 	}
@@ -130,7 +136,7 @@ func TestBackupNeverOverwrites(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	err = l.Backup(appearing)
+	_, err = l.Backup(appearing)
 	if !errors.Is(err, ErrInvalidInput) || Reason(err) != "backup target already exists" {
 		t.Fatalf("appearing target: %v", err)
 	}
@@ -140,7 +146,7 @@ func TestBackupNeverOverwrites(t *testing.T) {
 	if err := os.WriteFile(interrupted+PartialSuffix, []byte("keep me"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	err = l.Backup(interrupted)
+	_, err = l.Backup(interrupted)
 	if !errors.Is(err, ErrInvalidInput) || Reason(err) != "backup partial copy already exists" {
 		t.Fatalf("interrupted backup's partial copy: %v", err)
 	}
@@ -165,7 +171,7 @@ func TestBackupNeverOverwrites(t *testing.T) {
 	if err := os.Chmod(loose, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	err = l.Backup(filepath.Join(loose, "copy.sqlite"))
+	_, err = l.Backup(filepath.Join(loose, "copy.sqlite"))
 	if !errors.Is(err, ErrInvalidInput) || Reason(err) != "database directory is group- or world-writable" {
 		t.Fatalf("world-writable directory: %v", err)
 	}
@@ -206,7 +212,7 @@ func TestBackupBesideAWriter(t *testing.T) {
 	copies := 0
 	for k := 0; k < 5; k++ {
 		target := filepath.Join(dir, fmt.Sprintf("copy-%d.sqlite", k))
-		if err := ro.Backup(target); err != nil {
+		if _, err := ro.Backup(target); err != nil {
 			if platformtest.HasOFDLocks || !errors.Is(err, ErrStateConflict) {
 				t.Fatal(err)
 			}
@@ -235,5 +241,131 @@ func TestBackupBesideAWriter(t *testing.T) {
 	wg.Wait()
 	if copies == 0 {
 		t.Fatal("no backup succeeded beside the writer")
+	}
+}
+
+// breakRootPage overwrites bytes [from, to) of the root page of the
+// table or index name in the closed ledger at p (whose log was folded in
+// at close). Byte 0 is the b-tree page type.
+func breakRootPage(t *testing.T, p, name string, from, to int, with byte) {
+	t.Helper()
+	if _, err := os.Lstat(p + "-wal"); err == nil {
+		t.Fatal("the ledger still has a -wal: its pages are not all in the file")
+	}
+	db, err := sql.Open("sqlite", fileURI(p, "mode=ro"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var root, pageSize int
+	err = db.QueryRow("SELECT rootpage FROM sqlite_master WHERE name = ?", name).Scan(&root)
+	if err == nil {
+		err = db.QueryRow("PRAGMA page_size").Scan(&pageSize)
+	}
+	db.Close()
+	if err != nil || root < 2 {
+		t.Fatalf("%s root page %d: %v", name, root, err)
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := from; i < to; i++ {
+		data[(root-1)*pageSize+i] = with
+	}
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBackupRefusesABrokenLedger: a 300-task ledger with a broken page is
+// never backed up. Where the doctor refuses the ledger (the tasks table's
+// root page has a page type no b-tree has) the backup is refused with the
+// same class and reason; where the doctor reports quick_check failed (an
+// index page's cells overwritten) the backup is refused with that reason
+// too. From a read-only and from a writable ledger, and nothing is left at
+// the target or at its partial copy's name.
+func TestBackupRefusesABrokenLedger(t *testing.T) {
+	cases := []struct {
+		name, object  string
+		from, to      int
+		with          byte
+		doctorRefuses bool
+	}{
+		// 2, 5, 10 and 13 are the b-tree page types.
+		{"tasks root page type", "tasks", 0, 1, 0x01, true},
+		{"status index cells", "tasks_status_idx", 8, 40, 0xff, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			l, _, p := openTest(t)
+			for i := 0; i < 300; i++ {
+				if _, err := l.Create(CreateParams{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+			breakRootPage(t, p, c.object, c.from, c.to, c.with)
+			ro, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ro.Close()
+			rep, derr := ro.Doctor()
+			if c.doctorRefuses {
+				if !errors.Is(derr, ErrStateConflict) || Reason(derr) != "database file is not a valid ledger" {
+					t.Fatalf("doctor: %v", derr)
+				}
+			} else if derr != nil || rep.Healthy || rep.QuickCheck != "failed" {
+				t.Fatalf("doctor: %s %v", reportJSON(rep), derr)
+			}
+			dir := privateDir(t)
+			for i, source := range []func() (*Ledger, error){
+				func() (*Ledger, error) { return ro, nil },
+				func() (*Ledger, error) { return Open(p, Options{AllowExternalACL: onWindows, MustExist: true}) },
+			} {
+				src, err := source()
+				if err != nil {
+					t.Fatalf("source %d: %v", i, err)
+				}
+				target := filepath.Join(dir, fmt.Sprintf("copy-%d.sqlite", i))
+				_, err = src.Backup(target)
+				if !errors.Is(err, ErrStateConflict) || Reason(err) != "database file is not a valid ledger" {
+					t.Fatalf("source %d: backup of a broken ledger answered %v, the doctor %v", i, err, derr)
+				}
+				if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+					t.Fatalf("source %d: a refused backup left %v", i, entries)
+				}
+				if i == 1 {
+					src.Close()
+				}
+			}
+		})
+	}
+}
+
+// TestBackupToAnExistingTargetMakesNothing: a target that exists is
+// refused before the partial copy is created, so the refusal costs no copy
+// of the ledger and leaves nothing beside the target even for a moment
+// (the rename's own refusal would answer the same, after a whole copy).
+func TestBackupToAnExistingTargetMakesNothing(t *testing.T) {
+	l, _, _ := openTest(t)
+	if _, err := l.Create(CreateParams{}); err != nil {
+		t.Fatal(err)
+	}
+	dir := privateDir(t)
+	existing := filepath.Join(dir, "existing.sqlite")
+	if err := os.WriteFile(existing, []byte("keep me"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	beforeCreateFile = func(path string) { t.Errorf("a backup to an existing target created %s", path) }
+	t.Cleanup(func() { beforeCreateFile = nil })
+	_, err := l.Backup(existing)
+	if !errors.Is(err, ErrInvalidInput) || Reason(err) != "backup target already exists" {
+		t.Fatalf("existing target: %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("the directory holds %v", entries)
 	}
 }

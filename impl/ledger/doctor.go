@@ -55,34 +55,42 @@ type doctorTask struct {
 	created, started, updated, ended, deadline, dup  any
 }
 
-// quickCheck reports whether PRAGMA quick_check passes. Most of its cost
-// is evaluating the CHECK constraints row by row; when the schema is
-// exactly v2 (so the file's CHECK constraints are checkConstraintsSQL's)
-// and the ledger is read-only (nothing can be written while checks are
-// off), the structural check runs with CHECK constraints ignored and one
-// aggregate query counts the rows that violate them instead, which gives
-// the same answer in a fraction of the time.
+// quickCheck reports whether PRAGMA quick_check passes; a check that
+// cannot run fails too (the doctor counts it).
 func quickCheck(t *txn, canonicalSchema bool) bool {
+	ok, err := runQuickCheck(t, canonicalSchema)
+	return ok && err == nil
+}
+
+// runQuickCheck runs PRAGMA quick_check and reports whether it passed, or
+// the error that kept it from answering. Most of its cost is evaluating
+// the CHECK constraints row by row; when the schema is exactly v2 (so the
+// file's CHECK constraints are checkConstraintsSQL's) and the ledger is
+// read-only (nothing can be written while checks are off), the structural
+// check runs with CHECK constraints ignored and one aggregate query counts
+// the rows that violate them instead, which gives the same answer in a
+// fraction of the time.
+func runQuickCheck(t *txn, canonicalSchema bool) (bool, error) {
 	if !canonicalSchema || !t.l.readOnly {
 		return quickCheckOK(t)
 	}
 	if _, err := t.l.conn.ExecContext(t.ctx, "PRAGMA ignore_check_constraints = 1"); err != nil {
 		return quickCheckOK(t)
 	}
-	structural := quickCheckOK(t)
+	structural, serr := quickCheckOK(t)
 	_, rerr := t.l.conn.ExecContext(t.ctx, "PRAGMA ignore_check_constraints = 0")
 	if on, err := t.l.pragmaInt("PRAGMA ignore_check_constraints"); rerr != nil || err != nil || on != 0 {
 		// Refuse to go on with checks off; the ledger is read-only anyway.
-		return false
+		return false, internal("restore CHECK constraints", errors.Join(rerr, errOrMismatch(err)))
 	}
-	if !structural {
-		return false
+	if !structural || serr != nil {
+		return false, serr
 	}
 	var violations int
 	if err := t.l.conn.QueryRowContext(t.ctx, checkConstraintsSQL).Scan(&violations); err != nil {
-		return false
+		return false, err
 	}
-	return violations == 0
+	return violations == 0, nil
 }
 
 // checkConstraintsSQL counts the rows of a v2 file that violate one of the
@@ -105,21 +113,24 @@ const checkConstraintsSQL = `SELECT
       NOT (event_kind IN ('created','task_transition','delivery_transition')))`
 
 // quickCheckOK runs PRAGMA quick_check; anything but a single "ok" fails.
-func quickCheckOK(t *txn) bool {
+func quickCheckOK(t *txn) (bool, error) {
 	rows, err := t.l.conn.QueryContext(t.ctx, "PRAGMA quick_check")
 	if err != nil {
-		return false
+		return false, err
 	}
 	defer rows.Close()
 	var lines []string
-	for rows.Next() {
+	for rows.Next() && len(lines) < 2 {
 		var s string
 		if err := rows.Scan(&s); err != nil {
-			return false
+			return false, err
 		}
 		lines = append(lines, s)
 	}
-	return rows.Err() == nil && len(lines) == 1 && lines[0] == "ok"
+	if err := rows.Err(); err != nil {
+		return false, err
+	}
+	return len(lines) == 1 && lines[0] == "ok", nil
 }
 
 func countRows(t *txn, query string) (int, error) {

@@ -77,6 +77,7 @@ func TestScripts(t *testing.T) {
 			"sqlite-exec": sqliteExec,
 			"exits":       exits,
 			"hardlink":    hardlink,
+			"break-page":  breakPage,
 		},
 	})
 }
@@ -156,5 +157,44 @@ func hardlink(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if err := os.Link(ts.MkAbs(args[0]), ts.MkAbs(args[1])); err != nil {
 		ts.Fatalf("hardlink: %v", err)
+	}
+}
+
+// breakPage implements `break-page DB OBJECT`: it writes a page type no
+// b-tree page has (1) over the first byte of the root page of the table or
+// index OBJECT in the ledger DB, whose log must be folded in (no -wal), as
+// a disk's or a copy's damage would: the doctor refuses a ledger whose
+// tasks table's root is broken so.
+func breakPage(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: break-page DB OBJECT")
+	}
+	path := ts.MkAbs(args[0])
+	if _, err := os.Lstat(path + "-wal"); err == nil {
+		ts.Fatalf("break-page: the ledger has a -wal")
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		ts.Fatalf("open: %v", err)
+	}
+	var root, pageSize int64
+	err = db.QueryRow("SELECT rootpage FROM sqlite_master WHERE name = ?", args[1]).Scan(&root)
+	if err == nil {
+		err = db.QueryRow("PRAGMA page_size").Scan(&pageSize)
+	}
+	db.Close()
+	if err != nil || root < 2 {
+		ts.Fatalf("break-page: root page %d: %v", root, err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		ts.Fatalf("break-page: %v", err)
+	}
+	_, err = f.WriteAt([]byte{1}, (root-1)*pageSize)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		ts.Fatalf("break-page: %v", err)
 	}
 }

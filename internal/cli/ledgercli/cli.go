@@ -241,10 +241,11 @@ func execute(inv *invocation, clock ledger.Clock) (result any, status int, err e
 		}
 		return object{"ok": true, "events": events}, exitOK, nil
 	case "backup":
-		if err := l.Backup(inv.backupTo); err != nil {
+		rep, err := l.Backup(inv.backupTo)
+		if err != nil {
 			return nil, 0, err
 		}
-		return object{"ok": true}, exitOK, nil
+		return object{"ok": true, "backup": backupObject(rep)}, exitOK, nil
 	case "list":
 		page, err := l.List(inv.list)
 		if err != nil {
@@ -300,6 +301,15 @@ func reconcileObject(r ledger.ReconcileReport) object {
 		"pending_delivery_retained": r.PendingDeliveryRetained,
 		"dry_run":                   r.DryRun,
 		"applied":                   r.Applied,
+	}
+}
+
+// backupObject is the report as BackupReport's JSON encoding spells it.
+func backupObject(r ledger.BackupReport) object {
+	return object{
+		"task_count":  r.TaskCount,
+		"event_count": r.EventCount,
+		"bytes":       r.Bytes,
 	}
 }
 

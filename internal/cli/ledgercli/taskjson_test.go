@@ -65,3 +65,38 @@ func TestTaskMarshalJSONIsWhatTheCLIPrints(t *testing.T) {
 		}
 	}
 }
+
+// json.Marshal of the Go API's BackupReport is the "backup" object the
+// CLI prints for the same backup, byte for byte: a backup by the CLI and
+// one by the API of the same ledger print the same line.
+func TestBackupReportMarshalJSONIsWhatTheCLIPrints(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "tasks.sqlite")
+	env := pinnedEnv("978307200")
+	for _, s := range [][]string{{"create"}, {"create", "--internal"}} {
+		var out bytes.Buffer
+		if rc := run(platformtest.ACLArgs(append([]string{"--db", db}, s...)...), &out, env); rc != 0 {
+			t.Fatalf("%v: exit %d %s", s, rc, out.String())
+		}
+	}
+	var out bytes.Buffer
+	if rc := run(platformtest.ACLArgs("--db", db, "backup", "--to", filepath.Join(dir, "cli.sqlite")), &out, env); rc != 0 {
+		t.Fatalf("backup: exit %d %s", rc, out.String())
+	}
+	l, err := ledger.Open(db, ledger.Options{ReadOnly: true, AllowExternalACL: platformtest.Windows})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	rep, err := l.Backup(filepath.Join(dir, "api.sqlite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"backup":` + string(got) + `,"ok":true}` + "\n"; out.String() != want || rep.TaskCount != 2 || rep.EventCount != 2 || rep.Bytes == 0 {
+		t.Fatalf("the CLI printed %s; the API's report %+v marshals as %s", out.String(), rep, got)
+	}
+}
