@@ -130,6 +130,17 @@ func MergeTexts(base, ours, theirs string, published Published) (Result, []byte)
 // its word (CORRUPT, or ERROR for an items that is not a map) and ours
 // is left as it was.
 func (e *Engine) Merge(base, ours, theirs string, published Published) Result {
+	return e.merge(base, ours, theirs, published, true)
+}
+
+// MergeUnlocked is Merge without ours' lock, for an ours no other writer
+// can know: the temporary copy git hands a merge driver, whose lock file
+// would stay behind in the working tree.
+func (e *Engine) MergeUnlocked(base, ours, theirs string, published Published) Result {
+	return e.merge(base, ours, theirs, published, false)
+}
+
+func (e *Engine) merge(base, ours, theirs string, published Published, locked bool) Result {
 	if err := checkPublished(published); err != nil {
 		return Result{Word: WordError, Reason: "Published: not a side", Err: err}
 	}
@@ -141,11 +152,13 @@ func (e *Engine) Merge(base, ours, theirs string, published Published) Result {
 	if err := durable.EnsureParent(ours); err != nil {
 		return errorResult("cannot create the state file's parent directory")
 	}
-	lock, err := durable.Acquire(durable.LockPath(ours))
-	if err != nil {
-		return errorResult("cannot lock the state file")
+	if locked {
+		lock, err := durable.Acquire(durable.LockPath(ours))
+		if err != nil {
+			return errorResult("cannot lock the state file")
+		}
+		defer lock.Unlock()
 	}
-	defer lock.Unlock()
 	var texts [3]string
 	for i, p := range []string{base, ours, theirs} {
 		text, failed := readInput(p)

@@ -73,7 +73,9 @@ func runMergeDriver(v map[string]string, stdout, stderr io.Writer) int {
 		res = sweepstate.Result{Word: sweepstate.WordError, Reason: "cannot tell a rebase from a merge"}
 	} else {
 		eng := sweepstate.Engine{Clock: Clock}
-		res = eng.Merge(v["O"], v["A"], v["B"], published)
+		// %A is git's own temporary file: a lock file beside it would
+		// stay in the working tree.
+		res = eng.MergeUnlocked(v["O"], v["A"], v["B"], published)
 	}
 	if code := answer(res, sweepstate.PayloadText{}, stdout, stderr); code != 0 || res.Word != sweepstate.WordOK {
 		return 1
