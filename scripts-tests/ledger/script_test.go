@@ -71,6 +71,9 @@ func TestScripts(t *testing.T) {
 			env.Setenv(ledgercli.TestNowEnv, scriptNow)
 			// What init reports here (external_acl on Windows), for cmpenv.
 			env.Setenv("PERMISSION_MODEL", platformtest.PermissionModel())
+			// A newline a script can put into a word (${NL}), which the
+			// script language cannot spell otherwise.
+			env.Setenv("NL", "\n")
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

@@ -1,4 +1,4 @@
-// Package cli is the task-state-guard command line: argv in, one compact
+// Package ledgercli is the task-state-guard command line: argv in, one compact
 // JSON line out (spec/task-state-guard.md §13).
 //
 // Main never exits the process. Every run except --help and --version

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/stateguard/stateguard/impl/ledger"
+	"github.com/stateguard/stateguard/internal/cli/argparse"
 )
 
 // invocation is a fully validated command line. Building it touches no
@@ -72,42 +73,53 @@ func (inv *invocation) needsExistingTask() bool {
 	return false
 }
 
-var helpOption = option{names: []string{"-h", "--help"}, key: "help"}
-
-var topParser = parserSpec{
-	options: []option{
-		helpOption,
-		{names: []string{"--version"}, key: "version"},
-		{names: []string{"--db"}, key: "db", takesValue: true, required: true},
-		{names: []string{"--allow-external-acl"}, key: "allow-external-acl"},
+// topParser is the reference's top-level parser; the subcommand's name
+// and the words after it go to one of subParsers.
+var topParser = argparse.Parser{
+	Options: []argparse.Option{
+		argparse.HelpOption,
+		{Names: []string{"--version"}, Key: "version", Kind: argparse.Version},
+		{Names: []string{"--db"}, Key: "db", Required: true},
+		{Names: []string{"--allow-external-acl"}, Key: "allow-external-acl", Kind: argparse.Flag},
 	},
-	subcommands: []string{"init", "create", "start", "heartbeat", "close", "delivery", "reconcile", "doctor", "get", "children", "list", "backup", "prune", "history"},
+	Subcommand: true,
 }
 
-func taskIDParser() parserSpec {
-	return parserSpec{options: []option{helpOption}, positionals: []string{"task_id"}}
+// Number options are checked when read, by float()'s or int()'s grammar.
+var (
+	floatType = numberType(looksLikePythonFloat)
+	intType   = numberType(looksLikeInt)
+)
+
+func taskIDParser() *argparse.Parser {
+	return &argparse.Parser{Options: []argparse.Option{argparse.HelpOption}, Positionals: []string{"task_id"}}
 }
 
-func transitionParser(choices []string) parserSpec {
-	return parserSpec{
-		options: []option{
-			helpOption,
-			{names: []string{"--status"}, key: "status", takesValue: true, choices: choices, required: true},
-			{names: []string{"--code"}, key: "code", takesValue: true},
+func transitionParser(choices []string) *argparse.Parser {
+	return &argparse.Parser{
+		Options: []argparse.Option{
+			argparse.HelpOption,
+			{Names: []string{"--status"}, Key: "status", Choices: choices, Required: true},
+			{Names: []string{"--code"}, Key: "code"},
 		},
-		positionals: []string{"task_id"},
+		Positionals: []string{"task_id"},
 	}
 }
 
-var subParsers = map[string]parserSpec{
-	"init": {options: []option{helpOption}},
-	"create": {options: []option{
-		helpOption,
-		{names: []string{"--task-id"}, key: "task-id", takesValue: true},
-		{names: []string{"--parent-id"}, key: "parent-id", takesValue: true},
-		{names: []string{"--payload-sha256"}, key: "payload-sha256", takesValue: true},
-		{names: []string{"--timeout-seconds"}, key: "timeout-seconds", takesValue: true, typeCheck: looksLikePythonFloat},
-		{names: []string{"--internal"}, key: "internal"},
+func noArgParser() *argparse.Parser {
+	return &argparse.Parser{Options: []argparse.Option{argparse.HelpOption}}
+}
+
+// subParsers holds each subcommand's parser, by name.
+var subParsers = map[string]*argparse.Parser{
+	"init": noArgParser(),
+	"create": {Options: []argparse.Option{
+		argparse.HelpOption,
+		{Names: []string{"--task-id"}, Key: "task-id"},
+		{Names: []string{"--parent-id"}, Key: "parent-id"},
+		{Names: []string{"--payload-sha256"}, Key: "payload-sha256"},
+		{Names: []string{"--timeout-seconds"}, Key: "timeout-seconds", Type: floatType},
+		{Names: []string{"--internal"}, Key: "internal", Kind: argparse.Flag},
 	}},
 	"start":     taskIDParser(),
 	"heartbeat": taskIDParser(),
@@ -121,31 +133,31 @@ var subParsers = map[string]parserSpec{
 	"delivery": transitionParser([]string{
 		string(ledger.DeliveryDelivered), string(ledger.DeliveryFailed), string(ledger.DeliveryNotApplicable),
 	}),
-	"reconcile": {options: []option{
-		helpOption,
-		{names: []string{"--active-grace-seconds"}, key: "active-grace-seconds", takesValue: true, typeCheck: looksLikePythonFloat},
-		{names: []string{"--delivery-grace-seconds"}, key: "delivery-grace-seconds", takesValue: true, typeCheck: looksLikePythonFloat},
-		{names: []string{"--dry-run"}, key: "dry-run"},
+	"reconcile": {Options: []argparse.Option{
+		argparse.HelpOption,
+		{Names: []string{"--active-grace-seconds"}, Key: "active-grace-seconds", Type: floatType},
+		{Names: []string{"--delivery-grace-seconds"}, Key: "delivery-grace-seconds", Type: floatType},
+		{Names: []string{"--dry-run"}, Key: "dry-run", Kind: argparse.Flag},
 	}},
-	"doctor": {options: []option{helpOption}},
-	"backup": {options: []option{
-		helpOption,
-		{names: []string{"--to"}, key: "to", takesValue: true, required: true},
+	"doctor": noArgParser(),
+	"backup": {Options: []argparse.Option{
+		argparse.HelpOption,
+		{Names: []string{"--to"}, Key: "to", Required: true},
 	}},
-	"prune": {options: []option{
-		helpOption,
-		{names: []string{"--ended-before"}, key: "ended-before", takesValue: true, typeCheck: looksLikePythonFloat, required: true},
-		{names: []string{"--dry-run"}, key: "dry-run"},
+	"prune": {Options: []argparse.Option{
+		argparse.HelpOption,
+		{Names: []string{"--ended-before"}, Key: "ended-before", Type: floatType, Required: true},
+		{Names: []string{"--dry-run"}, Key: "dry-run", Kind: argparse.Flag},
 	}},
-	"list": {options: []option{
-		helpOption,
-		{names: []string{"--status"}, key: "status", takesValue: true, repeatable: true, choices: taskStateWords},
-		{names: []string{"--delivery"}, key: "delivery", takesValue: true, repeatable: true, choices: deliveryStateWords},
-		{names: []string{"--updated-before"}, key: "updated-before", takesValue: true, typeCheck: looksLikePythonFloat},
-		{names: []string{"--ended-before"}, key: "ended-before", takesValue: true, typeCheck: looksLikePythonFloat},
-		{names: []string{"--parent-id"}, key: "parent-id", takesValue: true},
-		{names: []string{"--after"}, key: "after", takesValue: true},
-		{names: []string{"--limit"}, key: "limit", takesValue: true, typeCheck: looksLikeInt},
+	"list": {Options: []argparse.Option{
+		argparse.HelpOption,
+		{Names: []string{"--status"}, Key: "status", Kind: argparse.Append, Choices: taskStateWords},
+		{Names: []string{"--delivery"}, Key: "delivery", Kind: argparse.Append, Choices: deliveryStateWords},
+		{Names: []string{"--updated-before"}, Key: "updated-before", Type: floatType},
+		{Names: []string{"--ended-before"}, Key: "ended-before", Type: floatType},
+		{Names: []string{"--parent-id"}, Key: "parent-id"},
+		{Names: []string{"--after"}, Key: "after"},
+		{Names: []string{"--limit"}, Key: "limit", Type: intType},
 	}},
 }
 
@@ -190,34 +202,51 @@ func subcommandHelp(name string) string {
 // parseCommandLine returns either a validated invocation, or the text of
 // --help/--version, or an error (always InvalidInput).
 func parseCommandLine(args []string) (*invocation, string, error) {
-	top, err := topParser.parse(args)
-	if err != nil {
-		return nil, "", err
-	}
-	if top.help {
-		return nil, topHelp, nil
-	}
-	if top.version {
-		return nil, versionText(), nil
-	}
-	spec := subParsers[top.subcommand]
-	sub, err := spec.parse(top.rest)
-	if err != nil {
-		return nil, "", err
-	}
-	if sub.help {
-		// argparse runs the subcommand (and its help) before it checks the
-		// top level's required --db.
-		return nil, subcommandHelp(top.subcommand), nil
-	}
-	if err := spec.checkComplete(sub); err != nil {
-		return nil, "", err
-	}
-	if err := topParser.checkComplete(top); err != nil {
-		return nil, "", err
+	top, sub, text, err := readArgv(args)
+	if err != nil || text != "" {
+		return nil, text, err
 	}
 	inv, err := buildInvocation(top, sub)
 	return inv, "", err
+}
+
+// readArgv reads args by argparse's rules: the top-level parser, then the
+// subcommand's. It returns both parsers' results, or the text of
+// --help/--version, or an error (always InvalidInput). No value is judged
+// here beyond its option's type and choices.
+func readArgv(args []string) (top, sub *argparse.Result, text string, err error) {
+	top, err = parseArgv(&topParser, args)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	switch {
+	case top.Help:
+		return nil, nil, topHelp, nil
+	case top.Version:
+		return nil, nil, versionText(), nil
+	case top.Command == "":
+		return nil, nil, "", errNoCommand
+	}
+	spec, ok := subParsers[top.Command]
+	if !ok {
+		return nil, nil, "", errUnknownCommand
+	}
+	sub, err = parseArgv(spec, top.Rest)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if sub.Help {
+		// argparse runs the subcommand (and its help) before it checks the
+		// top level's required --db.
+		return nil, nil, subcommandHelp(top.Command), nil
+	}
+	if err := checkComplete(sub); err != nil {
+		return nil, nil, "", err
+	}
+	if err := checkComplete(top); err != nil {
+		return nil, nil, "", err
+	}
+	return top, sub, "", nil
 }
 
 // looksLikePythonFloat approximates float()'s grammar (ASCII only), with
@@ -251,14 +280,14 @@ func lower(s string) string {
 // reason code is the exception: it is handed to the ledger unchecked
 // because the reference returns an identical terminal repeat before it
 // looks at the code (contract, "order of checks").
-func buildInvocation(top, sub *parseResult) (*invocation, error) {
+func buildInvocation(top, sub *argparse.Result) (*invocation, error) {
 	inv := &invocation{
-		db:               top.values["db"],
-		allowExternalACL: top.flags["allow-external-acl"],
-		command:          top.subcommand,
-		status:           sub.values["status"],
-		internal:         sub.flags["internal"],
-		dryRun:           sub.flags["dry-run"],
+		db:               top.Values["db"],
+		allowExternalACL: top.Flags["allow-external-acl"],
+		command:          top.Command,
+		status:           sub.Values["status"],
+		internal:         sub.Flags["internal"],
+		dryRun:           sub.Flags["dry-run"],
 		activeGrace:      600,
 		deliveryGrace:    600,
 	}
@@ -267,34 +296,34 @@ func buildInvocation(top, sub *parseResult) (*invocation, error) {
 	if err := checkPathText(inv.db); err != nil {
 		return nil, err
 	}
-	if text, ok := sub.values["code"]; ok {
+	if text, ok := sub.Values["code"]; ok {
 		inv.code = &text
 	}
 	canonicalID := ledger.ParseTaskID
 	var err error
-	if text, ok := sub.values["task_id"]; ok {
+	if text, ok := sub.Values["task_id"]; ok {
 		if inv.taskID, err = canonicalID(text); err != nil {
 			return nil, err
 		}
 	}
-	if text, ok := sub.values["task-id"]; ok {
+	if text, ok := sub.Values["task-id"]; ok {
 		if inv.taskID, err = canonicalID(text); err != nil {
 			return nil, err
 		}
 	}
-	if text, ok := sub.values["parent-id"]; ok {
+	if text, ok := sub.Values["parent-id"]; ok {
 		if inv.parentID, err = canonicalID(text); err != nil {
 			return nil, err
 		}
 	}
-	if text, ok := sub.values["payload-sha256"]; ok {
+	if text, ok := sub.Values["payload-sha256"]; ok {
 		if !validPayloadHash(text) {
 			return nil, errBadPayloadHash
 		}
 		inv.payloadHash = text
 	}
 	seconds := func(key string, dst *float64) error {
-		text, ok := sub.values[key]
+		text, ok := sub.Values[key]
 		if !ok {
 			return nil
 		}
@@ -305,7 +334,7 @@ func buildInvocation(top, sub *parseResult) (*invocation, error) {
 		*dst = v
 		return nil
 	}
-	if _, ok := sub.values["timeout-seconds"]; ok {
+	if _, ok := sub.Values["timeout-seconds"]; ok {
 		inv.timeout = new(float64)
 		if err := seconds("timeout-seconds", inv.timeout); err != nil {
 			return nil, err
@@ -317,7 +346,7 @@ func buildInvocation(top, sub *parseResult) (*invocation, error) {
 	if err := seconds("delivery-grace-seconds", &inv.deliveryGrace); err != nil {
 		return nil, err
 	}
-	if text, ok := sub.values["to"]; ok {
+	if text, ok := sub.Values["to"]; ok {
 		if err := checkPathText(text); err != nil {
 			return nil, err
 		}
@@ -339,28 +368,28 @@ func buildInvocation(top, sub *parseResult) (*invocation, error) {
 
 // buildList validates list's options. --parent-id was read into
 // inv.parentID above; its status choices were checked by the parser.
-func buildList(inv *invocation, sub *parseResult, seconds func(string, *float64) error) error {
+func buildList(inv *invocation, sub *argparse.Result, seconds func(string, *float64) error) error {
 	f := &inv.list
 	f.ParentID = inv.parentID
 	inv.parentID = ""
-	for _, s := range sub.lists["status"] {
+	for _, s := range sub.Lists["status"] {
 		f.Statuses = append(f.Statuses, ledger.Status(s))
 	}
-	for _, s := range sub.lists["delivery"] {
+	for _, s := range sub.Lists["delivery"] {
 		f.Deliveries = append(f.Deliveries, ledger.DeliveryStatus(s))
 	}
 	for _, b := range []struct {
 		key string
 		dst **float64
 	}{{"updated-before", &f.UpdatedBefore}, {"ended-before", &f.EndedBefore}} {
-		if _, ok := sub.values[b.key]; ok {
+		if _, ok := sub.Values[b.key]; ok {
 			*b.dst = new(float64)
 			if err := seconds(b.key, *b.dst); err != nil {
 				return err
 			}
 		}
 	}
-	if text, ok := sub.values["after"]; ok {
+	if text, ok := sub.Values["after"]; ok {
 		id, err := ledger.ParseTaskID(text)
 		if err != nil {
 			return err
@@ -368,7 +397,7 @@ func buildList(inv *invocation, sub *parseResult, seconds func(string, *float64)
 		f.After = id
 	}
 	f.Limit = ledger.ListDefaultLimit
-	if text, ok := sub.values["limit"]; ok {
+	if text, ok := sub.Values["limit"]; ok {
 		n, err := strconv.Atoi(trimASCIISpace(text))
 		if err != nil || n < 1 || n > ledger.ListMaxLimit {
 			return errBadLimit

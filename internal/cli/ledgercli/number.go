@@ -3,7 +3,6 @@ package ledgercli
 import (
 	"math"
 	"strconv"
-	"unicode"
 )
 
 // parseSeconds reads a number of seconds from the command line.
@@ -91,10 +90,4 @@ func countDigits(s string) int {
 		n++
 	}
 	return n
-}
-
-// isUnicodeDecimal reports whether r is a decimal digit in any script
-// (Python's \d in a str pattern).
-func isUnicodeDecimal(r rune) bool {
-	return unicode.Is(unicode.Nd, r)
 }

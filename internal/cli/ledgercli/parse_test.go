@@ -261,3 +261,37 @@ func TestClockFromEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestParseCommandLineAsArgparse pins command lines whose words
+// strings.Fields cannot spell, against what Python 3.11's argparse does
+// with the reference's parser.
+func TestParseCommandLineAsArgparse(t *testing.T) {
+	cases := []struct {
+		argv []string
+		ok   bool
+	}{
+		// argparse's negative-number test ends in "$", which also
+		// matches before a final newline: the word is a value, and
+		// float() takes it (surrounding whitespace is dropped).
+		{[]string{"--db", "x", "reconcile", "--active-grace-seconds", "-0\n"}, true},
+		{[]string{"--db", "x", "create", "--timeout-seconds", "-0\n"}, true},
+		{[]string{"--db", "x", "list", "--limit", "-5\n"}, false}, // a value, out of range
+		{[]string{"--db", "x", "reconcile", "--active-grace-seconds", "-0\n\n"}, false},
+		{[]string{"--db", "x", "reconcile", "--active-grace-seconds", "-0 "}, true},
+		// A "--" is dropped only where a positional takes the words
+		// around it; anywhere else it is left over.
+		{[]string{"--db", "x", "init", "--"}, false},
+		{[]string{"--db", "x", "reconcile", "--dry-run", "--"}, false},
+		{[]string{"--db", "x", "start", testID, "--"}, true},
+		{[]string{"--db", "x", "start", "--", testID}, true},
+		{[]string{"--db", "x", "close", "--status", "failed", testID, "--"}, true},
+		{[]string{"--db", "x", "close", testID, "--status", "failed", "--"}, false},
+		{[]string{"--db", "x", "close", testID, "--", "--status", "failed"}, false},
+	}
+	for _, c := range cases {
+		_, _, err := parseCommandLine(c.argv)
+		if (err == nil) != c.ok {
+			t.Errorf("%q: error %v, want accepted %v", c.argv, err, c.ok)
+		}
+	}
+}

@@ -9,8 +9,8 @@ import (
 )
 
 // pythonArgvCase is one argv run through an argparse parser of the reference
-// engine's shape by Python 3.11.7 (testdata/argparse_python_gen.py writes
-// testdata/argparse_python.json: python3 argparse_python_gen.py 7 3000).
+// engine's shape by Python 3.11.7 (../argparse/testdata/sweep_python_gen.py writes
+// sweep_python.json beside it: python3 sweep_python_gen.py 7 3000).
 type pythonArgvCase struct {
 	Args   []string          `json:"args"`
 	RC     int               `json:"rc"`
@@ -20,7 +20,7 @@ type pythonArgvCase struct {
 }
 
 func TestArgvMatchesPythonArgparse(t *testing.T) {
-	raw, err := os.ReadFile("testdata/argparse_python.json")
+	raw, err := os.ReadFile("../argparse/testdata/sweep_python.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stateguard/stateguard/impl/sweepstate"
+	"github.com/stateguard/stateguard/internal/cli/argparse"
 	"github.com/stateguard/stateguard/internal/cli/version"
 	"github.com/stateguard/stateguard/internal/codec/pyjson"
 	"github.com/stateguard/stateguard/internal/engine/sweeprules"
@@ -51,6 +52,50 @@ var actings = map[string]acting{
 	"merge-driver": {act: runMergeDriver, check: checkDriverArgs,
 		positionalHelp: []string{"O A B [P]             git's %O %A %B %P: base, ours (written), theirs, the path's name"},
 		usage:          " [--install] [O A B [P]]"},
+}
+
+// usageError is misuse with a one-line message for stderr.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func misuse(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
+
+// optionSpec is one long option that takes a value, with its help text.
+type optionSpec struct {
+	name     string // "--state"
+	required bool
+	metavar  string
+	help     string
+	// convert checks the value when the option is read; an error is
+	// misuse.
+	convert func(string) error
+	// flag: argparse's store_true, an option that takes no value; the
+	// parse stores "true" under its name.
+	flag bool
+}
+
+// parserSpec is the option table of one subcommand.
+type parserSpec struct {
+	options []optionSpec
+	// positionals name values that are not options, each optional
+	// (argparse's nargs="?"), stored under these names.
+	positionals []string
+}
+
+// parser is the argparse parser of the table: -h/--help and the options.
+func (p parserSpec) parser() *argparse.Parser {
+	out := &argparse.Parser{Options: []argparse.Option{argparse.HelpOption}, OptionalPositionals: p.positionals}
+	for _, o := range p.options {
+		kind := argparse.Store
+		if o.flag {
+			kind = argparse.Flag
+		}
+		out.Options = append(out.Options, argparse.Option{
+			Names: []string{o.name}, Key: o.name, Kind: kind, Required: o.required, Type: o.convert,
+		})
+	}
+	return out
 }
 
 func req(name, metavar, help string) optionSpec {
@@ -138,9 +183,15 @@ var commands = []subcommand{
 		positionals: []string{"O", "A", "B", "P"}}, nil},
 }
 
-// topSpec is the top-level parser: only -h/--help and --version before the
-// subcommand.
-var topSpec = parserSpec{version: true}
+// topParser is the top-level parser: only -h/--help and --version before
+// the subcommand.
+var topParser = argparse.Parser{
+	Options: []argparse.Option{
+		argparse.HelpOption,
+		{Names: []string{"--version"}, Key: "version", Kind: argparse.Version},
+	},
+	Subcommand: true,
+}
 
 const prog = "sweep-state"
 
@@ -216,57 +267,53 @@ type commandLine struct {
 }
 
 // parseCommandLine applies the top-level parser, then the subcommand's.
+// argparse's own errors are misuse with argparse's message (option names
+// only); the end-of-parse checks keep this command line's words, which
+// count leftover words instead of echoing them.
 func parseCommandLine(args []string) (commandLine, error) {
-	toks, err := topSpec.classify(args)
+	top, err := topParser.Parse(args)
 	if err != nil {
 		return commandLine{}, err
 	}
-	topExtras := 0
-	for i, t := range toks {
-		if t.kind == kindOption && t.option == helpOption {
-			if t.explicit != nil && (!t.short || *t.explicit == "" || strings.Trim(*t.explicit, "h") != "") {
-				return commandLine{}, misuse("argument -h/--help: ignored explicit argument")
-			}
-			return commandLine{help: true}, nil
-		}
-		if t.kind == kindOption && t.option == versionOption {
-			// argparse's version action: acts when reached, takes no value.
-			if t.explicit != nil {
-				return commandLine{}, misuse("argument --version: ignored explicit argument")
-			}
-			return commandLine{version: true}, nil
-		}
-		if t.kind == kindOption {
-			topExtras++
-			continue
-		}
-		// The first value (or "--") starts the subcommand, which takes
-		// every remaining token.
-		if t.kind == kindDashDash {
-			return commandLine{}, misuse("argument command: invalid choice")
-		}
-		var sub *subcommand
-		for k := range commands {
-			if commands[k].name == t.text {
-				sub = &commands[k]
-			}
-		}
-		if sub == nil {
-			return commandLine{}, misuse("argument command: invalid choice (choose from %s)", commandNames())
-		}
-		p, err := sub.spec.parse(args[i+1:])
-		if err != nil {
-			return commandLine{sub: sub}, err
-		}
-		if p.help {
-			return commandLine{sub: sub, help: true}, nil
-		}
-		if topExtras > 0 {
-			return commandLine{}, misuse("unrecognized arguments (%d)", topExtras)
-		}
-		return commandLine{sub: sub, values: p.values}, nil
+	switch {
+	case top.Help:
+		return commandLine{help: true}, nil
+	case top.Version:
+		return commandLine{version: true}, nil
+	case top.Command == "":
+		return commandLine{}, misuse("the following arguments are required: command")
+	case top.Command == "--":
+		return commandLine{}, misuse("argument command: invalid choice")
 	}
-	return commandLine{}, misuse("the following arguments are required: command")
+	var sub *subcommand
+	for k := range commands {
+		if commands[k].name == top.Command {
+			sub = &commands[k]
+		}
+	}
+	if sub == nil {
+		return commandLine{}, misuse("argument command: invalid choice (choose from %s)", commandNames())
+	}
+	p, err := sub.spec.parser().Parse(top.Rest)
+	if err != nil {
+		return commandLine{sub: sub}, err
+	}
+	if p.Help {
+		return commandLine{sub: sub, help: true}, nil
+	}
+	if len(p.Missing) > 0 {
+		return commandLine{sub: sub}, misuse("the following arguments are required: %s", strings.Join(p.Missing, ", "))
+	}
+	if len(p.Extras) > 0 {
+		return commandLine{sub: sub}, misuse("unrecognized arguments (%d)", len(p.Extras))
+	}
+	if len(top.Extras) > 0 {
+		return commandLine{}, misuse("unrecognized arguments (%d)", len(top.Extras))
+	}
+	for name := range p.Flags {
+		p.Values[name] = "true"
+	}
+	return commandLine{sub: sub, values: p.Values}, nil
 }
 
 func run(cmd sweepstate.Command, state string, stdout, stderr io.Writer) int {

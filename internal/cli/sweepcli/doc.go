@@ -1,5 +1,6 @@
-// Package cli is the command line of the sweep state engine: flag parsing
-// compatible with Python's argparse, the subcommand table, and the two-line
+// Package sweepcli is the command line of the sweep state engine: the
+// subcommand table (read by Python's argparse rules, internal/cli/argparse),
+// its help texts and misuse messages, and the two-line
 // answer (status word, then the JSON payload written like Python's
 // json.dumps).
 //

@@ -1,4 +1,4 @@
-# Generates internal/cli/sweepcli/testdata/argparse_python.json: random argv run
+# Generates internal/cli/argparse/testdata/sweep_python.json: random argv run
 # through an argparse parser of the reference engine's shape (Python 3.11.7).
 import argparse, io, json, random, sys, contextlib
 
