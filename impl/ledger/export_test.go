@@ -12,3 +12,10 @@ func SetListPlan(l *Ledger, plan string) { l.listPlan = plan }
 // roots candidate roots and (after the tree that reaches it) tasks tasks
 // per batch; zero keeps the default.
 func SetPruneBatch(l *Ledger, roots, tasks int) { l.pruneBatch = [2]int{roots, tasks} }
+
+// SetPruneWindow sets the bounds of a prune's plan for the external
+// tests: at most tasks tasks, batches batches and bytes bytes of coded
+// event sequences; zero keeps the default.
+func SetPruneWindow(l *Ledger, tasks, batches, bytes int) {
+	l.pruneWindow = [3]int{tasks, batches, bytes}
+}

@@ -49,6 +49,9 @@ type Ledger struct {
 	// pruneBatch overrides Prune's batch bounds in tests: candidate roots
 	// and tasks per batch; zero keeps pruneBatchRoots and pruneBatchTasks.
 	pruneBatch [2]int
+	// pruneWindow overrides a prune plan's bounds in tests: tasks,
+	// batches and bytes of sequences; zero keeps the pruneWindow constants.
+	pruneWindow [3]int
 }
 
 // Open opens (or, unless read-only, creates) the ledger at path after the

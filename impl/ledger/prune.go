@@ -2,10 +2,11 @@ package ledger
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql/driver"
+	"encoding/binary"
 	"encoding/json"
 	"math"
-	"slices"
 )
 
 // Prune removes whole task trees that are finished with: a tree is a
@@ -91,7 +92,7 @@ const pruneFirstCandidatesSQL = `SELECT rowid, ended_at FROM tasks INDEXED BY ta
 // from it and the recursion ends.
 const pruneTreeSQL = `WITH RECURSIVE tree(id) AS (SELECT id FROM tasks WHERE rowid = ?
 	UNION ALL SELECT c.id FROM tasks c JOIN tree ON c.parent_id = tree.id)
-	SELECT ` + taskColumns + ` FROM tree CROSS JOIN tasks USING (id)`
+	SELECT tasks.rowid, ` + taskColumns + ` FROM tree CROSS JOIN tasks USING (id)`
 
 // Prune removes the finished task trees that ended before
 // opts.EndedBefore (see PruneOptions and the package comment of
@@ -123,101 +124,108 @@ func (l *Ledger) PruneContext(ctx context.Context, opts PruneOptions) (PruneRepo
 	}
 	rep := PruneReport{DryRun: opts.DryRun, Applied: !opts.DryRun}
 	var cur pruneCursor
-	for batch := 0; !cur.done; batch++ {
-		var b pruneBatch
-		var err error
-		// A dry run counts in a read transaction. An apply first reads:
-		// it judges the trees and finds their events (a pass over all of
-		// task_events, which has no index on task_id) in a read
-		// transaction, beside writers; only then does it take the write
-		// lock, judge again and remove. A batch whose read pass finds
-		// nothing to remove is not written at all.
-		mode := pruneCount
-		if !opts.DryRun {
-			mode = pruneRead
-		}
-		err = l.lockedReadTx(ctx, "prune", true, func(t *txn) error {
-			b = pruneBatch{cursor: cur} // a read-only read may be retried
-			return b.run(t, cutoff, mode, nil)
-		})
-		if err == nil && !opts.DryRun && len(b.ids) > 0 {
-			err = pruneHook(batch, "read")
-		}
-		if err == nil && !opts.DryRun && len(b.ids) > 0 {
-			plan := b
-			err = l.prunedWrite(ctx, func(t *txn) error {
-				b = pruneBatch{cursor: cur}
-				if err := b.run(t, cutoff, pruneApply, &plan); err != nil {
-					return err
-				}
-				return pruneHook(batch, "write")
-			})
-		}
+	batch := 0
+	for !cur.done {
+		// Each round plans the batches ahead in read transactions, beside
+		// writers: it judges their trees and then finds all their events
+		// in one pass over task_events (which has no index on task_id).
+		// A dry run counts what the plan found; an apply writes the
+		// batches one by one, each judged again under the write lock.
+		plan, err := l.planPrune(ctx, cur, cutoff, opts.DryRun)
 		if err != nil {
 			if opts.DryRun {
 				return PruneReport{}, err
 			}
 			return rep, err
 		}
-		rep.TreesExamined += b.examined
-		rep.TreesRemoved += b.removed
-		rep.TreesRetained += b.examined - b.removed
-		rep.TasksRemoved += b.tasks
-		rep.EventsRemoved += b.events
-		cur = b.cursor
-		if !opts.DryRun {
-			if err := pruneHook(batch, "committed"); err != nil {
-				return rep, err
+		for i := range plan.batches {
+			pb := &plan.batches[i]
+			b := pruneBatch{cursor: pb.end, examined: pb.examined, removed: pb.removed, tasks: pb.tasks, events: pb.events}
+			if !opts.DryRun && pb.tasks > 0 {
+				err = pruneHook(batch, "read")
+				if err == nil {
+					err = l.prunedWrite(ctx, func(t *txn) error {
+						b = pruneBatch{cursor: pb.start}
+						if err := b.apply(t, cutoff, pb, plan.maxSeq); err != nil {
+							return err
+						}
+						return pruneHook(batch, "write")
+					})
+				}
+				if err != nil {
+					return rep, err
+				}
+			}
+			rep.TreesExamined += b.examined
+			rep.TreesRemoved += b.removed
+			rep.TreesRetained += b.examined - b.removed
+			rep.TasksRemoved += b.tasks
+			rep.EventsRemoved += b.events
+			cur = b.cursor
+			if !opts.DryRun {
+				if err := pruneHook(batch, "committed"); err != nil {
+					return rep, err
+				}
+			}
+			batch++
+			if !sameCursor(cur, pb.end) {
+				// The write judged other trees than the plan (a tree
+				// changed between them) and stopped elsewhere: the rest of
+				// the plan starts at a position the prune is not at.
+				break
 			}
 		}
 	}
 	return rep, nil
 }
 
-// pruneBatchHook, when a test sets it, runs in each applied batch: after
-// the read pass found trees to remove ("read"), inside the write
-// transaction after the removals ("write"; an error rolls the batch back
-// and ends the prune, as a failure there would), and after the batch
-// ("committed"). An error ends the prune there.
-var pruneBatchHook func(batch int, phase string) error
-
+// pruneHook runs hooks.pruneBatch when a test set it.
 func pruneHook(batch int, phase string) error {
-	if pruneBatchHook == nil {
+	if hooks.pruneBatch == nil {
 		return nil
 	}
-	return pruneBatchHook(batch, phase)
+	return hooks.pruneBatch(batch, phase)
 }
 
-// pruneBatch is one batch's work: where it starts and ends, and its
-// counts.
+// pruneBatch is one batch's work: where it starts and ends, its counts,
+// and the tasks it removes.
 type pruneBatch struct {
 	cursor                           pruneCursor
 	examined, removed, tasks, events int
 	ids                              []string // the tasks it removes
-	seqs                             []int64  // the read pass: their events' sequences
-	maxSeq                           int64    // the read pass: the largest sequence then
+	rowids                           []int64  // their rowids, in the same order
 }
 
-// What a batch's run does after judging its trees.
-const (
-	pruneCount = iota // a dry run: count the trees' events
-	pruneRead         // the read pass before an apply: find the trees' events
-	pruneApply        // the write: remove the trees and their events
-)
+// digest identifies the batch's choice of tasks (ids and rowids, in
+// order), so that a write can tell whether it judged what the plan did
+// without the plan keeping every id.
+func (b *pruneBatch) digest() [sha256.Size]byte {
+	h := sha256.New()
+	var n [8]byte
+	for i, id := range b.ids {
+		binary.BigEndian.PutUint64(n[:], uint64(b.rowids[i]))
+		h.Write(n[:])
+		binary.BigEndian.PutUint64(n[:], uint64(len(id)))
+		h.Write(n[:])
+		h.Write([]byte(id))
+	}
+	var d [sha256.Size]byte
+	h.Sum(d[:0])
+	return d
+}
 
-// run judges the trees of the next candidates from b.cursor and then, as
-// mode says, counts their events, finds them, or removes them. An apply
-// is given the read pass's batch (plan): when its own judgement, in the
-// write transaction, picked the same trees from the same position, it
-// removes the events the read pass found (by sequence, through the
-// primary key) and those appended since (sequences above the read pass's
-// largest, a range of the primary key); otherwise it finds them itself
-// by reading task_events whole. Either way every event of the removed
-// tasks goes: an event with a sequence at most the read pass's largest
-// was committed before that read began (sequences are given out in
-// commit order, one writer at a time, never reused), so the read pass saw
-// it.
-func (b *pruneBatch) run(t *txn, cutoff float64, mode int, plan *pruneBatch) error {
+// apply judges the trees of the next candidates from b.cursor again,
+// under the write lock, and removes those that go with all their events.
+// When it picked the same tasks from the same position as the plan, it
+// removes the events the plan found (by sequence, through the primary
+// key) and those appended since (sequences above the plan's largest, a
+// range of the primary key); otherwise it finds them itself by reading
+// task_events whole. Either way every event of the removed tasks goes: an
+// event with a sequence at most the plan's largest was committed before
+// the read that saw that largest began (sequences are given out in commit
+// order, one writer at a time, never reused), so the plan's pass, which
+// read every sequence up to it in ascending order, saw it.
+func (b *pruneBatch) apply(t *txn, cutoff float64, plan *plannedBatch, maxSeq int64) error {
 	if err := b.judge(t, cutoff); err != nil || len(b.ids) == 0 {
 		return err
 	}
@@ -225,51 +233,22 @@ func (b *pruneBatch) run(t *txn, cutoff float64, mode int, plan *pruneBatch) err
 	if err != nil {
 		return internal("prune", err)
 	}
-	switch mode {
-	case pruneCount:
-		return t.QueryRowContext(t.ctx, `SELECT count(*) FROM task_events WHERE task_id IN (SELECT value FROM json_each(?))`, string(list)).Scan(&b.events)
-	case pruneRead:
-		if err := t.QueryRowContext(t.ctx, `SELECT ifnull(max(sequence), 0) FROM task_events`).Scan(&b.maxSeq); err != nil {
-			return err
-		}
-		rows, err := t.QueryContext(t.ctx, `SELECT sequence FROM task_events WHERE task_id IN (SELECT value FROM json_each(?))`, string(list))
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var seq int64
-			if err := rows.Scan(&seq); err != nil {
-				return err
-			}
-			b.seqs = append(b.seqs, seq)
-		}
-		return rows.Err()
-	}
-	if plan != nil && sameCursor(b.cursor, plan.cursor) && slices.Equal(b.ids, plan.ids) {
-		seqs, err := json.Marshal(plan.seqs)
+	var deletes []prunedDelete
+	if sameCursor(b.cursor, plan.end) && b.digest() == plan.digest {
+		seqs, err := json.Marshal(plan.sequences())
 		if err != nil {
 			return internal("prune", err)
 		}
-		for _, del := range []struct {
-			sql  string
-			args []any
-		}{
-			{`DELETE FROM task_events WHERE sequence IN (SELECT value FROM json_each(?))`, []any{string(seqs)}},
-			{`DELETE FROM task_events WHERE sequence > ? AND task_id IN (SELECT value FROM json_each(?))`, []any{plan.maxSeq, string(list)}},
-		} {
-			res, err := t.ExecContext(t.ctx, del.sql, del.args...)
-			if err != nil {
-				return err
-			}
-			n, err := res.RowsAffected()
-			if err != nil {
-				return err
-			}
-			b.events += int(n)
+		deletes = []prunedDelete{
+			{`DELETE FROM task_events WHERE sequence IN (SELECT value FROM json_each(?)) AND task_id IN (SELECT value FROM json_each(?))`, []any{string(seqs), string(list)}},
+			{`DELETE FROM task_events WHERE sequence > ? AND task_id IN (SELECT value FROM json_each(?))`, []any{maxSeq, string(list)}},
 		}
 	} else {
-		res, err := t.ExecContext(t.ctx, `DELETE FROM task_events WHERE task_id IN (SELECT value FROM json_each(?))`, string(list))
+		deletes = []prunedDelete{{`DELETE FROM task_events WHERE task_id IN (SELECT value FROM json_each(?))`, []any{string(list)}}}
+	}
+	b.events = 0
+	for _, del := range deletes {
+		res, err := t.ExecContext(t.ctx, del.sql, del.args...)
 		if err != nil {
 			return err
 		}
@@ -277,7 +256,7 @@ func (b *pruneBatch) run(t *txn, cutoff float64, mode int, plan *pruneBatch) err
 		if err != nil {
 			return err
 		}
-		b.events = int(n)
+		b.events += int(n)
 	}
 	res, err := t.ExecContext(t.ctx, `DELETE FROM tasks WHERE id IN (SELECT value FROM json_each(?))`, string(list))
 	if err := wantChanged(res, err, len(b.ids)); err != nil {
@@ -294,6 +273,12 @@ func (b *pruneBatch) run(t *txn, cutoff float64, mode int, plan *pruneBatch) err
 		return internal("prune", errOrMismatch(nil))
 	}
 	return nil
+}
+
+// prunedDelete is one statement of a batch's removal of events.
+type prunedDelete struct {
+	sql  string
+	args []any
 }
 
 // judge reads the trees of the next candidates from b.cursor and keeps
@@ -314,13 +299,14 @@ func (b *pruneBatch) judge(t *txn, cutoff float64) error {
 		}
 		b.cursor.state, b.cursor.ended, b.cursor.rowid = root.state, root.ended, root.rowid
 		b.examined++
-		tree, ok, err := readPrunableTree(t, root.rowid, cutoff)
+		ids, rowids, ok, err := readPrunableTree(t, root.rowid, cutoff)
 		if err != nil {
 			return err
 		}
 		if ok {
 			b.removed++
-			b.ids = append(b.ids, tree...)
+			b.ids = append(b.ids, ids...)
+			b.rowids = append(b.rowids, rowids...)
 		}
 	}
 	if len(roots) == 0 {
@@ -406,30 +392,44 @@ func (b *pruneBatch) nextRoots(t *txn, cutoff float64) ([]pruneRoot, error) {
 }
 
 // readPrunableTree reads the tree under the root at rowid and reports
-// whether every task in it may be pruned, with the ids to remove. Every
-// row read is checked against the row rules (a damaged one is
-// StateConflict); reading stops at the first task that keeps the tree.
-func readPrunableTree(t *txn, rowid int64, cutoff float64) ([]string, bool, error) {
+// whether every task in it may be pruned, with the ids and rowids to
+// remove. Every row read is checked against the row rules (a damaged one
+// is StateConflict); reading stops at the first task that keeps the tree.
+func readPrunableTree(t *txn, rowid int64, cutoff float64) ([]string, []int64, bool, error) {
 	rows, err := t.QueryContext(t.ctx, pruneTreeSQL, rowid)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	defer rows.Close()
 	var ids []string
+	var rowids []int64
 	for rows.Next() {
-		task, err := scanTask(rows)
+		row := rowidThenTask{rows: rows}
+		task, err := scanTask(&row)
 		if err != nil {
-			return nil, false, err
+			return nil, nil, false, err
 		}
 		if !prunable(task, cutoff) {
-			return nil, false, rows.Close()
+			return nil, nil, false, rows.Close()
 		}
 		ids = append(ids, task.ID)
+		rowids = append(rowids, row.rowid)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
-	return ids, len(ids) > 0, nil
+	return ids, rowids, len(ids) > 0, nil
+}
+
+// rowidThenTask scans a row of pruneTreeSQL: the rowid, then the task's
+// columns for scanTask.
+type rowidThenTask struct {
+	rows  rowScanner
+	rowid int64
+}
+
+func (r *rowidThenTask) Scan(dest ...any) error {
+	return r.rows.Scan(append([]any{&r.rowid}, dest...)...)
 }
 
 // prunable is the per-task rule: terminal, delivery settled, ended before

@@ -135,11 +135,18 @@ func (mc *machine) Prune(t *rapid.T) {
 	dry := rapid.Bool().Draw(t, "dryRun")
 	roots, tasks := rapid.IntRange(0, 3).Draw(t, "batchRoots"), rapid.IntRange(0, 3).Draw(t, "batchTasks")
 	ledger.SetPruneBatch(mc.l, roots, tasks)
+	// The plan's window: the default, or a few tasks, batches or bytes of
+	// sequences, so that a prune plans several times and gives up batches.
+	window := [3]int{}
+	if rapid.Bool().Draw(t, "smallWindow") {
+		window = [3]int{rapid.IntRange(0, 4).Draw(t, "windowTasks"), rapid.IntRange(0, 2).Draw(t, "windowBatches"), rapid.IntRange(0, 6).Draw(t, "windowBytes")}
+	}
+	ledger.SetPruneWindow(mc.l, window[0], window[1], window[2])
 	text := "none"
 	if cutoff != nil {
 		text = fmt.Sprint(*cutoff)
 	}
-	mc.logf(t, "prune ended-before=%s dry=%v batch=%d/%d", text, dry, roots, tasks)
+	mc.logf(t, "prune ended-before=%s dry=%v batch=%d/%d window=%v", text, dry, roots, tasks, window)
 	got, gerr := mc.l.Prune(ledger.PruneOptions{EndedBefore: cutoff, DryRun: dry})
 	if cutoff == nil {
 		if classOf(gerr) != "InvalidInput" {

@@ -119,13 +119,13 @@ func TestPruneFailedBatchKeepsEarlierOnes(t *testing.T) {
 	trees := settledTrees(t, l, clk, 5)
 	SetPruneBatch(l, 1, 1)
 	planted := errors.New("planted failure")
-	pruneBatchHook = func(batch int, phase string) error {
+	hooks.pruneBatch = func(batch int, phase string) error {
 		if batch == 2 && phase == "write" {
 			return planted
 		}
 		return nil
 	}
-	defer func() { pruneBatchHook = nil }()
+	defer func() { hooks.pruneBatch = nil }()
 	cutoff := clk.now + 1
 	rep, err := l.Prune(PruneOptions{EndedBefore: &cutoff})
 	if !errors.Is(err, planted) {
@@ -144,7 +144,7 @@ func TestPruneFailedBatchKeepsEarlierOnes(t *testing.T) {
 		}
 	}
 	healthy(t, l)
-	pruneBatchHook = nil
+	hooks.pruneBatch = nil
 	rep, err = l.Prune(PruneOptions{EndedBefore: &cutoff})
 	if err != nil || rep.TreesRemoved != 3 || rep.TasksRemoved != 9 {
 		t.Fatalf("second prune %+v %v", rep, err)
@@ -162,7 +162,7 @@ func TestPruneChildAddedBetweenBatches(t *testing.T) {
 	other := secondLedger(t, p, clk)
 	SetPruneBatch(l, 1, 1)
 	var child Task
-	pruneBatchHook = func(batch int, phase string) error {
+	hooks.pruneBatch = func(batch int, phase string) error {
 		if batch == 0 && phase == "committed" {
 			var err error
 			child, err = other.Create(CreateParams{ParentID: trees[1][0]})
@@ -170,7 +170,7 @@ func TestPruneChildAddedBetweenBatches(t *testing.T) {
 		}
 		return nil
 	}
-	defer func() { pruneBatchHook = nil }()
+	defer func() { hooks.pruneBatch = nil }()
 	cutoff := clk.now + 1
 	rep, err := l.Prune(PruneOptions{EndedBefore: &cutoff})
 	if err != nil {
@@ -218,7 +218,7 @@ func TestPruneBesideAWriter(t *testing.T) {
 		answers <- err
 	}
 	var inFlight int
-	pruneBatchHook = func(batch int, phase string) error {
+	hooks.pruneBatch = func(batch int, phase string) error {
 		if phase == "read" {
 			return nil
 		}
@@ -240,7 +240,7 @@ func TestPruneBesideAWriter(t *testing.T) {
 		}
 		return nil
 	}
-	defer func() { pruneBatchHook = nil }()
+	defer func() { hooks.pruneBatch = nil }()
 	cutoff := clk.now + 1
 	rep, err := l.Prune(PruneOptions{EndedBefore: &cutoff})
 	if err != nil {
@@ -276,14 +276,14 @@ func TestPruneKeepsTheFileALedger(t *testing.T) {
 	settledTrees(t, l, clk, 4)
 	SetPruneBatch(l, 1, 1)
 	cutoff := clk.now + 1
-	pruneBatchHook = func(batch int, phase string) error {
+	hooks.pruneBatch = func(batch int, phase string) error {
 		if batch == 1 && phase == "write" {
 			return errors.New("planted failure")
 		}
 		return nil
 	}
 	_, err := l.Prune(PruneOptions{EndedBefore: &cutoff})
-	pruneBatchHook = nil
+	hooks.pruneBatch = nil
 	if err == nil {
 		t.Fatal("the planted failure did not end the prune")
 	}
@@ -324,14 +324,14 @@ func TestPruneTreeChangedAfterItsReadPass(t *testing.T) {
 	trees := settledTrees(t, l, clk, 4)
 	other := secondLedger(t, p, clk)
 	SetPruneBatch(l, 2, 0)
-	pruneBatchHook = func(batch int, phase string) error {
+	hooks.pruneBatch = func(batch int, phase string) error {
 		if batch == 0 && phase == "read" {
 			_, err := other.Create(CreateParams{ParentID: trees[1][2]})
 			return err
 		}
 		return nil
 	}
-	defer func() { pruneBatchHook = nil }()
+	defer func() { hooks.pruneBatch = nil }()
 	cutoff := clk.now + 1
 	rep, err := l.Prune(PruneOptions{EndedBefore: &cutoff})
 	if err != nil {
@@ -356,4 +356,40 @@ func secondLedger(t *testing.T, p string, clk *scriptedClock) *Ledger {
 	}
 	t.Cleanup(func() { other.Close() })
 	return other
+}
+
+// TestPruneTreeFinishedAfterItsReadPass: a tree the read pass kept (a
+// child still queued) is finished before the batch's write, which then
+// judges it removable: the write finds that tree's events itself (the
+// read pass did not look for them), so every event of it goes and the
+// doctor finds no event naming a removed task.
+func TestPruneTreeFinishedAfterItsReadPass(t *testing.T) {
+	l, clk, p := openTest(t)
+	first := pruneTree(t, l, clk, "settled", "settled", "settled")
+	late := pruneTree(t, l, clk, "settled", "")
+	other := secondLedger(t, p, clk)
+	SetPruneBatch(l, 2, 0)
+	cutoff := clk.now + 1
+	hooks.pruneBatch = func(batch int, phase string) error {
+		if batch == 0 && phase == "read" {
+			if _, err := other.CloseTask(late[1], StatusSucceeded, NoCode); err != nil {
+				return err
+			}
+			_, err := other.SetDelivery(late[1], DeliveryNotApplicable, NoCode)
+			return err
+		}
+		return nil
+	}
+	defer func() { hooks.pruneBatch = nil }()
+	rep, err := l.Prune(PruneOptions{EndedBefore: &cutoff})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (PruneReport{TreesExamined: 2, TreesRemoved: 2, TasksRemoved: 5, EventsRemoved: 15, Applied: true}); rep != want {
+		t.Fatalf("report %+v, want %+v", rep, want)
+	}
+	if treeState(t, l, first) != 0 || treeState(t, l, late) != 0 {
+		t.Fatal("a tree was not removed")
+	}
+	healthy(t, l)
 }
