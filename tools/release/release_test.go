@@ -55,7 +55,7 @@ func TestStampedBinaryReportsVersion(t *testing.T) {
 func TestReleaseRefusesABadVersion(t *testing.T) {
 	var log bytes.Buffer
 	for _, v := range []string{"", "v0.1.0", "0.1", "0.1.0 -X x=y"} {
-		if err := release(v, t.TempDir(), &log); err == nil || !strings.Contains(err.Error(), "X.Y.Z") {
+		if err := release(options{version: v, out: t.TempDir()}, &log); err == nil || !strings.Contains(err.Error(), "X.Y.Z") {
 			t.Errorf("release(%q) = %v, want a version error", v, err)
 		}
 	}
