@@ -104,6 +104,15 @@ func checkPublished(p Published) error {
 // load gives an input it cannot read (CORRUPT, whose Reason names the
 // input first, or ERROR) and no text. It does no I/O.
 func MergeTexts(base, ours, theirs string, published Published) (Result, []byte) {
+	res, doc := mergeTexts(base, ours, theirs, published)
+	if doc == nil {
+		return res, nil
+	}
+	return res, yamlsubset.Emit(doc)
+}
+
+// mergeTexts is MergeTexts with the merged document instead of its text.
+func mergeTexts(base, ours, theirs string, published Published) (Result, *value.Map) {
 	if err := checkPublished(published); err != nil {
 		return Result{Word: WordError, Reason: "Published: not a side", Err: err}, nil
 	}
@@ -120,7 +129,7 @@ func MergeTexts(base, ours, theirs string, published Published) (Result, []byte)
 		docs[i] = st.doc
 	}
 	doc, counts := mergeLoaded(docs[0], docs[1], docs[2], published)
-	return ok(counts.payload()), yamlsubset.Emit(doc)
+	return ok(counts.payload()), doc
 }
 
 // Merge merges the state files at base and theirs into the one at ours
@@ -169,14 +178,12 @@ func (e *Engine) merge(base, ours, theirs string, published Published, locked bo
 		}
 		texts[i] = text
 	}
-	res, text := MergeTexts(texts[0], texts[1], texts[2], published)
+	res, doc := mergeTexts(texts[0], texts[1], texts[2], published)
 	if res.Word != WordOK {
 		return res
 	}
-	write := func(w io.Writer) error {
-		_, err := w.Write(text)
-		return err
-	}
+	// Streamed: the new text is never held whole beside the three.
+	write := func(w io.Writer) error { return yamlsubset.EmitTo(w, doc) }
 	if err := durable.WriteFileFunc(ours, write); err != nil {
 		return errorResult("cannot write the state file")
 	}
@@ -259,15 +266,21 @@ func mergeLoaded(o, a, b *value.Map, published Published) (*value.Map, MergeCoun
 		version = vb
 	}
 	out.Set("schema_version", version)
+	// Sources first: redaction, in the items' merge, reads the result's.
+	mergedSources := m.sources(optAt(o, "sources"), optAt(a, "sources"), optAt(b, "sources"))
+	var sourceMaps [3]*value.Map
+	sourceMaps[0], _ = sourcesOf(a)
+	sourceMaps[1], _ = sourcesOf(b)
+	sourceMaps[2], _ = mergedSources.(*value.Map)
 	for _, k := range unionKeys(o, a, b) {
 		var r opt
 		switch k {
 		case "schema_version":
 			continue
 		case "sources":
-			r = opt{m.sources(optAt(o, k), optAt(a, k), optAt(b, k)), true}
+			r = opt{mergedSources, true}
 		case "items":
-			r = opt{m.items(mapAt(o, k), mapAt(a, k), mapAt(b, k)), true}
+			r = opt{m.items(mapAt(o, k), mapAt(a, k), mapAt(b, k), sourceMaps), true}
 		case "last_run":
 			r = m.lastRun(optAt(o, k), optAt(a, k), optAt(b, k))
 		default: // the lease and any other key
@@ -277,7 +290,6 @@ func mergeLoaded(o, a, b *value.Map, published Published) (*value.Map, MergeCoun
 			out.Set(k, r.v)
 		}
 	}
-	m.redactAndValidate(out, a, b)
 	return out, m.counts
 }
 
@@ -391,40 +403,50 @@ func (m *merger) cursor(o, a, b opt) opt {
 }
 
 // items keeps every item of either side; an item both sides changed
-// differently is merged field by field when both hold a map.
-func (m *merger) items(o, a, b *value.Map) *value.Map {
-	if value.Equal(a, b) {
-		return a
+// differently is merged field by field when both hold a map. Each item of
+// the result is then redacted and validated (finish).
+func (m *merger) items(o, a, b *value.Map, sources [3]*value.Map) *value.Map {
+	out := value.NewMapSize(a.Len() + b.Len()/16)
+	// Walked by position, ours' keys then theirs' new ones: no set of the
+	// union is built.
+	for i := range a.Len() {
+		k, v := a.At(i)
+		ia, ib := opt{v, true}, optAt(b, k)
+		out.Set(k, m.finish(k, m.item(optAt(o, k), ia, ib), ia, ib, sources))
 	}
-	out := value.NewMapSize(max(a.Len(), b.Len()))
-	for _, k := range unionKeys(a, b) {
-		io, ia, ib := optAt(o, k), optAt(a, k), optAt(b, k)
-		switch {
-		case !ia.ok:
-			out.Set(k, ib.v)
-		case !ib.ok, ia.same(ib), ib.same(io):
-			out.Set(k, ia.v)
-		case ia.same(io):
-			out.Set(k, ib.v)
-		default:
-			ma, isMapA := ia.v.(*value.Map)
-			mb, isMapB := ib.v.(*value.Map)
-			if !isMapA || !isMapB {
-				out.Set(k, m.pick(ia, ib).v)
-				continue
-			}
-			m.counts.ItemsMerged++
-			mo := asMap(io)
-			item := value.NewMap()
-			for _, f := range unionKeys(mo, ma, mb) {
-				if r := m.threeWay(optAt(mo, f), optAt(ma, f), optAt(mb, f)); r.ok {
-					item.Set(f, r.v)
-				}
-			}
-			out.Set(k, item)
+	for i := range b.Len() {
+		k, v := b.At(i)
+		if a.Has(k) {
+			continue
 		}
+		ib := opt{v, true}
+		out.Set(k, m.finish(k, ib.v, opt{}, ib, sources))
 	}
 	return out
+}
+
+// item merges one item present on ours (ia); theirs may lack it.
+func (m *merger) item(io, ia, ib opt) value.Value {
+	switch {
+	case !ib.ok, ia.same(ib), ib.same(io):
+		return ia.v
+	case ia.same(io):
+		return ib.v
+	}
+	ma, isMapA := ia.v.(*value.Map)
+	mb, isMapB := ib.v.(*value.Map)
+	if !isMapA || !isMapB {
+		return m.pick(ia, ib).v
+	}
+	m.counts.ItemsMerged++
+	mo := asMap(io)
+	item := value.NewMap()
+	for _, f := range unionKeys(mo, ma, mb) {
+		if r := m.threeWay(optAt(mo, f), optAt(ma, f), optAt(mb, f)); r.ok {
+			item.Set(f, r.v)
+		}
+	}
+	return item
 }
 
 // lastRun: both changed differently, the later readable timestamp wins,
@@ -464,67 +486,49 @@ func runStamp(v value.Value) (isotime.Instant, bool) {
 	return isotime.Parse(text)
 }
 
-// redactAndValidate drops body and quote from every item sensitive on
-// either side or in the result, then downgrades closed items that lack
-// evidence, as validate does. Items are copied before they change.
-func (m *merger) redactAndValidate(out, a, b *value.Map) {
-	items := mapAt(out, "items")
-	sides := [3]*value.Map{a, b, out}
-	var sourceMaps [3]*value.Map
-	for i, d := range sides {
-		sourceMaps[i], _ = sourcesOf(d)
+// finish drops body and quote from an item sensitive on either side or
+// in the result, then downgrades a closed item that lacks evidence, as
+// validate does. The item is copied before it changes.
+func (m *merger) finish(key string, merged value.Value, ia, ib opt, sources [3]*value.Map) value.Value {
+	item, isMap := merged.(*value.Map)
+	if !isMap {
+		return merged
 	}
-	var changed *value.Map
-	for i := range items.Len() {
-		k, v := items.At(i)
-		item, isMap := v.(*value.Map)
-		if !isMap {
-			continue
-		}
-		fixed := item
-		if (item.Has("body") || item.Has("quote")) && m.sensitive(k, sides, sourceMaps) {
-			fixed = shallowCopy(item)
-			fixed.Delete("body")
-			fixed.Delete("quote")
-		}
-		if status, _ := fixed.Get("status"); status == "closed" {
-			for _, f := range evidenceFields {
-				if v, _ := fixed.Get(f); !truthy(v) {
-					if fixed == item {
-						fixed = shallowCopy(item)
-					}
-					fixed.Set("status", "fix_pending")
-					m.counts.EvidenceDowngrades++
-					break
+	fixed := item
+	if (item.Has("body") || item.Has("quote")) && sensitiveItem(key, [3]value.Value{ia.v, ib.v, item}, sources) {
+		fixed = shallowCopy(item)
+		fixed.Delete("body")
+		fixed.Delete("quote")
+	}
+	if status, _ := fixed.Get("status"); status == "closed" {
+		for _, f := range evidenceFields {
+			if v, _ := fixed.Get(f); !truthy(v) {
+				if fixed == item {
+					fixed = shallowCopy(item)
 				}
+				fixed.Set("status", "fix_pending")
+				m.counts.EvidenceDowngrades++
+				break
 			}
 		}
-		if fixed != item {
-			if changed == nil {
-				// items may be a side's own map: change a copy.
-				changed = shallowCopy(items)
-			}
-			changed.Set(k, fixed)
-		}
 	}
-	if changed != nil {
-		out.Set("items", changed)
-	}
+	return fixed
 }
 
-// sensitive: the item's own sensitive is true on a side or in the result,
-// or an entry of one of its sources is (its sources: the source field of
-// the item wherever it is a string, and every prefix of the key that ends
-// before a colon).
-func (m *merger) sensitive(key string, docs [3]*value.Map, sourceMaps [3]*value.Map) bool {
+// sensitiveItem: the item's own sensitive is true on a side or in the
+// result (items), or an entry of one of its sources is, in ours', theirs'
+// or the result's sources (its sources: the source field of the item
+// wherever it is a string, and every prefix of the key that ends before a
+// colon).
+func sensitiveItem(key string, items [3]value.Value, sources [3]*value.Map) bool {
 	var names []string
 	for i := range len(key) {
 		if key[i] == ':' {
 			names = append(names, key[:i])
 		}
 	}
-	for _, d := range docs {
-		item, isMap := getMap(mapAt(d, "items"), key)
+	for _, v := range items {
+		item, isMap := v.(*value.Map)
 		if !isMap {
 			continue
 		}
@@ -535,12 +539,12 @@ func (m *merger) sensitive(key string, docs [3]*value.Map, sourceMaps [3]*value.
 			names = append(names, src)
 		}
 	}
-	for _, sources := range sourceMaps {
-		if sources == nil {
+	for _, m := range sources {
+		if m == nil {
 			continue
 		}
 		for _, name := range names {
-			if entry, isMap := getMap(sources, name); isMap && mapGet(entry, "sensitive") == true {
+			if entry, isMap := getMap(m, name); isMap && mapGet(entry, "sensitive") == true {
 				return true
 			}
 		}

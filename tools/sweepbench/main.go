@@ -37,6 +37,13 @@
 // parses the state whole; its floor also reads the legacy file, and its
 // file size is both files'.
 //
+// merge is `merge` of three files of the same items: the canonical state
+// as the base, and two sides that each changed one item in a hundred (a
+// status on ours, a title on theirs), added a hundred items, and changed
+// the lease (ours) or the cursor (theirs), so that every item is compared. Ours is put back before each run; its
+// floor reads the base and theirs, then does what upsert-item's floor
+// does, and its file size is the three files'.
+//
 // State files are built by a child run of this tool (-gen), so this
 // process keeps a small peak RSS (a child started by os/exec inherits it
 // on Linux, see tools/ledgerbench). The machine may be shared: wall times
@@ -59,19 +66,21 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stateguard/stateguard/internal/codec/yamlsubset"
 	"github.com/stateguard/stateguard/internal/testsupport/benchseed"
 	"github.com/stateguard/stateguard/internal/testsupport/childstat"
+	"github.com/stateguard/stateguard/model/value"
 )
 
 func main() {
 	itemsFlag := flag.String("items", "10000,100000", "comma-separated item counts")
 	runs := flag.Int("runs", 5, "measured runs per command and size (median reported)")
 	commandsFlag := flag.String("commands", "read,upsert-item", "comma-separated subcommands, or all")
-	formsFlag := flag.String("forms", "canonical", "comma-separated files to measure the commands on: canonical, hand-edited, reindented, python-written, legacy (import-legacy), or all")
+	formsFlag := flag.String("forms", "canonical", "comma-separated files to measure the commands on: canonical, hand-edited, reindented, python-written, legacy (import-legacy), merge (merge), or all")
 	goalFlag := flag.Bool("goal", false, "add a column saying which goal of issue 20 a row misses, and exit 1 if any does")
 	bin := flag.String("bin", "", "sweep-state binary (default: go build ./cmd/sweep-state)")
 	gen := flag.String("gen", "", "internal: write the -form file of -items items at this path and exit")
-	form := flag.String("form", "canonical", "internal: the file -gen writes: canonical, hand-edited, reindented, python-written or legacy")
+	form := flag.String("form", "canonical", "internal: the file -gen writes: canonical, hand-edited, reindented, python-written, legacy, merge-ours or merge-theirs")
 	floor := flag.String("floor", "", "internal: run the floor of read, upsert-item or import-legacy on -state and exit")
 	state := flag.String("state", "", "internal: the state file of -floor")
 	legacy := flag.String("legacy", "", "internal: the legacy file of -floor import-legacy")
@@ -106,6 +115,8 @@ func genFile(p, f string, n int) error {
 		"reindented":     benchseed.SweepReindented,
 		"python-written": benchseed.SweepPythonWritten,
 		"legacy":         benchseed.SweepLegacy,
+		"merge-ours":     func(n int) []byte { return mergeSide(n, "ours") },
+		"merge-theirs":   func(n int) []byte { return mergeSide(n, "theirs") },
 	}
 	g, ok := gens[f]
 	if !ok {
@@ -114,12 +125,63 @@ func genFile(p, f string, n int) error {
 	return os.WriteFile(p, g(n), 0o600)
 }
 
+// mergeSide is one side of the merge form: the canonical state of n items
+// with one item in a hundred changed, a hundred new items, and ours' new
+// lease or theirs' further cursor.
+func mergeSide(n int, side string) []byte {
+	doc, err := yamlsubset.Parse(benchseed.SweepState(n))
+	if err != nil {
+		panic(err) // the seed is the engine's own writing
+	}
+	itemsValue, _ := doc.Get("items")
+	items := itemsValue.(*value.Map)
+	offset, field := 0, "status"
+	if side == "theirs" {
+		offset, field = 50, "title"
+	}
+	for i := offset; i < items.Len(); i += 100 {
+		_, v := items.At(i)
+		item := v.(*value.Map)
+		item.Set(field, side+" changed this")
+	}
+	for i := range 100 {
+		item := value.NewMap()
+		item.Set("source", "slack:C42")
+		item.Set("title", fmt.Sprintf("new on %s", side))
+		item.Set("id", fmt.Sprintf("%s-%d", side, i))
+		items.Set(fmt.Sprintf("slack:C42:%s-%d", side, i), item)
+	}
+	if side == "ours" {
+		lease := value.NewMap()
+		lease.Set("writer", "w2")
+		lease.Set("timestamp", "2026-07-02T14:00:00Z")
+		lease.Set("ttl_minutes", value.Int(60))
+		doc.Set("lease", lease)
+	} else {
+		sources, _ := doc.Get("sources")
+		entry, _ := sources.(*value.Map).Get("slack:C42")
+		entry.(*value.Map).Set("cursor", "1719900000.000200")
+	}
+	return yamlsubset.Emit(doc)
+}
+
 // runFloor is the floor of one command on the state file p: read streams
 // the file to stdout; upsert-item reads it and replaces it durably with
 // the same bytes; import-legacy reads the legacy file, then does what
 // upsert-item's floor does.
 func runFloor(name, p, legacy string) error {
 	switch name {
+	case "merge":
+		for _, other := range []string{"base.yml", "theirs.yml"} {
+			data, err := os.ReadFile(filepath.Join(filepath.Dir(p), other))
+			if err != nil {
+				return err
+			}
+			if len(data) == 0 {
+				return errors.New("empty merge input")
+			}
+		}
+		return runFloor("upsert-item", p, "")
 	case "import-legacy":
 		data, err := os.ReadFile(legacy)
 		if err != nil {
@@ -235,7 +297,16 @@ var importLegacy = struct {
 	return []string{"--file", "legacy.json", "--source-map", `{"C42": "slack:C42"}`}
 }}
 
-var formNames = []string{"canonical", "hand-edited", "reindented", "python-written", "legacy"}
+// mergeRow is the merge row of the merge form: base.yml and theirs.yml
+// beside the state file, which is ours.
+var mergeRow = struct {
+	name, floor string
+	args        func(r int) []string
+}{"merge", "merge", func(int) []string {
+	return []string{"--base", "base.yml", "--theirs", "theirs.yml", "--published", "theirs"}
+}}
+
+var formNames = []string{"canonical", "hand-edited", "reindented", "python-written", "legacy", "merge"}
 
 func run(itemsFlag, commandsFlag, formsFlag string, runs int, bin string, goal bool) (missed bool, err error) {
 	var sizes []int
@@ -325,6 +396,20 @@ func run(itemsFlag, commandsFlag, formsFlag string, runs int, bin string, goal b
 			case "hand-edited", "reindented", "python-written":
 				label = "%s (" + form + ")"
 				err = gen(pristine, form)
+			case "merge":
+				fcmds = []command{mergeRow}
+				err = gen(pristine, "merge-ours")
+				for _, other := range [][2]string{{"base.yml", "canonical"}, {"theirs.yml", "merge-theirs"}} {
+					if err == nil {
+						err = gen(filepath.Join(dir, other[0]), other[1])
+					}
+					if err == nil {
+						var fi os.FileInfo
+						if fi, err = os.Stat(filepath.Join(dir, other[0])); err == nil {
+							extra += fi.Size()
+						}
+					}
+				}
 			case "legacy":
 				fcmds = []command{importLegacy}
 				if err = gen(pristine, "canonical"); err == nil {
@@ -361,7 +446,11 @@ func run(itemsFlag, commandsFlag, formsFlag string, runs int, bin string, goal b
 				}
 				size := fi.Size() + extra
 				s, f, err := series(runs, func(r int) (*exec.Cmd, error) {
-					cmd := exec.Command(bin, append([]string{c.name, "--state", state}, c.args(r)...)...)
+					stateFlag := "--state"
+					if c.name == "merge" {
+						stateFlag = "--ours" // merge writes its ours
+					}
+					cmd := exec.Command(bin, append([]string{c.name, stateFlag, state}, c.args(r)...)...)
 					cmd.Dir = dir
 					return cmd, reset()
 				}, func() (*exec.Cmd, error) {
