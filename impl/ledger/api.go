@@ -160,4 +160,5 @@ func init() {
 	ledgeraccess.CloseTask = (*Ledger).closeTask
 	ledgeraccess.SetDelivery = (*Ledger).setDelivery
 	ledgeraccess.ReconcileSeconds = (*Ledger).reconcileSeconds
+	ledgeraccess.MetricsSeconds = (*Ledger).metricsSeconds
 }

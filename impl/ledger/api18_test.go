@@ -91,6 +91,8 @@ func closedLedgerAnswersErrClosed(t *testing.T, readOnly bool) {
 		"ChildrenOfContext": func() error { _, err := l.ChildrenOfContext(ctx, task.ID); return err },
 		"History":           func() error { _, err := l.History(task.ID); return err },
 		"HistoryContext":    func() error { _, err := l.HistoryContext(ctx, task.ID); return err },
+		"Metrics":           func() error { _, err := l.Metrics(MetricsOptions{}); return err },
+		"MetricsContext":    func() error { _, err := l.MetricsContext(ctx, MetricsOptions{}); return err },
 		"Doctor":            func() error { _, err := l.Doctor(); return err },
 		"DoctorContext":     func() error { _, err := l.DoctorContext(ctx); return err },
 		"Reconcile":         func() error { _, err := l.Reconcile(ReconcileOptions{}); return err },

@@ -98,6 +98,9 @@ type examination struct {
 	// delivery_updated_at lies after now (a clock conflict only if step 2
 	// closes them, which planReconcile decides).
 	queued, running, stale, stalePending, stalePendingRequired, staleBackwards, staleDeliveryAfterNow int
+	// staleDeadline: the timeouts whose deadline has passed (code
+	// deadline_exceeded); the others are restart_stale.
+	staleDeadline int
 	// step 2: the terminal pending deliveries, those it closes, the
 	// required ones among those (failed; the others become not
 	// applicable), and the closes that would break the clock rule.
@@ -118,6 +121,9 @@ func (e *examination) active(queued bool, v []driver.Value) {
 		return
 	}
 	e.stale++
+	if deadline != nil && sqlCompare(deadline, p.now) <= 0 {
+		e.staleDeadline++
+	}
 	if sqlCompare(v[7], p.now) > 0 || sqlCompare(updated, p.now) > 0 || (v[8] != nil && sqlCompare(v[8], p.now) > 0) {
 		e.staleBackwards++
 	}

@@ -81,6 +81,8 @@ func TestScripts(t *testing.T) {
 			"exits":       exits,
 			"hardlink":    hardlink,
 			"break-page":  breakPage,
+			"filemode":    filemode,
+			"dir-holds":   dirHolds,
 		},
 	})
 }
@@ -199,5 +201,44 @@ func breakPage(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if err != nil {
 		ts.Fatalf("break-page: %v", err)
+	}
+}
+
+// filemode implements `filemode FILE MODE`: the file's permission bits
+// are MODE (octal), as a script on a POSIX host checks what a command
+// made.
+func filemode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: filemode FILE MODE")
+	}
+	want, err := strconv.ParseUint(args[1], 8, 32)
+	if err != nil {
+		ts.Fatalf("filemode: bad mode")
+	}
+	info, err := os.Lstat(ts.MkAbs(args[0]))
+	if err != nil {
+		ts.Fatalf("filemode: %v", err)
+	}
+	if got := uint64(info.Mode().Perm()); got != want {
+		ts.Fatalf("mode %04o, want %04o", got, want)
+	}
+}
+
+// dirHolds implements `dir-holds DIR NAME...`: the directory holds exactly
+// these entries (no temporary file left beside them).
+func dirHolds(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 {
+		ts.Fatalf("usage: dir-holds DIR NAME...")
+	}
+	entries, err := os.ReadDir(ts.MkAbs(args[0]))
+	if err != nil {
+		ts.Fatalf("dir-holds: %v", err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, " ") != strings.Join(args[1:], " ") {
+		ts.Fatalf("directory holds %q, want %q", names, args[1:])
 	}
 }

@@ -10,4 +10,5 @@ var (
 	closeTask        = ledgercall.CloseTask
 	setDelivery      = ledgercall.SetDelivery
 	reconcileSeconds = ledgercall.ReconcileSeconds
+	metricsSeconds   = ledgercall.MetricsSeconds
 )

@@ -131,9 +131,20 @@ func runExplained(args []string, stdout, stderr io.Writer, getenv func(string) s
 	}
 	result, status, err := execute(inv, clock)
 	if err != nil {
+		if inv.metricsTo != "" && !errors.Is(err, errMetricsDir) && !errors.Is(err, errMetricsWrite) {
+			// The textfile must not keep showing the last good counts:
+			// it says the run failed. A failure to write it changes
+			// nothing in the answer, which is the refusal's.
+			_ = writeMetricsFile(inv.metricsTo, metricsDown)
+		}
 		return writeError(stdout, err)
 	}
-	if _, err := stdout.Write(encodeLine(result)); err != nil {
+	answer, isText := result.(exposition)
+	line := []byte(answer)
+	if !isText {
+		line = encodeLine(result)
+	}
+	if _, err := stdout.Write(line); err != nil {
 		// The call may have committed, but exit 0 without the answer
 		// would read as success unseen: exit 3 (spec L-table).
 		return exitInternal
@@ -240,6 +251,19 @@ func execute(inv *invocation, clock ledger.Clock) (result any, status int, err e
 			return nil, 0, err
 		}
 		return object{"ok": true, "events": events}, exitOK, nil
+	case "metrics":
+		rep, err := metricsSeconds(l, context.Background(), inv.activeGrace, inv.deliveryGrace)
+		if err != nil {
+			return nil, 0, err
+		}
+		text := metricsText(rep)
+		if inv.metricsTo == "" {
+			return exposition(text), exitOK, nil
+		}
+		if err := writeMetricsFile(inv.metricsTo, text); err != nil {
+			return nil, 0, err
+		}
+		return object{"ok": true}, exitOK, nil
 	case "backup":
 		rep, err := l.Backup(inv.backupTo)
 		if err != nil {

@@ -36,6 +36,8 @@ type invocation struct {
 
 	backupTo string // backup's new file
 
+	metricsTo string // metrics' --to: the textfile replaced, or "" for stdout
+
 	pruneBefore *float64 // prune's --ended-before
 }
 
@@ -44,7 +46,7 @@ type invocation struct {
 // and the two read commands, which have no reason to create a file.
 func (inv *invocation) readOnly() bool {
 	switch inv.command {
-	case "doctor", "get", "children", "history", "list", "backup":
+	case "doctor", "get", "children", "history", "list", "backup", "metrics":
 		return true
 	case "reconcile", "prune":
 		return inv.dryRun
@@ -144,6 +146,12 @@ var subParsers = map[string]*argparse.Parser{
 		argparse.HelpOption,
 		{Names: []string{"--to"}, Key: "to", Required: true},
 	}},
+	"metrics": {Options: []argparse.Option{
+		argparse.HelpOption,
+		{Names: []string{"--active-grace-seconds"}, Key: "active-grace-seconds", Type: floatType},
+		{Names: []string{"--delivery-grace-seconds"}, Key: "delivery-grace-seconds", Type: floatType},
+		{Names: []string{"--to"}, Key: "to"},
+	}},
 	"prune": {Options: []argparse.Option{
 		argparse.HelpOption,
 		{Names: []string{"--ended-before"}, Key: "ended-before", Type: floatType, Required: true},
@@ -190,6 +198,8 @@ func subcommandHelp(name string) string {
 		return listHelp
 	case "backup":
 		return backupHelp
+	case "metrics":
+		return metricsHelp
 	case "prune":
 		return pruneHelp
 	case "init", "doctor":
@@ -351,6 +361,9 @@ func buildInvocation(top, sub *argparse.Result) (*invocation, error) {
 			return nil, err
 		}
 		inv.backupTo = text
+	}
+	if inv.command == "metrics" {
+		inv.metricsTo, inv.backupTo = inv.backupTo, ""
 	}
 	if inv.command == "prune" {
 		inv.pruneBefore = new(float64)

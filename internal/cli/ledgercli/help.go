@@ -12,14 +12,14 @@ import "github.com/stateguard/stateguard/internal/cli/version"
 func versionText() string { return "task-state-guard " + version.String() + "\n" }
 
 const topHelp = `usage: task-state-guard [-h] [--version] --db DB [--allow-external-acl]
-                        {init,create,start,heartbeat,close,delivery,reconcile,doctor,get,children,list,backup,prune,history}
+                        {init,create,start,heartbeat,close,delivery,reconcile,doctor,get,children,list,backup,prune,history,metrics}
                         ...
 
 Preview and reconcile SQLite task and delivery state after timeouts or
 restarts.
 
 positional arguments:
-  {init,create,start,heartbeat,close,delivery,reconcile,doctor,get,children,list,backup,prune,history}
+  {init,create,start,heartbeat,close,delivery,reconcile,doctor,get,children,list,backup,prune,history,metrics}
     init                Initialize the database
     create              Create or idempotently reuse a task
     reconcile           Preview or apply stale task and delivery transitions
@@ -31,6 +31,7 @@ positional arguments:
     backup              Copy the ledger, consistently, to a new file
     prune               Remove finished task trees that ended before a time
     history             Show a task's events, oldest first
+    metrics             Print counts for monitoring in Prometheus's text format
 
 options:
   -h, --help            show this help message and exit
@@ -153,4 +154,21 @@ options:
                         Unix time
   --dry-run             Count what would be removed without changing the
                         ledger
+`
+
+const metricsHelp = `usage: task-state-guard metrics [-h]
+                                [--active-grace-seconds ACTIVE_GRACE_SECONDS]
+                                [--delivery-grace-seconds DELIVERY_GRACE_SECONDS]
+                                [--to TO]
+
+options:
+  -h, --help            show this help message and exit
+  --active-grace-seconds ACTIVE_GRACE_SECONDS
+                        Count running tasks not updated within this many
+                        seconds as stuck (default 600, as reconcile)
+  --delivery-grace-seconds DELIVERY_GRACE_SECONDS
+                        Count pending deliveries of tasks that ended this many
+                        seconds ago as overdue (default 600, as reconcile)
+  --to TO               Replace this file with the metrics, atomically, for
+                        node_exporter's textfile collector
 `

@@ -30,4 +30,7 @@ var (
 	// activeGrace, deliveryGrace float64, dryRun bool)
 	// (ledger.ReconcileReport, error).
 	ReconcileSeconds any
+	// MetricsSeconds: func(l *ledger.Ledger, ctx context.Context,
+	// activeGrace, deliveryGrace float64) (ledger.MetricsReport, error).
+	MetricsSeconds any
 )

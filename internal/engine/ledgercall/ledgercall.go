@@ -33,4 +33,7 @@ var (
 	// graces: finite, non-negative float seconds of any size, zero meaning
 	// zero.
 	ReconcileSeconds = ledgeraccess.ReconcileSeconds.(func(l *ledger.Ledger, ctx context.Context, activeGrace, deliveryGrace float64, dryRun bool) (ledger.ReconcileReport, error))
+	// MetricsSeconds is Ledger.MetricsContext with the command line's
+	// graces, as ReconcileSeconds.
+	MetricsSeconds = ledgeraccess.MetricsSeconds.(func(l *ledger.Ledger, ctx context.Context, activeGrace, deliveryGrace float64) (ledger.MetricsReport, error))
 )

@@ -108,6 +108,13 @@ var errNotDir = errors.New("not a directory")
 // synced, renamed over p, and the directory is synced so the rename
 // survives a power cut (divergence D3).
 func WriteFileFunc(p string, write func(io.Writer) error) (err error) {
+	return WriteFileModeFunc(p, 0o600, write)
+}
+
+// WriteFileModeFunc is WriteFileFunc for a file of mode perm (applied to
+// the temporary file before anything is written to it, whatever the
+// umask), for a file other users must read.
+func WriteFileModeFunc(p string, perm fs.FileMode, write func(io.Writer) error) (err error) {
 	dir := filepath.Dir(p)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(p)+".*.tmp")
 	if err != nil {
@@ -124,7 +131,7 @@ func WriteFileFunc(p string, write func(io.Writer) error) (err error) {
 		}
 	}()
 	// CreateTemp already uses 0600; Chmod makes it independent of that detail.
-	if err = tmp.Chmod(0o600); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+	if err = tmp.Chmod(perm); err != nil && !errors.Is(err, errors.ErrUnsupported) {
 		return fmt.Errorf("chmod temporary file: %w", err)
 	}
 	// A small buffer: it gathers small writes, while a writer that already
