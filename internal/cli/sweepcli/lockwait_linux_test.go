@@ -16,7 +16,8 @@ import (
 	"github.com/stateguard/stateguard/internal/codec/yamlsubset"
 )
 
-// TestEveryMutatingSubcommandWaitsForTheLock is the deterministic half of
+// TestEveryMutatingSubcommandWaitsForTheLock (merge included, on its
+// --ours) is the deterministic half of
 // the race test: the test holds the flock on <state>.lock itself, starts
 // one mutating subcommand, and waits until the process is seen blocked in
 // the kernel's lock wait (Linux: a thread's wchan) or exits. Exiting while
@@ -36,6 +37,14 @@ func TestEveryMutatingSubcommandWaitsForTheLock(t *testing.T) {
 	if err := os.WriteFile(legacy, []byte(`{"items": [{"id": "imp", "status": "ingested"}]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	base := filepath.Join(dir, "base.yml")
+	theirs := filepath.Join(dir, "theirs.yml")
+	if err := os.WriteFile(base, []byte(before), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(theirs, []byte(before+"  \"t:1\":\n    source: \"t\"\n    id: \"1\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, args := range [][]string{
 		{"validate"},
 		{"upsert-item", "--source", "s", "--id", "2", "--json", `{"status": "ingested"}`, "--writer", "sweep", "--now", now},
@@ -44,6 +53,8 @@ func TestEveryMutatingSubcommandWaitsForTheLock(t *testing.T) {
 		{"lease-release", "--writer", "sweep"},
 		{"run-record", "--writer", "sweep", "--outcome", "completed", "--counts", "{}", "--timestamp", now},
 		{"import-legacy", "--file", legacy},
+		// merge names its state --ours (the file it writes).
+		{"merge", "--base", base, "--theirs", theirs, "--published", "theirs"},
 	} {
 		t.Run(args[0], func(t *testing.T) {
 			state := filepath.Join(t.TempDir(), "state.yml")
@@ -58,7 +69,11 @@ func TestEveryMutatingSubcommandWaitsForTheLock(t *testing.T) {
 			if err := unix.Flock(lockFD, unix.LOCK_EX); err != nil {
 				t.Fatal(err)
 			}
-			cmd := exec.Command(binPath, append([]string{args[0], "--state", state}, args[1:]...)...)
+			stateFlag := "--state"
+			if args[0] == "merge" {
+				stateFlag = "--ours"
+			}
+			cmd := exec.Command(binPath, append([]string{args[0], stateFlag, state}, args[1:]...)...)
 			var out strings.Builder
 			cmd.Stdout = &out
 			if err := cmd.Start(); err != nil {
