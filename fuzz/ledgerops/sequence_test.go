@@ -13,7 +13,6 @@ import (
 	"github.com/stateguard/stateguard/fuzz/internal/dbdigest"
 	"github.com/stateguard/stateguard/fuzz/internal/fuzzbytes"
 	"github.com/stateguard/stateguard/impl/ledger"
-	"github.com/stateguard/stateguard/internal/engine/ledgercall"
 	model "github.com/stateguard/stateguard/model/ledger"
 )
 
@@ -235,7 +234,7 @@ func FuzzLedgerSequence(f *testing.F) {
 			default:
 				active, delivery, dry := fuzzbytes.Pick(in, seqGraces), fuzzbytes.Pick(in, seqGraces), in.Bool()
 				log = append(log, fmt.Sprintf("@%v reconcile active=%v delivery=%v dry=%v", now, active, delivery, dry))
-				got, gerr := ledgercall.ReconcileSeconds(l, context.Background(), active, delivery, dry)
+				got, gerr := l.ReconcileSeconds(context.Background(), active, delivery, dry)
 				want, werr := m.Reconcile(now, active, delivery, dry)
 				if classOf(gerr) != classOf(werr) || gerr == nil && fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
 					fail("reconcile: ledger %s %+v, model %s %+v", classOf(gerr), got, classOf(werr), want)

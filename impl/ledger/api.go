@@ -2,8 +2,6 @@ package ledger
 
 import (
 	"errors"
-
-	"github.com/stateguard/stateguard/internal/engine/ledgeraccess"
 )
 
 // Error classes. Every error an operation returns wraps exactly one of these
@@ -145,20 +143,4 @@ type StorageInfo struct {
 	ForeignKeys     bool
 	JournalMode     string // "wal"
 	PermissionModel string // "posix_mode" or "external_acl"
-}
-
-// The command line's own entry points (package internal/engine/ledgeraccess):
-// argument checks, the missing-ledger test and the operations in its
-// argument forms. They are not part of the API.
-func init() {
-	ledgeraccess.CheckPathText = func(path string) error {
-		_, err := checkPathText(path)
-		return err
-	}
-	ledgeraccess.ValidPayloadHash = validPayloadHash
-	ledgeraccess.DatabaseMissing = databaseMissing
-	ledgeraccess.CloseTask = (*Ledger).closeTask
-	ledgeraccess.SetDelivery = (*Ledger).setDelivery
-	ledgeraccess.ReconcileSeconds = (*Ledger).reconcileSeconds
-	ledgeraccess.MetricsSeconds = (*Ledger).metricsSeconds
 }

@@ -77,6 +77,16 @@ func closedLedgerAnswersErrClosed(t *testing.T, readOnly bool) {
 			_, err := l.CloseTaskContext(ctx, task.ID, StatusSucceeded, CodeCompleted)
 			return err
 		},
+		"CloseTaskOptionalCode": func() error {
+			_, err := l.CloseTaskOptionalCode(ctx, task.ID, StatusSucceeded, nil)
+			return err
+		},
+		"SetDeliveryOptionalCode": func() error {
+			_, err := l.SetDeliveryOptionalCode(ctx, task.ID, DeliveryDelivered, nil)
+			return err
+		},
+		"ReconcileSeconds":         func() error { _, err := l.ReconcileSeconds(ctx, 600, 600, false); return err },
+		"ReconcileSeconds dry run": func() error { _, err := l.ReconcileSeconds(ctx, 600, 600, true); return err },
 		"SetDelivery": func() error {
 			_, err := l.SetDelivery(task.ID, DeliveryDelivered, CodeTransportAcknowledged)
 			return err
@@ -93,6 +103,7 @@ func closedLedgerAnswersErrClosed(t *testing.T, readOnly bool) {
 		"HistoryContext":    func() error { _, err := l.HistoryContext(ctx, task.ID); return err },
 		"Metrics":           func() error { _, err := l.Metrics(MetricsOptions{}); return err },
 		"MetricsContext":    func() error { _, err := l.MetricsContext(ctx, MetricsOptions{}); return err },
+		"MetricsSeconds":    func() error { _, err := l.MetricsSeconds(ctx, 600, 600); return err },
 		"Doctor":            func() error { _, err := l.Doctor(); return err },
 		"DoctorContext":     func() error { _, err := l.DoctorContext(ctx); return err },
 		"Reconcile":         func() error { _, err := l.Reconcile(ReconcileOptions{}); return err },
@@ -134,19 +145,19 @@ func closedLedgerAnswersErrClosed(t *testing.T, readOnly bool) {
 	}
 }
 
-// The operations in the command line's argument forms, for the tests
-// written against them (float graces with zero meaning zero, a code that
-// may be given empty).
+// Short forms of the operations in the reference's argument forms, for the
+// tests written against them (float graces with zero meaning zero, a code
+// that may be given empty).
 func (l *Ledger) reconcileFloat(activeGrace, deliveryGrace float64, dryRun bool) (ReconcileReport, error) {
-	return l.reconcileSeconds(context.Background(), activeGrace, deliveryGrace, dryRun)
+	return l.ReconcileSeconds(context.Background(), activeGrace, deliveryGrace, dryRun)
 }
 
 func (l *Ledger) closeTaskCode(id string, status Status, code *string) (Task, error) {
-	return l.closeTask(context.Background(), id, status, code)
+	return l.CloseTaskOptionalCode(context.Background(), id, status, code)
 }
 
 func (l *Ledger) setDeliveryCode(id string, status DeliveryStatus, code *string) (Task, error) {
-	return l.setDelivery(context.Background(), id, status, code)
+	return l.SetDeliveryOptionalCode(context.Background(), id, status, code)
 }
 
 // ReconcileOptions' zero value is the command line's reconcile: both graces

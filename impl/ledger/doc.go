@@ -24,6 +24,14 @@
 //	rep, err := l.Reconcile(ledger.ReconcileOptions{DryRun: true}) // graces 600 s, as the CLI's
 //
 // Reason codes are typed constants (CodeCompleted, ...; NoCode for none).
+//
+// A program that passes on what its own users typed, as the command line
+// does, has the reference's argument forms too: CheckPath and
+// ValidPayloadHash judge a path's text and a fingerprint before anything is
+// opened, DatabaseMissing tells an absent ledger from one to open,
+// CloseTaskOptionalCode and SetDeliveryOptionalCode take a reason code that
+// may be absent or given empty, and ReconcileSeconds and MetricsSeconds
+// take graces as float seconds of any size.
 // A Task marshals to JSON exactly as the command line prints it, with
 // has_payload_hash in place of the fingerprint.
 // The examples show each step with its output. Times are Unix seconds as

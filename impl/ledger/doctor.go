@@ -221,7 +221,7 @@ func taskStateOK(d *doctorTask) bool {
 	}
 	if d.hash != nil {
 		h, ok := asText(d.hash)
-		if !ok || !validPayloadHash(h) {
+		if !ok || !ValidPayloadHash(h) {
 			return false
 		}
 	}

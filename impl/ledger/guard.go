@@ -254,13 +254,14 @@ func (g *guard) release() {
 	}
 }
 
-// databaseMissing reports, without creating, opening or changing anything,
-// whether the database file at path is absent. It applies the same path
-// text and platform checks as Open first (and returns their error), then
-// looks at the path with one lstat. A command that addresses an existing
-// task uses it to answer TaskNotFound for a missing ledger instead of
-// creating one (divergence L1). Any answer but "absent" is left to Open.
-func databaseMissing(path string, opts Options) (bool, error) {
+// DatabaseMissing reports, without creating, opening or changing anything,
+// whether no database file exists at path. It applies Open's path text and
+// platform checks first (and returns their error), then looks at the path
+// with one lstat. A caller that addresses an existing task can answer
+// ErrTaskNotFound for a missing ledger instead of letting Open create one
+// (the command line does: divergence L1). false says only that something
+// is there: whether it is a ledger is Open's to judge.
+func DatabaseMissing(path string, opts Options) (bool, error) {
 	clean, err := checkPathText(path)
 	if err != nil {
 		return false, err

@@ -131,8 +131,9 @@ func checkCode(code *string, allowed func(string, string) bool, status string) e
 	return nil
 }
 
-// validPayloadHash reports whether h is 64 lowercase hex characters.
-func validPayloadHash(h string) bool {
+// ValidPayloadHash reports whether h is a payload fingerprint Create
+// accepts: exactly 64 lowercase hex characters (a SHA-256 in hex).
+func ValidPayloadHash(h string) bool {
 	if len(h) != 64 {
 		return false
 	}

@@ -55,11 +55,14 @@ func (l *Ledger) MetricsContext(ctx context.Context, opts MetricsOptions) (Metri
 	if !okA || !okD {
 		return MetricsReport{}, invalidInput("grace must be a finite, non-negative number")
 	}
-	return l.metricsSeconds(ctx, active, delivery)
+	return l.MetricsSeconds(ctx, active, delivery)
 }
 
-// metricsSeconds is Metrics with the command line's graces in seconds.
-func (l *Ledger) metricsSeconds(ctx context.Context, activeGrace, deliveryGrace float64) (MetricsReport, error) {
+// MetricsSeconds is MetricsContext with the graces as ReconcileSeconds
+// takes them: float seconds of any finite, non-negative size, zero
+// meaning zero, so the stuck counts match a dry run of ReconcileSeconds
+// with the same graces.
+func (l *Ledger) MetricsSeconds(ctx context.Context, activeGrace, deliveryGrace float64) (MetricsReport, error) {
 	if !validSeconds(activeGrace) || !validSeconds(deliveryGrace) {
 		return MetricsReport{}, invalidInput("grace must be a finite, non-negative number")
 	}

@@ -66,7 +66,7 @@ func TestMetricsStuckCountsEqualReconcileDryRun(t *testing.T) {
 				if round == 3 {
 					active, delivery = 0, 0
 				}
-				m, err := l.metricsSeconds(t.Context(), active, delivery)
+				m, err := l.MetricsSeconds(t.Context(), active, delivery)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -157,7 +157,7 @@ func TestMetricsWhenReconcileCannotDecide(t *testing.T) {
 	if _, err := l2.Metrics(MetricsOptions{ActiveGrace: -time.Second}); !errors.Is(err, ErrInvalidInput) {
 		t.Fatalf("negative grace: %v", err)
 	}
-	if _, err := l2.metricsSeconds(t.Context(), 0, -1); !errors.Is(err, ErrInvalidInput) {
+	if _, err := l2.MetricsSeconds(t.Context(), 0, -1); !errors.Is(err, ErrInvalidInput) {
 		t.Fatalf("negative seconds: %v", err)
 	}
 }

@@ -28,7 +28,6 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/stateguard/stateguard/impl/ledger"
-	"github.com/stateguard/stateguard/internal/engine/ledgercall"
 	"github.com/stateguard/stateguard/internal/testsupport/ledgerrows"
 	model "github.com/stateguard/stateguard/model/ledger"
 )
@@ -370,7 +369,7 @@ func (mc *machine) Close(t *rapid.T) {
 	if viaStringForm(t, code) {
 		got, gerr = mc.l.CloseTask(arg, ledger.Status(status), ledger.Code(deref(code)))
 	} else {
-		got, gerr = ledgercall.CloseTask(mc.l, context.Background(), arg, ledger.Status(status), code)
+		got, gerr = mc.l.CloseTaskOptionalCode(context.Background(), arg, ledger.Status(status), code)
 	}
 	want, werr := mc.m.CloseCode(id, status, code, mc.clock.now)
 	compareTask(t, "close", got, gerr, want, werr)
@@ -388,7 +387,7 @@ func (mc *machine) SetDelivery(t *rapid.T) {
 	if viaStringForm(t, code) {
 		got, gerr = mc.l.SetDelivery(arg, ledger.DeliveryStatus(status), ledger.Code(deref(code)))
 	} else {
-		got, gerr = ledgercall.SetDelivery(mc.l, context.Background(), arg, ledger.DeliveryStatus(status), code)
+		got, gerr = mc.l.SetDeliveryOptionalCode(context.Background(), arg, ledger.DeliveryStatus(status), code)
 	}
 	want, werr := mc.m.SetDeliveryCode(id, status, code, mc.clock.now)
 	compareTask(t, "delivery", got, gerr, want, werr)
@@ -435,7 +434,7 @@ func (mc *machine) Reconcile(t *rapid.T) {
 	mc.boundaryClock(t, active, delivery)
 	dry := rapid.Bool().Draw(t, "dryRun")
 	mc.logf(t, "reconcile active=%v delivery=%v dry=%v", active, delivery, dry)
-	got, gerr := ledgercall.ReconcileSeconds(mc.l, context.Background(), active, delivery, dry)
+	got, gerr := mc.l.ReconcileSeconds(context.Background(), active, delivery, dry)
 	want, werr := mc.m.Reconcile(mc.clock.now, active, delivery, dry)
 	if classOf(gerr) != classOf(werr) {
 		t.Fatalf("reconcile: ledger %s (%v), model %s (%v)", classOf(gerr), gerr, classOf(werr), werr)

@@ -194,7 +194,7 @@ func (l *Ledger) CreateContext(ctx context.Context, p CreateParams) (Task, error
 			return Task{}, err
 		}
 	}
-	if p.PayloadHash != "" && !validPayloadHash(p.PayloadHash) {
+	if p.PayloadHash != "" && !ValidPayloadHash(p.PayloadHash) {
 		return Task{}, invalidInput("payload hash must be 64 lowercase hex characters")
 	}
 	if p.TimeoutSeconds != nil && !validSeconds(*p.TimeoutSeconds) {
@@ -376,12 +376,15 @@ func (l *Ledger) CloseTask(id string, status Status, code Code) (Task, error) {
 // deadline ends the wait for another connection's write lock (see
 // Concurrency in the package documentation).
 func (l *Ledger) CloseTaskContext(ctx context.Context, id string, status Status, code Code) (Task, error) {
-	return l.closeTask(ctx, id, status, code.optional())
+	return l.CloseTaskOptionalCode(ctx, id, status, code.optional())
 }
 
-// closeTask is CloseTaskContext with the command line's code: nil for no
-// --code, and a given one checked even when it is empty.
-func (l *Ledger) closeTask(ctx context.Context, id string, status Status, code *string) (Task, error) {
+// CloseTaskOptionalCode is CloseTaskContext with the reason code as the
+// reference's close takes it: nil for none, and a given code checked even
+// when it is empty, so "" is a malformed code (ErrInvalidInput), not an
+// absent one. Use it to pass on a code a caller typed, where Code's NoCode
+// would turn an empty answer into no code at all.
+func (l *Ledger) CloseTaskOptionalCode(ctx context.Context, id string, status Status, code *string) (Task, error) {
 	check := func() error {
 		if !isTerminal(status) {
 			return invalidInput("close status must be terminal")
@@ -431,12 +434,13 @@ func (l *Ledger) SetDelivery(id string, status DeliveryStatus, code Code) (Task,
 // deadline ends the wait for another connection's write lock (see
 // Concurrency in the package documentation).
 func (l *Ledger) SetDeliveryContext(ctx context.Context, id string, status DeliveryStatus, code Code) (Task, error) {
-	return l.setDelivery(ctx, id, status, code.optional())
+	return l.SetDeliveryOptionalCode(ctx, id, status, code.optional())
 }
 
-// setDelivery is SetDeliveryContext with the command line's code: nil for
-// no --code, and a given one checked even when it is empty.
-func (l *Ledger) setDelivery(ctx context.Context, id string, status DeliveryStatus, code *string) (Task, error) {
+// SetDeliveryOptionalCode is SetDeliveryContext with the reason code as
+// the reference's delivery takes it: nil for none, and a given code checked
+// even when it is empty (see CloseTaskOptionalCode).
+func (l *Ledger) SetDeliveryOptionalCode(ctx context.Context, id string, status DeliveryStatus, code *string) (Task, error) {
 	check := func() error {
 		if status != DeliveryDelivered && status != DeliveryFailed && status != DeliveryNotApplicable {
 			return invalidInput("delivery status must be terminal")

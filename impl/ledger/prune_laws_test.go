@@ -10,7 +10,6 @@ import (
 	"github.com/leanovate/gopter/prop"
 
 	"github.com/stateguard/stateguard/impl/ledger"
-	"github.com/stateguard/stateguard/internal/engine/ledgercall"
 )
 
 func pruneCounts(r ledger.PruneReport) ledger.PruneReport {
@@ -52,7 +51,7 @@ func TestPruneLaws(t *testing.T) {
 					return err.Error()
 				}
 				w.clock.now += 1e5
-				ledgercall.ReconcileSeconds(l, context.Background(), 0, 0, false)
+				l.ReconcileSeconds(context.Background(), 0, 0, false)
 				if err := l.Close(); err != nil {
 					return err.Error()
 				}

@@ -311,12 +311,15 @@ func (l *Ledger) ReconcileContext(ctx context.Context, opts ReconcileOptions) (R
 	if !okA || !okD {
 		return ReconcileReport{}, invalidInput("grace must be a finite, non-negative number")
 	}
-	return l.reconcileSeconds(ctx, active, delivery, opts.DryRun)
+	return l.ReconcileSeconds(ctx, active, delivery, opts.DryRun)
 }
 
-// reconcileSeconds is Reconcile with the command line's graces: float
-// seconds of any finite, non-negative size, zero meaning zero.
-func (l *Ledger) reconcileSeconds(ctx context.Context, activeGrace, deliveryGrace float64, dryRun bool) (ReconcileReport, error) {
+// ReconcileSeconds is ReconcileContext with the graces as the reference
+// takes them: float seconds of any finite, non-negative size, zero meaning
+// zero (no DefaultGrace, no NoGrace). A time.Duration stops short of 293
+// years, a float grace does not; a negative, NaN or infinite grace is
+// ErrInvalidInput.
+func (l *Ledger) ReconcileSeconds(ctx context.Context, activeGrace, deliveryGrace float64, dryRun bool) (ReconcileReport, error) {
 	if !validSeconds(activeGrace) || !validSeconds(deliveryGrace) {
 		return ReconcileReport{}, invalidInput("grace must be a finite, non-negative number")
 	}

@@ -39,6 +39,16 @@ type fileInfo struct {
 	chTime  int64 // nanoseconds; 0 when unknown
 }
 
+// CheckPath applies Open's rules for the text of a database path, without
+// looking at the disk: not empty, no NUL, not ":memory:", not a UNC path,
+// and naming a file (not "", ".", ".." or, on Windows, a drive's "C:").
+// A refusal is ErrInvalidInput. A command line can judge a path with its
+// other arguments this way, before anything is opened or created.
+func CheckPath(path string) error {
+	_, err := checkPathText(path)
+	return err
+}
+
 // checkPathText applies the textual path rules (spec/task-state-guard.md §11.1): non-empty, no
 // NUL, not ":memory:", not a UNC path. It returns the path with trailing
 // separators removed, so "PATH/" acts like "PATH".

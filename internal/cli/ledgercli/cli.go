@@ -194,7 +194,7 @@ func execute(inv *invocation, clock ledger.Clock) (result any, status int, err e
 	}
 	if inv.needsExistingTask() {
 		// No ledger holds no task: answer so without creating one (L1).
-		missing, err := databaseMissing(inv.db, opts)
+		missing, err := ledger.DatabaseMissing(inv.db, opts)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -234,9 +234,9 @@ func execute(inv *invocation, clock ledger.Clock) (result any, status int, err e
 	case "heartbeat":
 		return taskResult(l.Heartbeat(inv.taskID))
 	case "close":
-		return taskResult(closeTask(l, context.Background(), inv.taskID, ledger.Status(inv.status), inv.code))
+		return taskResult(l.CloseTaskOptionalCode(context.Background(), inv.taskID, ledger.Status(inv.status), inv.code))
 	case "delivery":
-		return taskResult(setDelivery(l, context.Background(), inv.taskID, ledger.DeliveryStatus(inv.status), inv.code))
+		return taskResult(l.SetDeliveryOptionalCode(context.Background(), inv.taskID, ledger.DeliveryStatus(inv.status), inv.code))
 	case "get":
 		return taskResult(l.Get(inv.taskID))
 	case "children":
@@ -252,7 +252,7 @@ func execute(inv *invocation, clock ledger.Clock) (result any, status int, err e
 		}
 		return object{"ok": true, "events": events}, exitOK, nil
 	case "metrics":
-		rep, err := metricsSeconds(l, context.Background(), inv.activeGrace, inv.deliveryGrace)
+		rep, err := l.MetricsSeconds(context.Background(), inv.activeGrace, inv.deliveryGrace)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -287,7 +287,7 @@ func execute(inv *invocation, clock ledger.Clock) (result any, status int, err e
 		}
 		return object{"ok": true, "prune": pruneObject(rep)}, exitOK, nil
 	case "reconcile":
-		rep, err := reconcileSeconds(l, context.Background(), inv.activeGrace, inv.deliveryGrace, inv.dryRun)
+		rep, err := l.ReconcileSeconds(context.Background(), inv.activeGrace, inv.deliveryGrace, inv.dryRun)
 		if err != nil {
 			return nil, 0, err
 		}

@@ -303,7 +303,7 @@ func buildInvocation(top, sub *argparse.Result) (*invocation, error) {
 	}
 	// The path's text is judged here, with the other values, by the
 	// ledger's own rule; the disk is looked at only later.
-	if err := checkPathText(inv.db); err != nil {
+	if err := ledger.CheckPath(inv.db); err != nil {
 		return nil, err
 	}
 	if text, ok := sub.Values["code"]; ok {
@@ -327,7 +327,7 @@ func buildInvocation(top, sub *argparse.Result) (*invocation, error) {
 		}
 	}
 	if text, ok := sub.Values["payload-sha256"]; ok {
-		if !validPayloadHash(text) {
+		if !ledger.ValidPayloadHash(text) {
 			return nil, errBadPayloadHash
 		}
 		inv.payloadHash = text
@@ -357,7 +357,7 @@ func buildInvocation(top, sub *argparse.Result) (*invocation, error) {
 		return nil, err
 	}
 	if text, ok := sub.Values["to"]; ok {
-		if err := checkPathText(text); err != nil {
+		if err := ledger.CheckPath(text); err != nil {
 			return nil, err
 		}
 		inv.backupTo = text

@@ -153,7 +153,7 @@ func TestMetricsTextMatchesDoctorAndReconcile(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				dry, err := reconcileSeconds(l, t.Context(), g.active, g.delivery, true)
+				dry, err := l.ReconcileSeconds(t.Context(), g.active, g.delivery, true)
 				if err != nil {
 					t.Fatal(err)
 				}
