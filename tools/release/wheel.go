@@ -9,12 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/stateguard/stateguard/tools/internal/archivepath"
 )
 
 // A wheel (the Python packaging "binary distribution format") is a zip
@@ -171,7 +172,7 @@ func verifyWheel(file string, tg target, version string) error {
 	var got []string
 	contents := map[string][]byte{}
 	for _, f := range zr.File {
-		if why := unsafeArchivePath(f.Name); why != "" {
+		if why := archivepath.Unsafe(f.Name); why != "" {
 			return fmt.Errorf("member %q: %s", f.Name, why)
 		}
 		if !f.Mode().IsRegular() {
@@ -247,31 +248,6 @@ func checkRecord(contents map[string][]byte, recordName string) error {
 		}
 	}
 	return nil
-}
-
-// unsafeArchivePath says why an archive member's name could write outside
-// the directory it is unpacked into, or "" when it cannot: an absolute
-// path, a Windows drive or a backslash, an empty, "." or ".." segment.
-func unsafeArchivePath(name string) string {
-	switch {
-	case name == "":
-		return "empty name"
-	case strings.HasPrefix(name, "/"):
-		return "absolute path"
-	case strings.Contains(name, `\`):
-		return "backslash in the name"
-	case len(name) >= 2 && name[1] == ':':
-		return "drive letter"
-	}
-	for _, seg := range strings.Split(strings.TrimSuffix(name, "/"), "/") {
-		if seg == "" || seg == "." || seg == ".." {
-			return "empty, . or .. segment"
-		}
-	}
-	if path.Clean(name) != strings.TrimSuffix(name, "/") {
-		return "not a clean path"
-	}
-	return ""
 }
 
 // initPy is the package's __init__.py.
