@@ -47,6 +47,8 @@ func check(cmd Command) (Result, bool) {
 			{"UpsertItem.Writer", c.Writer}, {"UpsertItem.Now", c.Now}}
 	case CursorGet:
 		texts = []text{{"CursorGet.Source", c.Source}}
+	case Metrics:
+		texts = []text{{"Metrics.Now", c.Now}}
 	case CursorAdvance:
 		texts = []text{{"CursorAdvance.Source", c.Source}, {"CursorAdvance.To", c.To},
 			{"CursorAdvance.PastItem", c.PastItem}, {"CursorAdvance.Writer", c.Writer}, {"CursorAdvance.Now", c.Now}}

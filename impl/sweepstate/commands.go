@@ -35,6 +35,8 @@ type Result struct {
 	// phrases and line numbers and never contains a value from the file or
 	// the command line.
 	Reason string
+	// Metrics is the answer of an OK Metrics call, nil otherwise.
+	Metrics *StateMetrics
 	// Err is non-nil only when the call did nothing at all (nothing read,
 	// nothing written) because of the caller: it wraps ErrInvalidCommand
 	// for a command the CLI would refuse as misuse, or is the context's

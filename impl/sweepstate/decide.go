@@ -35,6 +35,8 @@ func decide(in input, cmd Command) (Result, bool) {
 		return Result{Word: WordOK, Payload: Payload{in.doc}}, false
 	case CursorGet:
 		return cursorGet(in, c), false
+	case Metrics:
+		return countMetrics(in), false
 	case Validate:
 		return validate(in)
 	case UpsertItem:

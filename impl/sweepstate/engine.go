@@ -162,6 +162,8 @@ func (e *Engine) now(cmd Command) string {
 		given = c.Now
 	case LeaseAcquire:
 		given = c.Now
+	case Metrics:
+		given = c.Now
 	default:
 		return ""
 	}

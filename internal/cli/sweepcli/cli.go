@@ -48,7 +48,8 @@ type acting struct {
 
 // actings holds the subcommands of the table whose build is nil.
 var actings = map[string]acting{
-	"merge": {act: runMerge},
+	"merge":   {act: runMerge},
+	"metrics": {act: runMetrics},
 	"merge-driver": {act: runMergeDriver, check: checkDriverArgs,
 		positionalHelp: []string{"O A B [P]             git's %O %A %B %P: base, ours (written), theirs, the path's name"},
 		usage:          " [--install] [O A B [P]]"},
@@ -164,6 +165,10 @@ var commands = []subcommand{
 		func(v map[string]string) sweepstate.Command {
 			return sweepstate.RunRecord{Writer: v["--writer"], Outcome: v["--outcome"], Counts: v["--counts"], Timestamp: v["--timestamp"]}
 		}},
+	{"metrics", "print counts for monitoring in Prometheus's text format", parserSpec{options: []optionSpec{
+		stateOpt, opt("--now", "T", "time the lease's and last run's ages are measured at (default: current UTC time)"),
+		opt("--to", "FILE", "replace FILE with the metrics, atomically, instead of printing them")}},
+		nil},
 	{"import-legacy", "import cursors and items from a legacy state file", parserSpec{options: []optionSpec{
 		stateOpt, req("--file", "F", "legacy file (JSON or the YAML subset)"),
 		opt("--source-map", "JSON", "JSON object mapping channel ids to source ids")}},
@@ -360,6 +365,37 @@ func answer(res sweepstate.Result, text sweepstate.PayloadText, stdout, stderr i
 	if err == nil {
 		err = out.Flush()
 	}
+	if res.Word == sweepstate.WordError {
+		fmt.Fprintf(stderr, "%s: error: %s\n", prog, res.Reason)
+	}
+	if res.Word == sweepstate.WordCorrupt && os.Getenv(ExplainEnv) == "1" {
+		fmt.Fprintf(stderr, "%s: %s: %s\n", prog, res.Word, res.Reason)
+	}
+	return answered(err, stderr)
+}
+
+// runMetrics answers metrics: the word, then (OK, no --to) the
+// exposition text. With --to the text replaces that file instead and only
+// the word is printed; an answer other than OK leaves the file saying
+// sweep_state_up 0, and a file that cannot be written is ERROR.
+func runMetrics(v map[string]string, stdout, stderr io.Writer) int {
+	to := v["--to"]
+	res := (&sweepstate.Engine{Clock: Clock}).Run(v["--state"], sweepstate.Metrics{Now: v["--now"]})
+	var text string
+	if res.Word == sweepstate.WordOK && res.Metrics != nil {
+		text = metricsText(res.Metrics)
+	}
+	if to != "" {
+		fileText := text
+		if fileText == "" {
+			fileText = metricsDown
+		}
+		if err := writeMetricsFile(to, fileText); err != nil {
+			res = sweepstate.Result{Word: sweepstate.WordError, Reason: "cannot write the metrics file"}
+		}
+		text = ""
+	}
+	_, err := io.WriteString(stdout, string(res.Word)+"\n"+text)
 	if res.Word == sweepstate.WordError {
 		fmt.Fprintf(stderr, "%s: error: %s\n", prog, res.Reason)
 	}
