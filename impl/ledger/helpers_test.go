@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stateguard/stateguard/internal/testsupport/benchseed"
 	"github.com/stateguard/stateguard/internal/testsupport/testfixtures"
 )
 
@@ -157,3 +158,16 @@ func fixedClock(now float64) Clock { return func() float64 { return now } }
 
 // unixTime converts whole Unix seconds to a time.Time for os.Chtimes.
 func unixTime(sec int64) time.Time { return time.Unix(sec, 0) }
+
+// seedBenchmark creates a ledger at path holding benchseed's benchmark
+// workload of n tasks stamped around now.
+func seedBenchmark(path string, n int, now float64) error {
+	l, err := Open(path, Options{AllowExternalACL: onWindows, Clock: fixedClock(now)})
+	if err != nil {
+		return err
+	}
+	if err := l.Close(); err != nil {
+		return err
+	}
+	return benchseed.LedgerRows(path, n, now)
+}

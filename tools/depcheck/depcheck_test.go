@@ -51,9 +51,12 @@ func runtimeDeps(t *testing.T) []string {
 	return strings.Fields(string(out))
 }
 
+// testSupport is where the test machinery lives; no binary may link it.
+const testSupport = ownModule + "/internal/testsupport/"
+
 // TestRuntimeDependencies fails when cmd/ starts linking a module outside the
-// allowed set, or when the project's own runtime packages import a network
-// package.
+// allowed set, a package of test machinery (internal/testsupport), or when
+// the project's own runtime packages import a network package.
 func TestRuntimeDependencies(t *testing.T) {
 	platformtest.GoCommand(t)
 	deps := runtimeDeps(t)
@@ -62,6 +65,9 @@ func TestRuntimeDependencies(t *testing.T) {
 	}
 	var own []string
 	for _, p := range deps {
+		if strings.HasPrefix(p, testSupport) {
+			t.Errorf("cmd/ links %s, which is test machinery", p)
+		}
 		if strings.HasPrefix(p, ownModule) {
 			own = append(own, p)
 			continue

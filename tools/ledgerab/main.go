@@ -19,11 +19,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"time"
 
-	_ "github.com/stateguard/stateguard/impl/ledger" // installs benchseed.Seed
+	"github.com/stateguard/stateguard/impl/ledger"
 	"github.com/stateguard/stateguard/internal/cli/ledgercli"
 	"github.com/stateguard/stateguard/internal/testsupport/benchseed"
 )
@@ -56,7 +57,7 @@ func main() {
 	seed := flag.String("seed", "", "internal: seed the ledger at this path with -size tasks and exit")
 	flag.Parse()
 	if *seed != "" {
-		if err := benchseed.Run(*seed, *size, seedNow); err != nil {
+		if err := seedLedger(*seed, *size); err != nil {
 			fmt.Fprintln(os.Stderr, "ledgerab:", err)
 			os.Exit(1)
 		}
@@ -185,4 +186,17 @@ func median(xs []float64) float64 {
 	s := append([]float64(nil), xs...)
 	sort.Float64s(s)
 	return s[len(s)/2]
+}
+
+// seedLedger creates the ledger at path with impl/ledger's Open (the clock
+// at seedNow) and fills it with benchseed's workload of n tasks.
+func seedLedger(path string, n int) error {
+	l, err := ledger.Open(path, ledger.Options{AllowExternalACL: runtime.GOOS == "windows", Clock: func() float64 { return seedNow }})
+	if err != nil {
+		return err
+	}
+	if err := l.Close(); err != nil {
+		return err
+	}
+	return benchseed.LedgerRows(path, n, seedNow)
 }

@@ -112,8 +112,8 @@ var commands = []measured{
 	}, files: seededFile},
 }
 
-// seedStep is the seeding's time between two creations (impl/ledger's
-// seedBenchmark).
+// seedStep is the seeding's time between two creations (benchseed's
+// LedgerRows).
 func seedStep(n int) float64 {
 	if n > 200000 {
 		return 10000 / float64(n)
@@ -145,7 +145,7 @@ func main() {
 	case *seed != "":
 		var n int
 		if n, err = strconv.Atoi(*sizesFlag); err == nil {
-			err = benchseed.Run(*seed, n, seedNow)
+			err = seedLedger(*seed, n)
 		}
 	case *floorName != "":
 		err = runFloor(*floorName, *db, *synchronous)
@@ -480,4 +480,17 @@ func assertSeedShape(self, work, seeded string, n int) error {
 		return fmt.Errorf("checking the seed: %v: %s", err, out)
 	}
 	return nil
+}
+
+// seedLedger creates the ledger at path with impl/ledger's Open (the clock
+// at seedNow) and fills it with benchseed's workload of n tasks.
+func seedLedger(path string, n int) error {
+	l, err := ledger.Open(path, ledger.Options{AllowExternalACL: runtime.GOOS == "windows", Clock: func() float64 { return seedNow }})
+	if err != nil {
+		return err
+	}
+	if err := l.Close(); err != nil {
+		return err
+	}
+	return benchseed.LedgerRows(path, n, seedNow)
 }

@@ -40,11 +40,18 @@ func TestCrashDuringPrune(t *testing.T) {
 	if !platformtest.CreatesParents {
 		os.Mkdir(filepath.Dir(tmpl), 0o700)
 	}
-	if err := benchseed.Run(tmpl, 20000, now); err != nil {
+	opts := ledger.Options{AllowExternalACL: platformtest.Windows, Clock: func() float64 { return now }}
+	l, err := ledger.Open(tmpl, opts)
+	if err == nil {
+		err = l.Close()
+	}
+	if err == nil {
+		err = benchseed.LedgerRows(tmpl, 20000, now)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := ledger.Open(tmpl, ledger.Options{AllowExternalACL: platformtest.Windows, Clock: func() float64 { return now }})
-	if err != nil {
+	if l, err = ledger.Open(tmpl, opts); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := l.Reconcile(ledger.ReconcileOptions{ActiveGrace: ledger.NoGrace, DeliveryGrace: ledger.NoGrace}); err != nil {

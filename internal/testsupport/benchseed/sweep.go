@@ -1,3 +1,7 @@
+// Package benchseed makes the benchmarks' workloads, for this repository's
+// benchmarks, tests and tools only: a ledger of n tasks (LedgerRows) and a
+// sweep state file of n items (SweepState and its variants). No program
+// under cmd/ links it (tools/depcheck).
 package benchseed
 
 import (
