@@ -412,7 +412,7 @@ func (m *merger) items(o, a, b *value.Map, sources [3]*value.Map) *value.Map {
 	for i := range a.Len() {
 		k, v := a.At(i)
 		ia, ib := opt{v, true}, optAt(b, k)
-		out.Set(k, m.finish(k, m.item(optAt(o, k), ia, ib), ia, ib, sources))
+		out.Set(k, m.finish(k, m.item(o, k, ia, ib), ia, ib, sources))
 	}
 	for i := range b.Len() {
 		k, v := b.At(i)
@@ -425,10 +425,16 @@ func (m *merger) items(o, a, b *value.Map, sources [3]*value.Map) *value.Map {
 	return out
 }
 
-// item merges one item present on ours (ia); theirs may lack it.
-func (m *merger) item(io, ia, ib opt) value.Value {
+// item merges the item k present on ours (ia); theirs may lack it. The
+// base (o) is looked up only when the sides differ: most items are the
+// same on both.
+func (m *merger) item(o *value.Map, k string, ia, ib opt) value.Value {
+	if !ib.ok || ia.same(ib) {
+		return ia.v
+	}
+	io := optAt(o, k)
 	switch {
-	case !ib.ok, ia.same(ib), ib.same(io):
+	case ib.same(io):
 		return ia.v
 	case ia.same(io):
 		return ib.v
