@@ -143,7 +143,14 @@ func fakeWheel(t *testing.T, tg target) string {
 			t.Fatal(err)
 		}
 	}
-	name, err := writeWheel(tg, "1.2.3", dir, moduleRoot(), bins)
+	// Its own licence files: under Wine there is no go command to find the
+	// module root with.
+	for _, doc := range []string{"LICENSE", "NOTICE"} {
+		if err := os.WriteFile(filepath.Join(dir, doc), []byte(doc+" text\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	name, err := writeWheel(tg, "1.2.3", dir, dir, bins)
 	if err != nil {
 		t.Fatal(err)
 	}
