@@ -359,8 +359,8 @@ func TestBackupToAnExistingTargetMakesNothing(t *testing.T) {
 	if err := os.WriteFile(existing, []byte("keep me"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	beforeCreateFile = func(path string) { t.Errorf("a backup to an existing target created %s", path) }
-	t.Cleanup(func() { beforeCreateFile = nil })
+	hooks.beforeCreateFile = func(path string) { t.Errorf("a backup to an existing target created %s", path) }
+	t.Cleanup(func() { hooks.beforeCreateFile = nil })
 	_, err := l.Backup(existing)
 	if !errors.Is(err, ErrInvalidInput) || Reason(err) != "backup target already exists" {
 		t.Fatalf("existing target: %v", err)

@@ -372,14 +372,9 @@ func rawQuery(t *txn, query string, ncols int, each func([]driver.Value) error) 
 	})
 }
 
-// doctorQueryFault, when set by a test, fails the doctor's query with the
-// given text as an I/O or memory failure would, so that a test can show
-// that every failed check is counted and never reads as healthy.
-var doctorQueryFault func(query string) error
-
 func faultIn(query string) error {
-	if doctorQueryFault != nil {
-		return doctorQueryFault(query)
+	if hooks.doctorQueryFault != nil {
+		return hooks.doctorQueryFault(query)
 	}
 	return nil
 }

@@ -356,13 +356,13 @@ func TestDoctorCountsEveryFailedQuery(t *testing.T) {
 		t.Fatal(err)
 	}
 	var queries []string
-	doctorQueryFault = func(q string) error {
+	hooks.doctorQueryFault = func(q string) error {
 		if !slices.Contains(queries, q) {
 			queries = append(queries, q)
 		}
 		return nil
 	}
-	t.Cleanup(func() { doctorQueryFault = nil })
+	t.Cleanup(func() { hooks.doctorQueryFault = nil })
 	if rep, err := l.Doctor(); err != nil || !rep.Healthy {
 		t.Fatalf("without faults: %+v %v", rep, err)
 	}
@@ -370,7 +370,7 @@ func TestDoctorCountsEveryFailedQuery(t *testing.T) {
 		t.Fatalf("only %d doctor queries seen", len(queries))
 	}
 	for _, failing := range queries {
-		doctorQueryFault = func(q string) error {
+		hooks.doctorQueryFault = func(q string) error {
 			if q == failing {
 				return errors.New("injected failure")
 			}

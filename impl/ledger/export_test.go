@@ -2,20 +2,20 @@ package ledger
 
 // SetExaminePlan forces reconcile's plan for the external tests: "index",
 // "scan", or "" to choose by the estimate.
-func SetExaminePlan(l *Ledger, plan string) { l.examinePlan = plan }
+func SetExaminePlan(l *Ledger, plan string) { l.plans.examine = plan }
 
 // SetListPlan forces List's plan for the external tests: "index", "scan",
 // or "" to choose by the count.
-func SetListPlan(l *Ledger, plan string) { l.listPlan = plan }
+func SetListPlan(l *Ledger, plan string) { l.plans.list = plan }
 
 // SetPruneBatch sets Prune's batch bounds for the external tests: at most
 // roots candidate roots and (after the tree that reaches it) tasks tasks
 // per batch; zero keeps the default.
-func SetPruneBatch(l *Ledger, roots, tasks int) { l.pruneBatch = [2]int{roots, tasks} }
+func SetPruneBatch(l *Ledger, roots, tasks int) { l.plans.pruneBatch = [2]int{roots, tasks} }
 
 // SetPruneWindow sets the bounds of a prune's plan for the external
 // tests: at most tasks tasks, batches batches and bytes bytes of coded
 // event sequences; zero keeps the default.
 func SetPruneWindow(l *Ledger, tasks, batches, bytes int) {
-	l.pruneWindow = [3]int{tasks, batches, bytes}
+	l.plans.pruneWindow = [3]int{tasks, batches, bytes}
 }

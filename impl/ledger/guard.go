@@ -39,8 +39,8 @@ func openGuard(path string, opts Options) (*guard, error) {
 	}
 	for i, name := range missing {
 		dir = filepath.Join(dir, name)
-		if beforeMakeDir != nil {
-			beforeMakeDir(dir)
+		if hooks.beforeMakeDir != nil {
+			hooks.beforeMakeDir(dir)
 		}
 		if err := makePrivateDir(dir); err != nil {
 			return nil, err
@@ -65,8 +65,8 @@ func openGuard(path string, opts Options) (*guard, error) {
 		if opts.ReadOnly || opts.MustExist {
 			return nil, invalidInput("database does not exist")
 		}
-		if beforeCreateFile != nil {
-			beforeCreateFile(g.path)
+		if hooks.beforeCreateFile != nil {
+			hooks.beforeCreateFile(g.path)
 		}
 		f, cerr := createPrivate(g.path)
 		switch {
@@ -136,15 +136,6 @@ var errTargetExists = invalidInput("backup target already exists")
 // errFileAppeared is createPrivate's answer when the file exists by the
 // time it is created; openGuard opens it as an existing file.
 var errFileAppeared = errors.New("database file appeared while opening")
-
-// beforeCreateFile, when set by a test, runs right before a missing
-// database file is created, so that a test can create it first as
-// another opener would.
-var beforeCreateFile func(path string)
-
-// beforeMakeDir, when set by a test, runs before each missing directory is
-// created, so that a test can create it first as another user would.
-var beforeMakeDir func(dir string)
 
 // checkDBShape refuses a database path that is a link, not a regular file,
 // or a file with more than one name.

@@ -37,20 +37,28 @@ type Ledger struct {
 	info     StorageInfo
 	stmts    map[string]*sql.Stmt
 	closed   bool
-	// examinePlan forces reconcile's plan in tests: "index" or "scan";
-	// "" chooses by the estimate (reconcile.go).
-	examinePlan string
 	// allowExternalACL is Options.AllowExternalACL, for Backup's target.
 	allowExternalACL bool
-	// listPlan forces List's plan in tests: "index" (the first index that
-	// serves the filter, if any) or "scan" (the walk, with a window of two
-	// ids); "" chooses by the count (list.go).
-	listPlan string
-	// pruneBatch overrides Prune's batch bounds in tests: candidate roots
-	// and tasks per batch; zero keeps pruneBatchRoots and pruneBatchTasks.
+	// plans is zero outside tests (see planOverrides).
+	plans planOverrides
+}
+
+// planOverrides force the plans an operation would otherwise choose by
+// its estimates, so that tests can hold every plan to the same answers.
+// Only tests set them; the zero value chooses as the product does.
+type planOverrides struct {
+	// examine forces reconcile's plan: "index" or "scan"; "" chooses by
+	// the estimate (reconcile.go).
+	examine string
+	// list forces List's plan: "index" (the first index that serves the
+	// filter, if any) or "scan" (the walk, with a window of two ids); ""
+	// chooses by the count (list.go).
+	list string
+	// pruneBatch overrides Prune's batch bounds: candidate roots and
+	// tasks per batch; zero keeps pruneBatchRoots and pruneBatchTasks.
 	pruneBatch [2]int
-	// pruneWindow overrides a prune plan's bounds in tests: tasks,
-	// batches and bytes of sequences; zero keeps the pruneWindow constants.
+	// pruneWindow overrides a prune plan's bounds: tasks, batches and
+	// bytes of sequences; zero keeps the pruneWindow constants.
 	pruneWindow [3]int
 }
 
@@ -296,9 +304,6 @@ func (l *Ledger) openWritable(opts Options) error {
 // waiting itself, as SQLite's own busy handler spaces its attempts.
 var busyDelaysMS = [...]int{1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50, 100}
 
-// onSetupBusy, when set by a test, runs before each wait of retryBusy.
-var onSetupBusy func()
-
 // retryBusy runs step again while SQLite answers it busy, waiting between
 // attempts until the waits add up to the busy timeout, and then returns
 // the last answer. It is for the switch to WAL: SQLite answers that busy
@@ -314,8 +319,8 @@ func (l *Ledger) retryBusy(step func() error) error {
 			return err
 		}
 		d := min(busyDelaysMS[min(i, len(busyDelaysMS)-1)], l.info.BusyTimeoutMS-waited)
-		if onSetupBusy != nil {
-			onSetupBusy()
+		if hooks.onSetupBusy != nil {
+			hooks.onSetupBusy()
 		}
 		time.Sleep(time.Duration(d) * time.Millisecond)
 		waited += d

@@ -319,7 +319,7 @@ func (q *listQuery) plan(t *txn) (listRead, error) {
 	best, bestCount := -1, bound
 	paths := q.paths()
 	counted := paths
-	switch t.l.listPlan {
+	switch t.l.plans.list {
 	case "index":
 		if len(paths) > 0 {
 			best = 0
@@ -358,7 +358,7 @@ func (q *listQuery) plan(t *txn) (listRead, error) {
 	// The window: the first k ids from the position, read in the
 	// primary key's index alone.
 	size := bound
-	if t.l.listPlan == "scan" {
+	if t.l.plans.list == "scan" {
 		size = 2 // a forced walk's window is small, so tests meet its end
 	}
 	window := `SELECT count(*), max(id) FROM (SELECT id FROM tasks ORDER BY id LIMIT ?)`

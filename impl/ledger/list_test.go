@@ -71,13 +71,13 @@ func TestListPlansUseTheIndexes(t *testing.T) {
 				if !strings.Contains(count, "COVERING INDEX "+c.index) {
 					t.Errorf("the count reads more than %s:\n%s", c.index, count)
 				}
-				l.listPlan = "index"
+				l.plans.list = "index"
 				sqlText, args := planned(t, l, q)
 				if plan := explainPlan(t, l, sqlText, args); !strings.Contains(plan, "SEARCH tasks USING INDEX "+c.index+" (") {
 					t.Errorf("index plan does not search %s:\n%s", c.index, plan)
 				}
 			}
-			l.listPlan = "scan"
+			l.plans.list = "scan"
 			sqlText, args := planned(t, l, q)
 			plan := explainPlan(t, l, sqlText, args)
 			if !strings.Contains(plan, "sqlite_autoindex_tasks_1") || strings.Contains(plan, "TEMP B-TREE") ||
@@ -220,7 +220,7 @@ func TestListWalkWindowEnds(t *testing.T) {
 		}
 	}
 	for _, plan := range []string{"", "scan", "index"} {
-		l.listPlan = plan
+		l.plans.list = plan
 		f := ListFilter{Statuses: []Status{StatusSucceeded}, Limit: 2}
 		var got []string
 		for pages := 0; ; pages++ {

@@ -285,7 +285,7 @@ type prunedDelete struct {
 // the ids of those that go, moving the cursor past every candidate it
 // examined.
 func (b *pruneBatch) judge(t *txn, cutoff float64) error {
-	maxTasks := t.l.pruneBatch[1]
+	maxTasks := t.l.plans.pruneBatch[1]
 	if maxTasks == 0 {
 		maxTasks = pruneBatchTasks
 	}
@@ -348,7 +348,7 @@ type pruneRoot struct {
 func (b *pruneBatch) nextRoots(t *txn, cutoff float64) ([]pruneRoot, error) {
 	var out []pruneRoot
 	cur := b.cursor
-	maxRoots := t.l.pruneBatch[0]
+	maxRoots := t.l.plans.pruneBatch[0]
 	if maxRoots == 0 {
 		maxRoots = pruneBatchRoots
 	}

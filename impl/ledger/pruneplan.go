@@ -105,7 +105,7 @@ func windowBound(test, bound int) int {
 // between the two reads) ends the plan before it.
 func (l *Ledger) planPrune(ctx context.Context, cur pruneCursor, cutoff float64, dryRun bool) (*prunePlan, error) {
 	p := &prunePlan{}
-	maxTasks, maxBatches := windowBound(l.pruneWindow[0], pruneWindowTasks), windowBound(l.pruneWindow[1], pruneWindowBatches)
+	maxTasks, maxBatches := windowBound(l.plans.pruneWindow[0], pruneWindowTasks), windowBound(l.plans.pruneWindow[1], pruneWindowBatches)
 	tasks := 0
 	for !cur.done && tasks < maxTasks && len(p.batches) < maxBatches {
 		var b pruneBatch
@@ -155,7 +155,7 @@ func (l *Ledger) findPlannedEvents(ctx context.Context, p *prunePlan, dryRun boo
 		seq   int64
 	}
 	var chunk []found
-	maxBytes := windowBound(l.pruneWindow[2], pruneWindowBytes)
+	maxBytes := windowBound(l.plans.pruneWindow[2], pruneWindowBytes)
 	active := len(p.batches) // batches at and past this index were given up
 	bytes := 0
 	var after int64

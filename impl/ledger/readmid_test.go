@@ -9,17 +9,17 @@ import (
 	"testing"
 )
 
-// onRead installs hook as duringReadOnlyRead for the test and counts the
+// onRead installs hook as hooks.duringReadOnlyRead for the test and counts the
 // read transactions it sees. A retry makes a new view, which reads the
 // schema first: one read with one retry is three read transactions.
 func onRead(t *testing.T, hook func(n int, path string)) *int {
 	t.Helper()
 	n := 0
-	duringReadOnlyRead = func(path string) {
+	hooks.duringReadOnlyRead = func(path string) {
 		n++
 		hook(n, path)
 	}
-	t.Cleanup(func() { duringReadOnlyRead = nil })
+	t.Cleanup(func() { hooks.duringReadOnlyRead = nil })
 	return &n
 }
 
@@ -29,8 +29,8 @@ func withReadLocks(t *testing.T, on bool) {
 	if on && !haveReadLocks {
 		t.Skip("no OFD locks on this platform")
 	}
-	useReadLocks = on
-	t.Cleanup(func() { useReadLocks = haveReadLocks })
+	hooks.readLocks = on
+	t.Cleanup(func() { hooks.readLocks = haveReadLocks })
 }
 
 // livePair makes a ledger whose -wal/-shm pair a live writer keeps (a
@@ -315,7 +315,7 @@ func TestReadOnlyRetriedChildren(t *testing.T) {
 	}
 	defer r.Close()
 	attempts := 0
-	afterReadOnlyRead = func(path string) {
+	hooks.afterReadOnlyRead = func(path string) {
 		attempts++
 		if attempts == 1 {
 			if err := os.WriteFile(path+"-wal", nil, 0o600); err != nil {
@@ -323,7 +323,7 @@ func TestReadOnlyRetriedChildren(t *testing.T) {
 			}
 		}
 	}
-	t.Cleanup(func() { afterReadOnlyRead = nil })
+	t.Cleanup(func() { hooks.afterReadOnlyRead = nil })
 	kids, err := r.ChildrenOf(parent.ID)
 	if err != nil || len(kids) != 2 || attempts != 2 {
 		t.Fatalf("%d children after %d attempts: %v", len(kids), attempts, err)

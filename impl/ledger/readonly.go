@@ -20,18 +20,6 @@ import (
 // them is real and fails closed.
 var readOnlyPauses = []time.Duration{2 * time.Millisecond, 8 * time.Millisecond, 32 * time.Millisecond, 128 * time.Millisecond}
 
-// readOnlyPause sleeps between attempts; tests replace it.
-var readOnlyPause = time.Sleep
-
-// duringReadOnlyRead, when set by a test, runs inside every read
-// transaction of a read-only ledger, after BEGIN and before the first
-// read, so that a test can change the files there.
-var duringReadOnlyRead func(path string)
-
-// afterReadOnlyRead, when set by a test, runs after every read transaction
-// of a read-only ledger's operations, before the files are checked.
-var afterReadOnlyRead func(path string)
-
 // The transient states of a read-only read; each is retried.
 var (
 	errSourceChanged = stateConflict("database changed while it was being read")
@@ -64,7 +52,7 @@ func (l *Ledger) readOnlyTx(ctx context.Context, op string, gated bool, fn func(
 		if cerr := ctx.Err(); cerr != nil {
 			return &cancelledError{cerr}
 		}
-		readOnlyPause(readOnlyPauses[attempt])
+		hooks.readOnlyPause(readOnlyPauses[attempt])
 	}
 }
 
@@ -117,12 +105,12 @@ func (l *Ledger) readOnlyAttempt(ctx context.Context, op string, gated bool, fn 
 	if err != nil {
 		return l.settle(v, err)
 	}
-	if duringReadOnlyRead != nil {
-		duringReadOnlyRead(l.guard.path)
+	if hooks.duringReadOnlyRead != nil {
+		hooks.duringReadOnlyRead(l.guard.path)
 	}
 	err = l.finish(ctx, fn(t), op)
-	if afterReadOnlyRead != nil {
-		afterReadOnlyRead(l.guard.path)
+	if hooks.afterReadOnlyRead != nil {
+		hooks.afterReadOnlyRead(l.guard.path)
 	}
 	return l.settle(v, err)
 }
@@ -225,8 +213,8 @@ func (l *Ledger) loadSchemaReadOnly() error {
 	if _, err := l.conn.ExecContext(ctx, "BEGIN"); err != nil {
 		return classifySQLite("begin", err)
 	}
-	if duringReadOnlyRead != nil {
-		duringReadOnlyRead(l.guard.path)
+	if hooks.duringReadOnlyRead != nil {
+		hooks.duringReadOnlyRead(l.guard.path)
 	}
 	st, err := readSchema(ctx, l.conn)
 	if err == nil && st.okV1() {

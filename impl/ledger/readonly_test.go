@@ -15,7 +15,7 @@ import (
 func TestReadOnlySourceChanged(t *testing.T) {
 	p := newLedgerFile(t, privateDir(t))
 	attempts := 0
-	duringReadOnlyRead = func(path string) {
+	hooks.duringReadOnlyRead = func(path string) {
 		attempts++
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 		if err != nil {
@@ -24,7 +24,7 @@ func TestReadOnlySourceChanged(t *testing.T) {
 		f.Write(make([]byte, 4096))
 		f.Close()
 	}
-	defer func() { duringReadOnlyRead = nil }()
+	defer func() { hooks.duringReadOnlyRead = nil }()
 	pauses := recordPauses(t)
 	_, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true})
 	wantClass(t, err, ErrStateConflict)
@@ -37,8 +37,8 @@ func TestReadOnlySourceChanged(t *testing.T) {
 // recorder for the test's duration, so retries cost no time.
 func recordPauses(t *testing.T) *[]time.Duration {
 	var got []time.Duration
-	readOnlyPause = func(d time.Duration) { got = append(got, d) }
-	t.Cleanup(func() { readOnlyPause = time.Sleep })
+	hooks.readOnlyPause = func(d time.Duration) { got = append(got, d) }
+	t.Cleanup(func() { hooks.readOnlyPause = time.Sleep })
 	return &got
 }
 
@@ -82,7 +82,7 @@ func TestReadOnlyPersistentJournal(t *testing.T) {
 
 	// The journal goes away during the second pause: the open succeeds on
 	// the third attempt.
-	readOnlyPause = func(time.Duration) {
+	hooks.readOnlyPause = func(time.Duration) {
 		*pauses = append(*pauses, 0)
 		if len(*pauses) == len(readOnlyPauses)+2 {
 			os.Remove(p + "-journal")
@@ -100,14 +100,14 @@ func TestReadOnlyPersistentJournal(t *testing.T) {
 func TestReadOnlyRetrySucceeds(t *testing.T) {
 	p := newLedgerFile(t, privateDir(t))
 	attempts := 0
-	duringReadOnlyRead = func(path string) {
+	hooks.duringReadOnlyRead = func(path string) {
 		attempts++
 		if attempts == 1 {
 			now := int64(attempts)
 			os.Chtimes(path, unixTime(now), unixTime(now))
 		}
 	}
-	defer func() { duringReadOnlyRead = nil }()
+	defer func() { hooks.duringReadOnlyRead = nil }()
 	l, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)

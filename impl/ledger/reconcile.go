@@ -205,7 +205,7 @@ func examine(t *txn, activeGrace, deliveryGrace float64) (examination, error) {
 	}
 	now, nowErr := t.now()
 	e.p = reconcileParams{now: now, staleBefore: now - activeGrace, deliveryCutoff: now - deliveryGrace}
-	if scanPlan(t.l.examinePlan, examined, rows) {
+	if scanPlan(t.l.plans.examine, examined, rows) {
 		err := rawQuery(t, examinedScanSQL, 17, func(r []driver.Value) error {
 			if !rowOK(r[1:]) {
 				return errDamagedRow

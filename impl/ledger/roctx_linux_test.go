@@ -27,11 +27,11 @@ func TestReadOnlyContextEndsTheLockWait(t *testing.T) {
 	for _, name := range []string{"get", "doctor"} {
 		ctx, cancel := context.WithCancel(context.Background())
 		pauses := 0
-		lockPause = func(time.Duration) {
+		hooks.lockPause = func(time.Duration) {
 			pauses++
 			cancel()
 		}
-		t.Cleanup(func() { lockPause = time.Sleep })
+		t.Cleanup(func() { hooks.lockPause = time.Sleep })
 		if name == "get" {
 			_, err = l.GetContext(ctx, "00000000-0000-4000-8000-000000000001")
 		} else {

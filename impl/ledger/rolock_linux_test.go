@@ -43,13 +43,13 @@ func TestReadOnlyWaitsForCheckpointLock(t *testing.T) {
 	lock := checkpointLock(t, p)
 	lock(unix.F_WRLCK)
 	var waited []time.Duration
-	lockPause = func(d time.Duration) {
+	hooks.lockPause = func(d time.Duration) {
 		waited = append(waited, d)
 		if len(waited) == 3 {
 			lock(unix.F_UNLCK)
 		}
 	}
-	t.Cleanup(func() { lockPause = time.Sleep })
+	t.Cleanup(func() { hooks.lockPause = time.Sleep })
 	l, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true, BusyTimeoutMS: 1000})
 	if err != nil {
 		t.Fatalf("after %v: %v", waited, err)
@@ -61,7 +61,7 @@ func TestReadOnlyWaitsForCheckpointLock(t *testing.T) {
 
 	lock(unix.F_WRLCK)
 	waited = nil
-	lockPause = func(d time.Duration) { waited = append(waited, d) }
+	hooks.lockPause = func(d time.Duration) { waited = append(waited, d) }
 	pauses := recordPauses(t)
 	_, err = Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true, BusyTimeoutMS: 20})
 	wantClass(t, err, ErrStateConflict)
@@ -80,8 +80,8 @@ func TestReadOnlyWaitsForCheckpointLock(t *testing.T) {
 // even though the descriptor stays open for a writer of the same process.
 func TestReadOnlyBusyLeavesNoLock(t *testing.T) {
 	recordPauses(t)
-	lockPause = func(time.Duration) {}
-	t.Cleanup(func() { lockPause = time.Sleep })
+	hooks.lockPause = func(time.Duration) {}
+	t.Cleanup(func() { hooks.lockPause = time.Sleep })
 	p := newLedgerFile(t, privateDir(t))
 	w, err := Open(p, Options{AllowExternalACL: onWindows, Clock: fixedClock(1000)})
 	if err != nil {
@@ -121,10 +121,10 @@ func TestReadOnlyLockWaitEndsAtTheBusyTimeout(t *testing.T) {
 	}
 	defer l.Close()
 	checkpointLock(t, p)(unix.F_WRLCK)
-	t.Cleanup(func() { lockPause = time.Sleep })
+	t.Cleanup(func() { hooks.lockPause = time.Sleep })
 	for _, busyMS := range []int{1, 3, 7, 200} {
 		var pauses []time.Duration
-		lockPause = func(d time.Duration) { pauses = append(pauses, d) }
+		hooks.lockPause = func(d time.Duration) { pauses = append(pauses, d) }
 		v := &roView{g: l.guard}
 		if err := v.lock(context.Background(), busyMS); !errors.Is(err, ErrBusy) {
 			t.Fatalf("busy timeout %d ms: %v, want ErrBusy", busyMS, err)

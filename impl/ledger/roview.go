@@ -116,20 +116,13 @@ func (v *roView) lock(ctx context.Context, busyMS int) error {
 		if cerr := ctx.Err(); cerr != nil {
 			return &cancelledError{cerr}
 		}
-		lockPause(pause)
+		hooks.lockPause(pause)
 		waited += pause
 	}
 }
 
-// lockPause sleeps while a read lock is taken; tests replace it.
-var lockPause = time.Sleep
-
-// useReadLocks is haveReadLocks; a test turns it off to see the change
-// detection work alone, as it does where OFD locks do not exist.
-var useReadLocks = haveReadLocks
-
 func (v *roView) tryLock() error {
-	if !useReadLocks {
+	if !hooks.readLocks {
 		return nil
 	}
 	h := v.g.held

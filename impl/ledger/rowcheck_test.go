@@ -150,14 +150,14 @@ func TestDamagedRowsAreRefused(t *testing.T) {
 				for _, plan := range []string{"index", "scan"} {
 					ops = append(ops,
 						op{"reconcile dry run, " + plan, func() error {
-							l.examinePlan = plan
-							defer func() { l.examinePlan = "" }()
+							l.plans.examine = plan
+							defer func() { l.plans.examine = "" }()
 							_, err := l.reconcileFloat(600, 600, true)
 							return err
 						}},
 						op{"reconcile, " + plan, func() error {
-							l.examinePlan = plan
-							defer func() { l.examinePlan = "" }()
+							l.plans.examine = plan
+							defer func() { l.plans.examine = "" }()
 							_, err := l.reconcileFloat(600, 600, false)
 							return err
 						}})

@@ -99,8 +99,8 @@ func TestWindowsReadBesideASidecarBeingDeleted(t *testing.T) {
 		p := walLeftBehind(t)
 		release := holdForDeletion(t, p+"-wal", windows.DELETE)
 		pauses := 0
-		readOnlyPause = func(time.Duration) { pauses++; release() }
-		t.Cleanup(func() { readOnlyPause = time.Sleep })
+		hooks.readOnlyPause = func(time.Duration) { pauses++; release() }
+		t.Cleanup(func() { hooks.readOnlyPause = time.Sleep })
 		l, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true})
 		if err != nil {
 			t.Fatalf("read-only open beside a deletion: %v", err)
@@ -119,8 +119,8 @@ func TestWindowsReadBesideASidecarBeingDeleted(t *testing.T) {
 		p := walLeftBehind(t)
 		holdForDeletion(t, p+"-wal", windows.DELETE)
 		pauses := 0
-		readOnlyPause = func(time.Duration) { pauses++ }
-		t.Cleanup(func() { readOnlyPause = time.Sleep })
+		hooks.readOnlyPause = func(time.Duration) { pauses++ }
+		t.Cleanup(func() { hooks.readOnlyPause = time.Sleep })
 		_, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true})
 		if !errors.Is(err, ErrStateConflict) || !errors.Is(err, errSourceChanged) {
 			t.Fatalf("got %v, want StateConflict %q", err, Reason(errSourceChanged))

@@ -93,11 +93,11 @@ func TestOpenRaceOnFreshPath(t *testing.T) {
 // would create it.
 func plantBeforeCreate(t *testing.T, plant func(path string)) {
 	t.Helper()
-	beforeCreateFile = func(path string) {
-		beforeCreateFile = nil
+	hooks.beforeCreateFile = func(path string) {
+		hooks.beforeCreateFile = nil
 		plant(path)
 	}
-	t.Cleanup(func() { beforeCreateFile = nil })
+	t.Cleanup(func() { hooks.beforeCreateFile = nil })
 }
 
 // TestOpenOfFileThatAppeared: when the database file appears between
@@ -176,7 +176,7 @@ func TestOpenOfFileThatAppeared(t *testing.T) {
 			path := filepath.Join(privateDir(t), "fleet.sqlite")
 			plantBeforeCreate(t, func(path string) { c.plant(t, path) })
 			l, err := Open(path, Options{AllowExternalACL: onWindows, Clock: func() float64 { return 200 }})
-			if beforeCreateFile != nil {
+			if hooks.beforeCreateFile != nil {
 				t.Fatal("Open never came to create the file")
 			}
 			if l != nil {
@@ -191,13 +191,13 @@ func TestOpenOfFileThatAppeared(t *testing.T) {
 // at each.
 func countSetupWaits(t *testing.T, then func()) *int {
 	waits := new(int)
-	onSetupBusy = func() {
+	hooks.onSetupBusy = func() {
 		*waits++
 		if then != nil {
 			then()
 		}
 	}
-	t.Cleanup(func() { onSetupBusy = nil })
+	t.Cleanup(func() { hooks.onSetupBusy = nil })
 	return waits
 }
 

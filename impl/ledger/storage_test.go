@@ -451,14 +451,14 @@ func TestMissingDirCreatedMeanwhileByAnother(t *testing.T) {
 // already made, world-writable and owned by nobody (uid 65534), as another
 // user racing the open would leave it.
 func plantForeignDir(t *testing.T, target string) {
-	beforeMakeDir = func(dir string) {
+	hooks.beforeMakeDir = func(dir string) {
 		if dir == target {
 			os.Mkdir(target, 0o700)
 			os.Chmod(target, 0o777)
 			os.Chown(target, 65534, 65534)
 		}
 	}
-	t.Cleanup(func() { beforeMakeDir = nil })
+	t.Cleanup(func() { hooks.beforeMakeDir = nil })
 }
 
 // TestDotDotAfterSymlinkedParent: ".." after a symlinked directory names the
