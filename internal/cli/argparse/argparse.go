@@ -35,6 +35,11 @@
 //
 // Errors hold option names (and an ambiguous abbreviation's text before any
 // "="), never a value from the command line.
+//
+// Two corners of argparse are not reproduced: a one-letter option that
+// takes a value glued after a flag ("-hx" with -x taking one; only -h has
+// one letter here, so it is refused), and "--opt=--", which Python's
+// argparse turns into an empty list (here the value is "--").
 package argparse
 
 import (
