@@ -42,7 +42,9 @@ func TestMetricsTextMatchesRead(t *testing.T) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			rng := rand.New(rand.NewSource(seed))
 			state := filepath.Join(t.TempDir(), "state.yml")
-			at := func(sec int) string { return fmt.Sprintf("2026-07-02T%02d:%02d:%02d.%03dZ", 10+sec/3600, sec/60%60, sec%60, rng.Intn(1000)) }
+			at := func(sec int) string {
+				return fmt.Sprintf("2026-07-02T%02d:%02d:%02d.%03dZ", 10+sec/3600, sec/60%60, sec%60, rng.Intn(1000))
+			}
 			writer := fmt.Sprintf("secret-writer-%d", seed)
 			clock := 0
 			ttl := rng.Intn(90)
