@@ -37,6 +37,11 @@ func openGuard(path string, opts Options) (*guard, error) {
 	if err := checkAncestors(dir, len(missing) == 0); err != nil {
 		return nil, err
 	}
+	// The directories made below are on the file system of the last one
+	// that exists, so one look before anything is made serves them all.
+	if err := checkLocalFS(dir); err != nil {
+		return nil, err
+	}
 	for i, name := range missing {
 		dir = filepath.Join(dir, name)
 		if hooks.beforeMakeDir != nil {

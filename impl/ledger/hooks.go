@@ -8,6 +8,9 @@ import "time"
 // pauses and readLocks, the product's own behaviour, which tests replace
 // and restore.
 var hooks = struct {
+	// statfs answers for the system's statfs of a ledger's directory,
+	// so that a test can present a network file system.
+	statfs func(dir string) (fsStat, error)
 	// pruneBatch runs in each applied batch of a prune: after the plan
 	// found trees to remove ("read"), inside the write transaction after
 	// the removals ("write"; an error rolls the batch back and ends the
