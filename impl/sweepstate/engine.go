@@ -85,6 +85,13 @@ func (e *Engine) RunContext(ctx context.Context, path string, cmd Command) Resul
 		return ended(err)
 	}
 	if cmd.mutating() {
+		// A link at the state path stays a link: the write replaces the
+		// file it names, under that file's lock (spec §13.1).
+		target, err := durable.ResolveLink(path)
+		if err != nil {
+			return errorResult("cannot follow the state file's symbolic link")
+		}
+		path = target
 		if err := durable.EnsureParent(path); err != nil {
 			return errorResult("cannot create the state file's parent directory")
 		}

@@ -158,6 +158,11 @@ func (e *Engine) merge(base, ours, theirs string, published Published, locked bo
 			return invalid("Merge."+sideNames[i], err)
 		}
 	}
+	target, err := durable.ResolveLink(ours)
+	if err != nil {
+		return errorResult("cannot follow the state file's symbolic link")
+	}
+	ours = target
 	if err := durable.EnsureParent(ours); err != nil {
 		return errorResult("cannot create the state file's parent directory")
 	}

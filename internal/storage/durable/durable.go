@@ -58,6 +58,39 @@ const DirMode = 0o755
 // LockPath is the lock file that guards state path p.
 func LockPath(p string) string { return p + ".lock" }
 
+// maxLinkHops bounds a chain of symbolic links, as the kernel's ELOOP does.
+const maxLinkHops = 40
+
+// ErrLinkLoop is a chain of symbolic links at a state path that does not
+// end within maxLinkHops links.
+var ErrLinkLoop = errors.New("too many levels of symbolic links")
+
+// ResolveLink follows the symbolic links that the final component of p
+// names, one after another, to the path of the file they lead to (which
+// need not exist yet). A write through the result replaces that file and
+// leaves the links in place, and its lock (LockPath of the result) is the
+// one every path to the file shares. A path that is no link is returned
+// as it is; directories above the final name are left to the kernel.
+func ResolveLink(p string) (string, error) {
+	for range maxLinkHops {
+		fi, err := os.Lstat(p)
+		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			// Absent or not a link: the write creates or replaces p
+			// itself (an error other than absence is the load's to say).
+			return p, nil
+		}
+		target, err := os.Readlink(p)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(p), target)
+		}
+		p = target
+	}
+	return "", ErrLinkLoop
+}
+
 // EnsureParent creates the missing parent directories of p, outermost
 // first, and syncs each one's parent right after making it: a new
 // directory entry survives a power cut only once the directory holding it
