@@ -24,7 +24,7 @@ func generatedLedger(t *testing.T, seed int64) (string, float64) {
 	t.Helper()
 	rng := rand.New(rand.NewSource(seed))
 	now := 978307200.0
-	p := filepath.Join(t.TempDir(), "d", "tasks.sqlite")
+	p := filepath.Join(t.TempDir(), "tasks.sqlite")
 	l, err := ledger.Open(p, ledger.Options{AllowExternalACL: platformtest.Windows, Clock: func() float64 { return now }})
 	if err != nil {
 		t.Fatal(err)
