@@ -57,7 +57,7 @@ func openGuard(path string, opts Options) (*guard, error) {
 			return nil, err
 		}
 	}
-	if err := checkFinalDir(dir); err != nil {
+	if err := checkFinalDir(dir, givenDir(clean), opts.ReadOnly); err != nil {
 		return nil, err
 	}
 	g := &guard{path: filepath.Join(dir, filepath.Base(clean)), readOnly: opts.ReadOnly, model: permissionModel}

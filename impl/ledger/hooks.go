@@ -1,6 +1,9 @@
 package ledger
 
-import "time"
+import (
+	"os"
+	"time"
+)
 
 // hooks gathers the seams through which this package's tests reach what
 // a test machine cannot show or time cannot place. Outside tests each
@@ -43,8 +46,12 @@ var hooks = struct {
 	// readLocks is haveReadLocks; a test turns it off to see the change
 	// detection work alone, as it does where OFD locks do not exist.
 	readLocks bool
+	// effectiveUID is os.Geteuid; a test replaces it to show that only
+	// root's read-only opens pass another user's directory.
+	effectiveUID func() int
 }{
 	readOnlyPause: time.Sleep,
 	lockPause:     time.Sleep,
 	readLocks:     haveReadLocks,
+	effectiveUID:  os.Geteuid,
 }

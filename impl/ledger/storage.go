@@ -364,3 +364,19 @@ func (h *heldFile) pruneShms() {
 		}
 	}
 }
+
+// givenDir is the directory of path as its text names it, made absolute
+// and cleaned but with no link resolved ("" when it cannot be made
+// absolute): compared with the resolved directory, it tells whether a link
+// led there.
+func givenDir(path string) string {
+	abs := path
+	if !filepath.IsAbs(abs) {
+		var err error
+		if abs, err = fromWorkingDir(path); err != nil {
+			return ""
+		}
+	}
+	dir, _ := splitLast(abs)
+	return filepath.Clean(dir)
+}

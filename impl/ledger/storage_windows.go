@@ -114,15 +114,16 @@ func createPrivate(path string) (*os.File, error) {
 
 // checkAncestors refuses a resolved parent chain whose final directory is a
 // reparse point or not a directory; modes are the external DACL's business.
-func checkAncestors(dir string, _ bool) error { return checkFinalDir(dir) }
+func checkAncestors(dir string, _ bool) error { return checkFinalDir(dir, dir, false) }
 
 // makePrivateDir is never reached on Windows (canCreateDirs is false).
 func makePrivateDir(string) error {
 	return invalidInput("database directory does not exist")
 }
 
-// checkFinalDir requires the parent to be an existing real directory.
-func checkFinalDir(dir string) error {
+// checkFinalDir requires the parent to be an existing real directory; the
+// directory's ACL, not an owner, decides who may use it.
+func checkFinalDir(dir, _ string, _ bool) error {
 	info, err := lstat(dir)
 	if err != nil {
 		return invalidInput("database directory cannot be inspected")
