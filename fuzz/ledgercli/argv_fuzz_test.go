@@ -130,6 +130,8 @@ func FuzzArgv(f *testing.F) {
 		"list\x00--updated-before\x00-1",
 		"list\x00--help",
 		"backup\x00--to\x00copy.sqlite",
+		"restore\x00--from\x00copy.sqlite",
+		"restore\x00--fr=x",
 		"prune\x00--ended-before\x00978308200\x00--dry-run",
 		"prune\x00--ended-before\x001e10",
 		"prune\x00--ended-before\x00-1",
@@ -160,6 +162,11 @@ func FuzzArgv(f *testing.F) {
 			// backup writes where --to says: never let the fuzzer name
 			// that path. The copy goes beside the scratch ledger.
 			args = []string{"backup", "--to", filepath.Join(dir, "copy.sqlite")}
+		}
+		if command == "restore" {
+			// restore reads where --from says: the same rule, a backup
+			// beside the scratch ledger (none there: a refusal).
+			args = []string{"restore", "--from", filepath.Join(dir, "copy.sqlite")}
 		}
 		argv := append(platformtest.ACLArgs("--db", db), args...)
 		var stdout, stderr bytes.Buffer

@@ -67,31 +67,75 @@ func (l *Ledger) BackupContext(ctx context.Context, target string) (BackupReport
 		// rename at the end refuses one that appears meanwhile.
 		return BackupReport{}, errTargetExists
 	}
-	g, err := openGuard(clean+PartialSuffix, Options{AllowExternalACL: l.allowExternalACL, fresh: true})
-	if errors.Is(err, errTargetExists) {
-		return BackupReport{}, errPartialExists
-	}
+	staged, rep, err := l.stageCopy(ctx, clean+PartialSuffix, errPartialExists)
 	if err != nil {
 		return BackupReport{}, err
 	}
+	defer staged.discard()
 	// The target beside the partial copy, in the resolved directory.
-	final := strings.TrimSuffix(g.path, PartialSuffix)
-	done := false
-	defer func() {
-		// A partial copy is removed, if the path still names it; after the
-		// guard lets go of it, since Windows deletes no file a handle still
-		// holds open (a failed backup there left its partial copy).
-		remove := false
-		if !done {
-			info, err := lstat(g.path)
-			remove = err == nil && info.ident == g.ident
+	final := strings.TrimSuffix(staged.g.path, PartialSuffix)
+	// The handle goes before the rename: Windows renames no file a
+	// handle without delete sharing holds open.
+	staged.g.release()
+	if err := renameNoReplace(staged.g.path, final); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return BackupReport{}, errTargetExists
 		}
-		g.release()
-		if remove {
-			removeFile(g.path)
-		}
-	}()
-	err = l.lockedReadTx(ctx, "backup", true, func(t *txn) error {
+		return BackupReport{}, internal("rename backup into place", err)
+	}
+	staged.kept = true
+	if err := syncEntryDir(filepath.Dir(staged.g.path)); err != nil {
+		return BackupReport{}, internal("sync backup directory", err)
+	}
+	return rep, nil
+}
+
+// stagedCopy is a checked, synced copy of a ledger at a name of its own,
+// not yet published. Unless kept, discard removes it.
+type stagedCopy struct {
+	g    *guard
+	kept bool
+}
+
+// discard removes the copy, if the path still names it and it was not
+// kept; after the guard lets go of it, since Windows deletes no file a
+// handle still holds open (a failed backup there left its partial copy).
+func (s *stagedCopy) discard() {
+	remove := false
+	if !s.kept {
+		info, err := lstat(s.g.path)
+		remove = err == nil && info.ident == s.g.ident
+	}
+	s.g.release()
+	if remove {
+		removeFile(s.g.path)
+	}
+}
+
+// stageCopy writes a copy of l to path, a file it creates new under a
+// ledger's storage rules (a path that exists is the exists error), by
+// SQLite's online backup of one read transaction, checks it (checkCopy)
+// and syncs it. On success the copy's guard still holds it.
+func (l *Ledger) stageCopy(ctx context.Context, path string, exists error) (*stagedCopy, BackupReport, error) {
+	g, err := openGuard(path, Options{AllowExternalACL: l.allowExternalACL, fresh: true})
+	if errors.Is(err, errTargetExists) {
+		return nil, BackupReport{}, exists
+	}
+	if err != nil {
+		return nil, BackupReport{}, err
+	}
+	staged := &stagedCopy{g: g}
+	rep, err := l.fillCopy(ctx, g)
+	if err != nil {
+		staged.discard()
+		return nil, BackupReport{}, err
+	}
+	return staged, rep, nil
+}
+
+// fillCopy copies l into the new file g holds, checks and syncs it.
+func (l *Ledger) fillCopy(ctx context.Context, g *guard) (BackupReport, error) {
+	err := l.lockedReadTx(ctx, "backup", true, func(t *txn) error {
 		return l.conn.Raw(func(dc any) error {
 			src, ok := dc.(interface {
 				NewBackup(string) (*sqlite.Backup, error)
@@ -125,19 +169,6 @@ func (l *Ledger) BackupContext(ctx context.Context, target string) (BackupReport
 	rep.Bytes = st.Size()
 	if err := g.held.f.Sync(); err != nil {
 		return BackupReport{}, internal("sync backup", err)
-	}
-	// The handle goes before the rename: Windows renames no file a
-	// handle without delete sharing holds open.
-	g.release()
-	if err := renameNoReplace(g.path, final); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return BackupReport{}, errTargetExists
-		}
-		return BackupReport{}, internal("rename backup into place", err)
-	}
-	done = true
-	if err := syncEntryDir(filepath.Dir(g.path)); err != nil {
-		return BackupReport{}, internal("sync backup directory", err)
 	}
 	return rep, nil
 }

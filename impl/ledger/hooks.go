@@ -27,6 +27,10 @@ var hooks = struct {
 	// beforeCreateFile runs right before a missing database file is
 	// created, so that a test can create it first as another opener would.
 	beforeCreateFile func(path string)
+	// beforeInstallMissing runs right before restore renames its copy to
+	// the missing ledger's path, so that a test can create the ledger
+	// there first, as an init beside the restore would.
+	beforeInstallMissing func(path string)
 	// beforeMakeDir runs before each missing directory is created, so
 	// that a test can create it first as another user would.
 	beforeMakeDir func(dir string)

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -83,6 +84,8 @@ func TestScripts(t *testing.T) {
 			"break-page":  breakPage,
 			"filemode":    filemode,
 			"dir-holds":   dirHolds,
+			"hold-open":   holdOpen,
+			"let-go":      letGo,
 		},
 	})
 }
@@ -240,5 +243,52 @@ func dirHolds(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if strings.Join(names, " ") != strings.Join(args[1:], " ") {
 		ts.Fatalf("directory holds %q, want %q", names, args[1:])
+	}
+}
+
+// heldOpen are the connections hold-open keeps, by the script's path.
+var heldOpen sync.Map
+
+// holdOpen implements `hold-open DB`: the script's own process opens the
+// ledger DB with SQLite and reads it, and keeps the connection open (as an
+// idle worker does, holding SQLite's shared lock on a WAL ledger) until
+// `let-go DB` or the end of the script. Nothing else in the script may
+// open DB's files meanwhile: closing any descriptor of a file in this
+// process drops the locks SQLite holds on it.
+func holdOpen(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: hold-open DB")
+	}
+	path := ts.MkAbs(args[0])
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=rw")
+	if err != nil {
+		ts.Fatalf("open: %v", err)
+	}
+	db.SetMaxOpenConns(1)
+	var n int
+	if err := db.QueryRow("SELECT count(*) FROM sqlite_master").Scan(&n); err != nil {
+		db.Close()
+		ts.Fatalf("hold-open: %v", err)
+	}
+	key := fmt.Sprintf("%p:%s", ts, path)
+	heldOpen.Store(key, db)
+	ts.Defer(func() {
+		if db, ok := heldOpen.LoadAndDelete(key); ok {
+			db.(*sql.DB).Close()
+		}
+	})
+}
+
+// letGo implements `let-go DB`: it closes what hold-open DB opened.
+func letGo(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: let-go DB")
+	}
+	db, ok := heldOpen.LoadAndDelete(fmt.Sprintf("%p:%s", ts, ts.MkAbs(args[0])))
+	if !ok {
+		ts.Fatalf("let-go: not held open")
+	}
+	if err := db.(*sql.DB).Close(); err != nil {
+		ts.Fatalf("let-go: %v", err)
 	}
 }

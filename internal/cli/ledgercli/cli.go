@@ -192,6 +192,14 @@ func execute(inv *invocation, clock ledger.Clock) (result any, status int, err e
 		AllowExternalACL: inv.allowExternalACL,
 		Clock:            clock,
 	}
+	if inv.command == "restore" {
+		// Restore opens the ledger itself, for itself alone.
+		rep, err := ledger.Restore(inv.db, inv.restoreFrom, ledger.Options{AllowExternalACL: inv.allowExternalACL})
+		if err != nil {
+			return nil, 0, err
+		}
+		return object{"ok": true, "restore": backupObject(rep)}, exitOK, nil
+	}
 	if inv.needsExistingTask() {
 		// No ledger holds no task: answer so without creating one (L1).
 		missing, err := ledger.DatabaseMissing(inv.db, opts)

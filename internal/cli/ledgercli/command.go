@@ -34,7 +34,8 @@ type invocation struct {
 
 	list ledger.ListFilter // list's filters, position and page size
 
-	backupTo string // backup's new file
+	backupTo    string // backup's new file
+	restoreFrom string // restore's backup
 
 	metricsTo string // metrics' --to: the textfile replaced, or "" for stdout
 
@@ -58,7 +59,7 @@ func (inv *invocation) readOnly() bool {
 // of creating it: only init and create start a ledger (divergence L7 for
 // reconcile; the read-only commands never create anything anyway).
 func (inv *invocation) mustExist() bool {
-	return inv.command != "init" && inv.command != "create"
+	return inv.command != "init" && inv.command != "create" && inv.command != "restore"
 }
 
 // needsExistingTask reports whether the command can only succeed on a
@@ -152,6 +153,10 @@ var subParsers = map[string]*argparse.Parser{
 		{Names: []string{"--delivery-grace-seconds"}, Key: "delivery-grace-seconds", Type: floatType},
 		{Names: []string{"--to"}, Key: "to"},
 	}},
+	"restore": {Options: []argparse.Option{
+		argparse.HelpOption,
+		{Names: []string{"--from"}, Key: "from", Required: true},
+	}},
 	"prune": {Options: []argparse.Option{
 		argparse.HelpOption,
 		{Names: []string{"--ended-before"}, Key: "ended-before", Type: floatType, Required: true},
@@ -200,6 +205,8 @@ func subcommandHelp(name string) string {
 		return backupHelp
 	case "metrics":
 		return metricsHelp
+	case "restore":
+		return restoreHelp
 	case "prune":
 		return pruneHelp
 	case "init", "doctor":
@@ -364,6 +371,12 @@ func buildInvocation(top, sub *argparse.Result) (*invocation, error) {
 	}
 	if inv.command == "metrics" {
 		inv.metricsTo, inv.backupTo = inv.backupTo, ""
+	}
+	if text, ok := sub.Values["from"]; ok {
+		if err := ledger.CheckPath(text); err != nil {
+			return nil, err
+		}
+		inv.restoreFrom = text
 	}
 	if inv.command == "prune" {
 		inv.pruneBefore = new(float64)

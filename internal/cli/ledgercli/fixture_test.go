@@ -361,14 +361,14 @@ func TestTranscriptReplay(t *testing.T) {
 }
 
 // stripGoOnlyCommands removes the commands the Go CLI adds (get,
-// children, list, backup, prune, history, metrics) from its top-level help, with the continuation lines of
+// children, list, backup, prune, history, metrics, restore) from its top-level help, with the continuation lines of
 // their descriptions, leaving the reference's text.
 func stripGoOnlyCommands(help string) string {
-	help = strings.ReplaceAll(help, ",doctor,get,children,list,backup,prune,history,metrics}", ",doctor}")
+	help = strings.ReplaceAll(help, ",doctor,get,children,list,backup,prune,history,metrics,restore}", ",doctor}")
 	var kept []string
 	inGoOnly := false
 	for _, line := range strings.SplitAfter(help, "\n") {
-		if strings.HasPrefix(line, "    get ") || strings.HasPrefix(line, "    children ") || strings.HasPrefix(line, "    list ") || strings.HasPrefix(line, "    backup ") || strings.HasPrefix(line, "    prune ") || strings.HasPrefix(line, "    history ") || strings.HasPrefix(line, "    metrics ") {
+		if strings.HasPrefix(line, "    get ") || strings.HasPrefix(line, "    children ") || strings.HasPrefix(line, "    list ") || strings.HasPrefix(line, "    backup ") || strings.HasPrefix(line, "    prune ") || strings.HasPrefix(line, "    history ") || strings.HasPrefix(line, "    metrics ") || strings.HasPrefix(line, "    restore ") {
 			inGoOnly = true
 			continue
 		}

@@ -12,14 +12,14 @@ import "github.com/stateguard/stateguard/internal/cli/version"
 func versionText() string { return "task-state-guard " + version.String() + "\n" }
 
 const topHelp = `usage: task-state-guard [-h] [--version] --db DB [--allow-external-acl]
-                        {init,create,start,heartbeat,close,delivery,reconcile,doctor,get,children,list,backup,prune,history,metrics}
+                        {init,create,start,heartbeat,close,delivery,reconcile,doctor,get,children,list,backup,prune,history,metrics,restore}
                         ...
 
 Preview and reconcile SQLite task and delivery state after timeouts or
 restarts.
 
 positional arguments:
-  {init,create,start,heartbeat,close,delivery,reconcile,doctor,get,children,list,backup,prune,history,metrics}
+  {init,create,start,heartbeat,close,delivery,reconcile,doctor,get,children,list,backup,prune,history,metrics,restore}
     init                Initialize the database
     create              Create or idempotently reuse a task
     reconcile           Preview or apply stale task and delivery transitions
@@ -32,6 +32,8 @@ positional arguments:
     prune               Remove finished task trees that ended before a time
     history             Show a task's events, oldest first
     metrics             Print counts for monitoring in Prometheus's text format
+    restore             Replace the ledger with a backup, keeping the old one
+                        aside
 
 options:
   -h, --help            show this help message and exit
@@ -143,6 +145,13 @@ const backupHelp = `usage: task-state-guard backup [-h] --to TO
 options:
   -h, --help  show this help message and exit
   --to TO     New file for the copy (never overwritten)
+`
+
+const restoreHelp = `usage: task-state-guard restore [-h] --from FROM
+
+options:
+  -h, --help   show this help message and exit
+  --from FROM  Backup to restore (a file backup --to made)
 `
 
 const pruneHelp = `usage: task-state-guard prune [-h] --ended-before ENDED_BEFORE [--dry-run]
