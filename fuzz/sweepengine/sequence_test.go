@@ -70,6 +70,16 @@ func FuzzSweepSequence(f *testing.F) {
 			a, cmd := seqCall(in, dir, state, model, step)
 			log = append(log, strings.ReplaceAll(quoteArgv(a), dir+string(filepath.Separator), ""))
 			rc, stdout, stderr := runCLI(a)
+			if unreadableNow(cmd) {
+				// Misuse, nothing written (D14).
+				if rc != 2 || stdout != "" {
+					fail("step %d: exit %d stdout %q; want misuse for a --now that is not a time", step, rc, stdout)
+				}
+				if err := checkFile(state, model, nil); err != nil {
+					fail("step %d: %v", step, err)
+				}
+				continue
+			}
 			res, next := sweep.Apply(model, cmd)
 			if rc != 0 || stdout != answer(res) {
 				fail("step %d: exit %d stdout %q stderr %q; model %q", step, rc, stdout, stderr, answer(res))
@@ -241,4 +251,22 @@ func seqLegacy(in *fuzzbytes.Stream) []byte {
 	default:
 		return []byte(in.Text(40))
 	}
+}
+
+// unreadableNow reports a command that stamps the lease with a --now the
+// staleness check cannot read, which the command line refuses (D14).
+func unreadableNow(cmd sweep.Command) bool {
+	var now string
+	switch c := cmd.(type) {
+	case sweep.LeaseAcquire:
+		now = c.Now
+	case sweep.UpsertItem:
+		now = c.Now
+	case sweep.CursorAdvance:
+		now = c.Now
+	default:
+		return false
+	}
+	_, ok := sweep.ParseTime(now)
+	return now != "" && !ok
 }

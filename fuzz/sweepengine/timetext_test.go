@@ -52,6 +52,16 @@ func FuzzTimeText(f *testing.F) {
 		mustWrite(t, state, text)
 		st := stateOf(text, true)
 		rc, stdout, stderr := runCLI(argv("lease-acquire", state, flag("writer", "w2"), flag("now", now)))
+		if _, ok := sweep.ParseTime(now); !ok {
+			// A --now the staleness check cannot read is misuse (D14).
+			if rc != 2 || stdout != "" {
+				t.Fatalf("--now %q (not a time): exit %d stdout %q, want misuse", now, rc, stdout)
+			}
+			if err := checkFile(state, st, text); err != nil {
+				t.Fatalf("--now %q (not a time): %v", now, err)
+			}
+			return
+		}
 		res, next := sweep.Apply(st, sweep.LeaseAcquire{Writer: "w2", Now: now})
 		if rc != 0 || stdout != answer(res) {
 			t.Fatalf("--now %q over a lease stamped %q: exit %d stdout %q stderr %q; model %q", now, stamp, rc, stdout, stderr, answer(res))

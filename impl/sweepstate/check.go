@@ -73,10 +73,28 @@ func check(cmd Command) (Result, bool) {
 			return invalid(t.field, err), false
 		}
 	}
+	if field, now, stamps := stampedNow(cmd); stamps {
+		if err := sweeprules.CheckNow(now); err != nil {
+			return invalid(field, err), false
+		}
+	}
 	if c, isRun := cmd.(RunRecord); isRun {
 		if err := sweeprules.CheckOutcome(c.Outcome); err != nil {
 			return invalid("RunRecord.Outcome", err), false
 		}
 	}
 	return Result{}, true
+}
+
+// stampedNow is the --now of a command that stamps the lease with it.
+func stampedNow(cmd Command) (field, now string, stamps bool) {
+	switch c := cmd.(type) {
+	case UpsertItem:
+		return "UpsertItem.Now", c.Now, true
+	case CursorAdvance:
+		return "CursorAdvance.Now", c.Now, true
+	case LeaseAcquire:
+		return "LeaseAcquire.Now", c.Now, true
+	}
+	return "", "", false
 }

@@ -70,6 +70,9 @@ func (p Payload) MarshalJSON() ([]byte, error) {
 // answers a command that breaks one with ERROR and an Err wrapping
 // ErrInvalidCommand:
 //   - LeaseAcquire.TTLMinutes must not be negative (nil means 60);
+//   - the Now of LeaseAcquire, UpsertItem and CursorAdvance, when not
+//     empty, must be a time the lease's staleness check reads (spec §8.1,
+//     D14): a lease stamped with anything else is never stale;
 //   - RunRecord.Outcome must be "completed", "aborted-locked", "partial"
 //     or "failed";
 //   - every string field must be valid UTF-8;

@@ -132,7 +132,7 @@ func TestForeignOwnerIsCorrupt(t *testing.T) {
 	if err := os.Chown(p, 4242, 4242); err != nil {
 		t.Skip(err)
 	}
-	for _, cmd := range []Command{Read{}, LeaseAcquire{Writer: "w", Now: "x"}} {
+	for _, cmd := range []Command{Read{}, LeaseAcquire{Writer: "w", Now: "2026-07-02T12:00:00Z"}} {
 		if r := fixedEngine().Run(p, cmd); r.Word != WordCorrupt {
 			t.Errorf("%T on a foreign file: %s, want CORRUPT", cmd, r.Word)
 		}

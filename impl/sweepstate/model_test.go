@@ -242,9 +242,6 @@ func (m *machine) now(t *rapid.T) string {
 			at = time.UnixMicro(int64(stamped) - epochMicros + ttl.Int64()*60_000_000 + delta).UTC()
 		}
 	}
-	if rapid.IntRange(0, 20).Draw(t, "unparseable?") == 0 {
-		return "soon"
-	}
 	return formatTime(at, rapid.IntRange(0, 7).Draw(t, "time form"))
 }
 

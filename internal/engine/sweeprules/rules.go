@@ -5,9 +5,12 @@
 // exit 2, in argparse's order). A rule here only says whether an argument is
 // acceptable; what a command then does is the engine's decision alone.
 //
-// The rules (spec/sweep-state.md §16.3, with divergences D7 and D9):
+// The rules (spec/sweep-state.md §16.3, with divergences D7, D9 and D14):
 //   - --ttl-minutes is an integer as Python's int() reads text, and not
 //     negative;
+//   - --now, when given and not empty, is a time the lease's staleness
+//     check can read (D14): a lease stamped with anything else could never
+//     be proved stale, and every other writer would be locked out for good;
 //   - --outcome is one of Outcomes;
 //   - every argument is valid UTF-8 (the decision would see the raw bytes
 //     while the writer stores U+FFFD for them, so a writer could lock itself
@@ -22,6 +25,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/stateguard/stateguard/internal/codec/isotime"
 )
 
 // outcomes are the run-record outcomes the contract allows
@@ -41,7 +46,23 @@ var (
 	ErrOutcome = errors.New("invalid choice (choose from " + strings.Join(outcomes, ", ") + ")")
 	// ErrNotUTF8 is an argument that is not valid UTF-8.
 	ErrNotUTF8 = errors.New("not valid UTF-8")
+	// ErrNotATime is a --now the staleness check cannot read (D14).
+	ErrNotATime = errors.New("invalid time value")
 )
+
+// CheckNow refuses a --now that is given, not empty, and not a time the
+// staleness check reads (spec/sweep-state.md §7.5, §8.1): the lease would
+// be stamped with it, and a lease whose stamp does not parse is never
+// stale. An empty --now means the clock.
+func CheckNow(s string) error {
+	if s == "" {
+		return nil
+	}
+	if _, ok := isotime.Parse(s); !ok {
+		return ErrNotATime
+	}
+	return nil
+}
 
 // ParseTTL reads --ttl-minutes text: Python's int(), then CheckTTL.
 func ParseTTL(s string) (*big.Int, error) {
