@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // onRead installs hook as hooks.duringReadOnlyRead for the test and counts the
@@ -176,6 +177,54 @@ func TestReadOnlyWriterSessionDuringDryRun(t *testing.T) {
 				t.Fatalf("locks %v, -wal left: %v", locks, werr == nil)
 			}
 		})
+	}
+}
+
+// TestReadOnlyReadBesideSteadyWriterSessions: writer sessions (open,
+// create, close) come one after another as a busy fleet's commands do, timed
+// as badly as possible: one starts inside every read, and one ends in every
+// pause between attempts, the moment just before the read-only ledger
+// takes its locks again. Each read then meets sidecars its view did not
+// have; if the pause let the database's read lock go, the session ending
+// there would remove them again, and every attempt would meet the same
+// change (StateConflict after the retries: the doctor starved). With the
+// lock kept across the pause the sidecars stay, and the second attempt
+// locks the -shm and reads beside the writers, which then only append.
+func TestReadOnlyReadBesideSteadyWriterSessions(t *testing.T) {
+	withReadLocks(t, true)
+	p := newLedgerFile(t, privateDir(t))
+	r, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true, Clock: fixedClock(5000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	sessions := 0
+	session := func() {
+		sessions++
+		w, err := Open(p, Options{AllowExternalACL: onWindows, Clock: fixedClock(1000)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Create(CreateParams{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reads := onRead(t, func(int, string) { session() })
+	pauses := 0
+	hooks.readOnlyPause = func(time.Duration) { pauses++; session() }
+	t.Cleanup(func() { hooks.readOnlyPause = time.Sleep })
+	rep, err := r.Doctor()
+	if err != nil || !rep.Healthy {
+		t.Fatalf("%s %v (after %d pauses)", reportJSON(rep), err, pauses)
+	}
+	// The first attempt's read, the pause, and the second attempt's schema
+	// read and read each ran a session; the report is the ledger as the
+	// second attempt's view found it.
+	if pauses != 1 || *reads != 3 || sessions != 4 || rep.TaskCount != 3 {
+		t.Fatalf("%d pauses, %d reads, %d sessions, %d tasks reported", pauses, *reads, sessions, rep.TaskCount)
 	}
 }
 

@@ -43,9 +43,26 @@ func (l *Ledger) openReadOnly() error {
 // read transaction of a read-only ledger, with up to len(readOnlyPauses)
 // retries. The caller holds l.mu, or is Open. A ctx that ends ends the
 // waits and the read, as it does a writable ledger's.
+//
+// An attempt that met files changing under it keeps the database's read
+// lock through the pause and into the next attempt (spec 12.4): sidecars a writer made during that attempt then stay (no writer
+// can close cleanly and remove them), and the next attempt finds them and
+// locks the -shm. Dropped in the pause, the lock would let a session that
+// ends just then remove them, and a fleet of short writer sessions could
+// make every attempt meet the same change.
 func (l *Ledger) readOnlyTx(ctx context.Context, op string, gated bool, fn func(*txn) error) error {
+	pinned := false
+	defer func() {
+		if pinned {
+			l.guard.held.unlockDatabaseShared()
+		}
+	}()
 	for attempt := 0; ; attempt++ {
-		err := l.readOnlyAttempt(ctx, op, gated, fn)
+		err := l.readOnlyAttempt(ctx, op, gated, fn, &pinned)
+		if pinned && !errors.Is(err, errSourceChanged) {
+			l.guard.held.unlockDatabaseShared()
+			pinned = false
+		}
 		if err == nil || !retryableReadOnly(err) || attempt == len(readOnlyPauses) {
 			return fileFault(err)
 		}
@@ -61,7 +78,10 @@ func (l *Ledger) readOnlyTx(ctx context.Context, op string, gated bool, fn func(
 // cache belongs to the old view). It holds the view's read locks while
 // reading, and afterwards requires the files to be unchanged, so that no
 // writer can have torn what was read.
-func (l *Ledger) readOnlyAttempt(ctx context.Context, op string, gated bool, fn func(*txn) error) (err error) {
+//
+// Once it holds the database's read lock it takes one more hold on it for
+// readOnlyTx to keep across the pause, unless *pinned says one is held.
+func (l *Ledger) readOnlyAttempt(ctx context.Context, op string, gated bool, fn func(*txn) error, pinned *bool) (err error) {
 	if l.closed {
 		return ErrClosed
 	}
@@ -85,6 +105,14 @@ func (l *Ledger) readOnlyAttempt(ctx context.Context, op string, gated bool, fn 
 			l.dropView()
 			return err
 		}
+	}
+	if v.dbLocked && !*pinned {
+		// Cannot wait or fail: v holds this lock, so this only counts.
+		if err := l.guard.held.lockDatabaseShared(); err != nil {
+			v.release()
+			return err
+		}
+		*pinned = true
 	}
 	defer v.release()
 	if l.schemaOf != v {
