@@ -84,7 +84,11 @@ func (l *Ledger) BackupContext(ctx context.Context, target string) (BackupReport
 		return BackupReport{}, internal("rename backup into place", err)
 	}
 	staged.kept = true
-	if err := syncEntryDir(filepath.Dir(staged.g.path)); err != nil {
+	syncDir := syncEntryDir
+	if hooks.syncBackupDir != nil {
+		syncDir = hooks.syncBackupDir
+	}
+	if err := syncDir(filepath.Dir(staged.g.path)); err != nil {
 		return BackupReport{}, internal("sync backup directory", err)
 	}
 	return rep, nil

@@ -34,6 +34,10 @@ var hooks = struct {
 	// beforeMakeDir runs before each missing directory is created, so
 	// that a test can create it first as another user would.
 	beforeMakeDir func(dir string)
+	// syncBackupDir, when set, syncs in place of the system the directory
+	// that received a backup's renamed copy (a rename is durable only once
+	// its directory is), so that a test can see when it runs and fail it.
+	syncBackupDir func(dir string) error
 	// onSetupBusy runs before each wait of retryBusy.
 	onSetupBusy func()
 	// duringReadOnlyRead runs inside every read transaction of a read-only
