@@ -320,13 +320,15 @@ func TestMergeLaws(t *testing.T) {
 	})
 }
 
-// readDoc is the document a load gives (an empty state for no file).
+// readDoc is the document a load gives: for no file, the fresh state a
+// load starts from (schema_version 1 included), which the merge compares.
 func readDoc(st sweep.State) *value.Map {
 	res, _ := sweep.Apply(st, sweep.Read{})
 	if doc, ok := res.Payload.(*value.Map); ok {
 		return doc
 	}
 	doc := value.NewMap()
+	doc.Set("schema_version", value.Int(1))
 	doc.Set("sources", value.NewMap())
 	doc.Set("items", value.NewMap())
 	return doc
