@@ -66,6 +66,10 @@ func TestDatabaseMissingCreatesNothing(t *testing.T) {
 	if _, err := ledger.DatabaseMissing(":memory:", opts); !errors.Is(err, ledger.ErrInvalidInput) {
 		t.Fatalf("a refused path: %v, want ErrInvalidInput", err)
 	}
+	// The directory is made here: Open on Windows makes no missing ones.
+	if err := os.Mkdir(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	l, err := ledger.Open(path, opts)
 	if err != nil {
 		t.Fatal(err)
