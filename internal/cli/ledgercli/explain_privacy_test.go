@@ -2,12 +2,13 @@ package ledgercli
 
 import (
 	"bytes"
-
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stateguard/stateguard/internal/testsupport/platformtest"
 )
 
 // explainedCall runs the command line with TASK_STATE_GUARD_EXPLAIN=1 and
@@ -15,7 +16,8 @@ import (
 func explainedCall(now string, args ...string) (int, string, string) {
 	env := pinnedEnv(now)
 	var stdout, stderr bytes.Buffer
-	rc := runExplained(args, &stdout, &stderr, func(k string) string {
+	// Windows needs the acknowledgement to open at all.
+	rc := runExplained(platformtest.ACLArgs(args...), &stdout, &stderr, func(k string) string {
 		if k == ExplainEnv {
 			return "1"
 		}
@@ -32,6 +34,10 @@ func explainedCall(now string, args ...string) (int, string, string) {
 func TestExplainLineNeverHoldsAnInput(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "dir-PATHMARK")
 	db := filepath.Join(dir, "ledger.sqlite")
+	// Made here: a ledger on Windows makes no missing directories.
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	const id = "5ec2e7aa-0000-4000-8000-00000000beef"
 	forms := []string{id, strings.ToUpper(id), "{" + id + "}", "urn:uuid:" + id, strings.ReplaceAll(id, "-", "")}
 	if rc, out, errText := explainedCall("1000", "--db", db, "create", "--task-id", id, "--payload-sha256", strings.Repeat("ab", 32)); rc != 0 {
