@@ -58,25 +58,7 @@ func TestBackupCutsLeaveWholeCopyOrNone(t *testing.T) {
 		}
 		whole++
 	}
-	for _, k := range cutPoints(n, 8) {
-		name := fmt.Sprintf("backup-cut-%d", k)
-		d := scenario(t, m, name, before)
-		m.FS.ArmCut(k)
-		run(t, nil, bin, strings.Split(strings.ReplaceAll(strings.Join(argv, "\x00"), dir, d), "\x00")...)
-		cut := m.FS.Cut()
-		log := m.FS.Log()
-		m.FS.Disarm()
-		if cut == nil {
-			t.Fatalf("%s: the backup made fewer than %d operations this time: %q", name, k, log)
-		}
-		check(fmt.Sprintf("%s after %q", name, log), cut.Lookup(name), k == n)
-		for j := 0; j < tornPerCut(t) && m.FS.TornFiles() > 0; j++ {
-			seed := tornSeed(name, j)
-			tree, kept := m.FS.TornCut(seed)
-			torn++
-			check(fmt.Sprintf("%s torn with seed %d (%s)", name, seed, kept), tree.Lookup(name), false)
-		}
-	}
+	torn = cutEveryPoint(t, m, "backup", n, 8, before, bin, argv, dir, check)
 	t.Logf("backup: %d operations; %d cut states hold no copy, %d a whole one (%d of them torn)", n, none, whole, torn)
 }
 
@@ -151,8 +133,21 @@ func TestRestoreCutsLeaveOldOrRestored(t *testing.T) {
 				name, got.doctor, got.tasks, tree.Lookup("x/y").Names())
 		}
 	}
-	for _, k := range cutPoints(n, 10) {
-		name := fmt.Sprintf("restore-cut-%d", k)
+	torn = cutEveryPoint(t, m, "restore", n, 10, before, bin, argv, dir, check)
+	t.Logf("restore: %d operations; %d cut states hold the old ledger, %d the restored one (%d of them torn)", n, oldCount, newCount, torn)
+}
+
+// cutEveryPoint runs the command argv (its paths under dir) once per
+// sampled cut point of its n operations, each in a fresh scenario made
+// from before, and
+// hands check the tree the cut left, then trees of its torn writes; it
+// returns how many torn trees it checked.
+func cutEveryPoint(t *testing.T, m *crashfs.Mount, kind string, n, sample int, before *crashfs.Node,
+	bin string, argv []string, dir string, check func(what string, tree *crashfs.Node, last bool)) int {
+	t.Helper()
+	torn := 0
+	for _, k := range cutPoints(n, sample) {
+		name := fmt.Sprintf("%s-cut-%d", kind, k)
 		d := scenario(t, m, name, before)
 		m.FS.ArmCut(k)
 		run(t, nil, bin, strings.Split(strings.ReplaceAll(strings.Join(argv, "\x00"), dir, d), "\x00")...)
@@ -160,7 +155,7 @@ func TestRestoreCutsLeaveOldOrRestored(t *testing.T) {
 		log := m.FS.Log()
 		m.FS.Disarm()
 		if cut == nil {
-			t.Fatalf("%s: the restore made fewer than %d operations this time: %q", name, k, log)
+			t.Fatalf("%s: the %s made fewer than %d operations this time: %q", name, kind, k, log)
 		}
 		check(fmt.Sprintf("%s after %q", name, log), cut.Lookup(name), k == n)
 		for j := 0; j < tornPerCut(t) && m.FS.TornFiles() > 0; j++ {
@@ -170,5 +165,5 @@ func TestRestoreCutsLeaveOldOrRestored(t *testing.T) {
 			check(fmt.Sprintf("%s torn with seed %d (%s)", name, seed, kept), tree.Lookup(name), false)
 		}
 	}
-	t.Logf("restore: %d operations; %d cut states hold the old ledger, %d the restored one (%d of them torn)", n, oldCount, newCount, torn)
+	return torn
 }
