@@ -57,7 +57,7 @@ func FuzzStateFile(f *testing.F) {
 		"schema_version: 1\nlease:\n  writer: \"w2\"\n  timestamp: \"2026-07-02T12:29:00+00:00\"\n  ttl_minutes: 1.5\nsources:\n  gh: \"flat\"\n",
 		"schema_version: 1\nlease: {\"writer\": \"w1\", \"timestamp\": \"2026-07-02\", \"ttl_minutes\": 60}\nsources: {\"gh\": {\"cursor\": 11, \"sensitive\": true}}\n",
 		"schema_version: 1\nx: \xff\n", "schema_version: yes\nitems: {}\n",
-		// Hand-edited sources (issue 15 d, e): not a map, and an entry that is not one.
+		// Hand-edited sources: not a map, and an entry that is not one.
 		"schema_version: 1\nlease:\n  writer: \"w1\"\n  timestamp: \"2026-07-02T12:00:00Z\"\nsources: 5\nitems:\n  \"gh:9\": {}\n",
 		"schema_version: 1\nlease:\n  writer: \"w1\"\n  timestamp: \"2026-07-02T12:00:00Z\"\nsources:\n  gh: 7\nitems:\n  \"gh:9\": {}\n",
 	} {

@@ -198,7 +198,7 @@ func writerAnswers(t *testing.T, c crashFiles, ids []string) string {
 	return ledgerAnswers(t, w, ids)
 }
 
-// TestReadOnlyCrashStates (issue 7): every file state a crash can leave is
+// TestReadOnlyCrashStates: every file state a crash can leave is
 // read, read-only, as exactly what a writer sees after SQLite's recovery,
 // and nothing in the directory changes.
 func TestReadOnlyCrashStates(t *testing.T) {

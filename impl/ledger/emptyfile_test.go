@@ -47,7 +47,7 @@ func TestEmptyFile(t *testing.T) {
 // go), as a read can see the first page of a ledger that another process
 // is creating at that moment, is a ledger not yet valid: StateConflict,
 // as an empty file is, never InvalidInput "database is not in WAL mode",
-// which tells the caller to fix the storage (issue 17). The file is left
+// which tells the caller to fix the storage. The file is left
 // as it was.
 func TestHeaderBeingWritten(t *testing.T) {
 	p := filepath.Join(privateDir(t), "tasks.sqlite")

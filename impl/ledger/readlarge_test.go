@@ -25,7 +25,7 @@ SELECT printf('%%08x-0000-4000-8000-%%012x', i, i), NULL, 'queued', 'pending', 1
 INSERT INTO task_events (task_id, event_kind, from_value, to_value, occurred_at, code)
 SELECT id, 'created', NULL, 'queued', created_at, 'created' FROM tasks ORDER BY created_at;`
 
-// TestReadOnlyOverOldCeiling (issue 9): a ledger just over the 64 MiB the
+// TestReadOnlyOverOldCeiling: a ledger just over the 64 MiB the
 // read-only path used to copy is read: doctor, a dry run and get of the
 // last task, written through the API and still in the -wal. To keep the
 // test fast the file's first 64 MiB are free pages (a task with a huge

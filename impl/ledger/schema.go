@@ -100,7 +100,7 @@ func collapseSpace(s string) string {
 // fingerprint. Every open and every doctor reads the schema again, nearly
 // always the same objects, and computing the fingerprint (collapsing the
 // whitespace of the DDL, JSON, SHA-256) was half of readSchema's time and
-// a twentieth of a read-only open with a doctor (issue 21 item 7).
+// a noticeable share of a read-only open with a doctor.
 var lastFingerprint struct {
 	sync.Mutex
 	valid   bool

@@ -12,8 +12,8 @@ import (
 )
 
 // openRaces is how many fresh ledgers TestOpenRaceOnFreshPath races two
-// Opens on; LEDGER_OPEN_RACES raises it (issue 17 asks for 100 with no
-// failure).
+// Opens on; LEDGER_OPEN_RACES raises it (100 races
+// with no failure is the bar for a change to the first open).
 func openRaces(t *testing.T) int {
 	n := 50
 	if s := os.Getenv("LEDGER_OPEN_RACES"); s != "" {

@@ -17,7 +17,7 @@
 // counts none of those runs. On the ledger's targets, where an input takes
 // tens of milliseconds and, early in a campaign, one input in three finds
 // new coverage in SQLite, that default left a campaign minimizing instead
-// of exploring (4 execs/s, issue 21). fuzzrun gives each minimization
+// of exploring, at a few executions a second. fuzzrun gives each minimization
 // -minimizetime (default 5 s), a crasher's included.
 //
 // SQLite's coverage: the ledger targets whose input is operations, SQL

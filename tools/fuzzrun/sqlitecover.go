@@ -12,7 +12,7 @@ import (
 // Coverage guidance and SQLite. A fuzzing build instruments every package
 // it links for coverage, modernc's SQLite and the C library it is
 // transpiled with included: under that instrumentation a ledger input
-// costs about 2.5 times its CPU time (issue 21 item 7). For the targets
+// costs about 2.5 times its CPU time. For the targets
 // in sqliteUnguided the coverage that matters is the project's own code
 // (the operations, the doctor's Go side, the read-only view, the -wal
 // reader, the model), and what SQLite's own counters add is mostly noise:
@@ -26,7 +26,7 @@ import (
 // an input "interesting" that the toolchain then ran again and minimised
 // for up to -minimizetime; FuzzLedgerSequence's 30 s runs queued 26 to 41
 // such inputs, 8 to 12 without those counters, and an input cost a
-// quarter less CPU (issue 21 item 7). The project's own packages keep
+// quarter less CPU. The project's own packages keep
 // their instrumentation. FuzzReadOnlyLedger, whose input is database
 // bytes that SQLite itself parses, keeps the instrumentation everywhere,
 // as does every target with -sqlitecover. The uninstrumented standard

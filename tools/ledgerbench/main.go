@@ -4,7 +4,7 @@
 // reports, per size and command, the median wall time (process start to
 // exit), the median CPU time (user + system) and the peak resident set
 // size of the child, the floor's median, the ratio to the floor, the
-// growth against the smallest size, and the targets of issue 9.
+// growth against the smallest size, and whether each row meets its target.
 //
 //	go run ./tools/ledgerbench                          # 20,000 and 200,000 tasks, 5 runs
 //	go run ./tools/ledgerbench -large                   # adds 2,000,000 tasks (seeding takes minutes)
@@ -313,7 +313,7 @@ func run(sizesFlag string, runs int, bin, synchronous, only, keepSeeds string, o
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 func mib(kib int64) float64      { return float64(kib) / 1024 }
 
-// row renders one table row with its verdicts. Targets (issue 9): at
+// row renders one table row with its verdicts. Targets: at
 // 20,000 tasks the absolute times and floor ratios of the commands table,
 // and at most 40 MiB of peak RSS; above that, at most 96 MiB, and a
 // median within 1.2x linear growth (120x from 20,000 to 2,000,000 tasks)

@@ -7,7 +7,7 @@
 // directory fsynced), which any engine that rewrites a YAML file in place
 // must at least pay. It reports the median wall time (process start to
 // exit), the median CPU time and the peak RSS of the child, the floor, the
-// ratios the goal of issue 20 is stated in (CPU time over the floor's, at
+// ratios spec/sweep-state.md 19.2's goal is stated in (CPU time over the floor's, at
 // most 3; peak RSS over the file size), and the growth from the smallest
 // size (linear is the goal: 10x the items, at most 11x the CPU time).
 //
@@ -77,7 +77,7 @@ func main() {
 	runs := flag.Int("runs", 5, "measured runs per command and size (median reported)")
 	commandsFlag := flag.String("commands", "read,upsert-item", "comma-separated subcommands, or all")
 	formsFlag := flag.String("forms", "canonical", "comma-separated files to measure the commands on: canonical, hand-edited, reindented, python-written, legacy (import-legacy), merge (merge), or all")
-	goalFlag := flag.Bool("goal", false, "add a column saying which goal of issue 20 a row misses, and exit 1 if any does")
+	goalFlag := flag.Bool("goal", false, "add a column saying which goal of spec/sweep-state.md 19.2 a row misses, and exit 1 if any does")
 	bin := flag.String("bin", "", "sweep-state binary (default: go build ./cmd/sweep-state)")
 	gen := flag.String("gen", "", "internal: write the -form file of -items items at this path and exit")
 	form := flag.String("form", "canonical", "internal: the file -gen writes: canonical, hand-edited, reindented, python-written, legacy, merge-ours or merge-theirs")
@@ -259,7 +259,7 @@ var benchArgs = []struct {
 	}},
 }
 
-// The goal of issue 20: CPU time at most goalFloor times the floor's,
+// The goal of spec/sweep-state.md 19.2: CPU time at most goalFloor times the floor's,
 // growth from the first size at most goalGrowth times in CPU time, peak
 // RSS at most goalRSS times the file size plus goalRSSConstMiB.
 const (

@@ -2,7 +2,7 @@ package main
 
 import "testing"
 
-// TestMisses: the goal column names each goal of issue 20 a row misses.
+// TestMisses: the goal column names each goal of spec/sweep-state.md 19.2 a row misses.
 func TestMisses(t *testing.T) {
 	const mib = 1 << 20
 	for _, c := range []struct {

@@ -1,6 +1,6 @@
 // Package dbdigest names a SQLite database by a digest of its bytes as an
 // open connection reads them, for the ledger fuzz targets that remember
-// answers which depend on those bytes alone (issue 21 item 7).
+// answers which depend on those bytes alone.
 package dbdigest
 
 import (

@@ -2,7 +2,7 @@
 // per input in memory where the system has one (Linux's /dev/shm tmpfs),
 // else t.TempDir(). A ledger commits with synchronous=FULL, so every write
 // of an input is an fsync; on a disk that wait, not the code under test,
-// set the pace of a campaign (issue 21 item 7). No target's oracle is about
+// set the pace of a campaign. No target's oracle is about
 // durability: what a power cut keeps is tested on a fault-injecting file
 // system elsewhere. STATEGUARD_FUZZ_DISK=1 keeps the directories on disk.
 package memdir

@@ -11,7 +11,7 @@ import (
 	"github.com/stateguard/stateguard/internal/testsupport/platformtest"
 )
 
-// TestReadCommandsOnLoneWAL is issue 7's defect through the command line:
+// TestReadCommandsOnLoneWAL is the lone -wal defect through the command line:
 // a killed writer leaves ledger.sqlite-wal without -shm, empty or holding
 // committed frames. doctor, reconcile --dry-run, get and children answer
 // (the committed task included) instead of StateConflict, and leave the

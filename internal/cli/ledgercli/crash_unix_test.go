@@ -91,7 +91,7 @@ func TestCrashLoopLedger(t *testing.T) {
 			refusedReads++
 			why := "unhealthy: a transaction was applied in part"
 			if rc == 2 {
-				why = "refused (issue 7 item 1: read-only commands refuse some files a crash leaves, a lone -wal above all, until a writer opens the ledger)"
+				why = "refused (read-only commands refuse some files a crash leaves, a lone -wal above all, until a writer opens the ledger)"
 			}
 			t.Errorf("kill %d: read-only doctor after the kill: %s; answer %s (exit %d), sidecars %q, a commit in the -wal %v", k, why, strings.TrimSpace(out), rc, sc, walCommits)
 			// Let a writer recover the file so that the checks below,

@@ -16,7 +16,8 @@ import (
 
 // startRaces is how many fresh ledgers each case of
 // TestFreshLedgerStartRace races on; LEDGER_START_RACES=TWO,EIGHT raises
-// the two-way and the eight-way counts (issue 17 asks for 200 and 50).
+// the two-way and the eight-way counts (200 and 50 is the bar for a
+// change to the first start).
 func startRaces(t *testing.T) (two, eight int) {
 	two, eight = 8, 2
 	if s := os.Getenv("LEDGER_START_RACES"); s != "" {

@@ -17,7 +17,7 @@ type fullWriter struct{}
 func (fullWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
 
 // TestUnwritableStdoutExitsThree: when stdout cannot take the answer the
-// exit status is 3, help and version included, never 0 (issue 15 c; the
+// exit status is 3, help and version included, never 0 (the
 // sweep CLI exits 1 there, each as its reference class list allows). The
 // call itself took effect: the next call sees the task.
 func TestUnwritableStdoutExitsThree(t *testing.T) {

@@ -20,8 +20,8 @@ func (fullWriter) Write([]byte) (int, error) { return 0, errors.New("no space le
 
 // TestUnwritableStdoutExitsOne: when stdout cannot take the answer, every
 // subcommand (and help and version) exits 1 with one line on stderr, never
-// 0 without its status word, even though the call took effect (issue 15 c;
-// the reference exits 1 there too).
+// 0 without its status word, even though the call took effect (the
+// reference exits 1 there too).
 func TestUnwritableStdoutExitsOne(t *testing.T) {
 	dir := t.TempDir()
 	state := filepath.Join(dir, "state.yml")

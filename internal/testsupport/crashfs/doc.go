@@ -1,5 +1,5 @@
-// Package crashfs is a test file system for power cuts and I/O faults
-// (issue 16). Mounted through FUSE, it serves the current state of every
+// Package crashfs is a test file system for power cuts and I/O faults.
+// Mounted through FUSE, it serves the current state of every
 // file and directory as any file system does, and keeps beside it the
 // durable state by the strict persistence model POSIX promises at least:
 //
