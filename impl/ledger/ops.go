@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
-	"math"
 )
 
 // taskColumns is the column list every task query selects, in the order
@@ -34,21 +33,12 @@ func scanTask(r rowScanner) (Task, error) {
 	return taskFromRow(row[:])
 }
 
-// orNull turns "" into a NULL argument.
-func orNull(s string) any {
-	if s == "" {
+// textOrNull turns a nil pointer into a NULL argument.
+func textOrNull(s *string) any {
+	if s == nil {
 		return nil
 	}
-	return s
-}
-
-// codeOrNull turns no code into a NULL argument. A code reaching a write
-// has passed checkCode, so it is never empty.
-func codeOrNull(code *string) any {
-	if code == nil {
-		return nil
-	}
-	return *code
+	return *s
 }
 
 // floatOrNull turns a nil pointer into a NULL argument.
@@ -91,11 +81,7 @@ func getTask(t *txn, id string) (Task, error) {
 // now reads the clock inside a write transaction and refuses a value that
 // is not a finite time.
 func (t *txn) now() (float64, error) {
-	now := t.l.clock()
-	if math.IsNaN(now) || math.IsInf(now, 0) {
-		return 0, internal("read clock", errors.New("clock returned a non-finite time"))
-	}
-	return now, nil
+	return checkedNow(t.l.clock(), nil)
 }
 
 // errDeadlineOverflow refuses a start whose deadline (now + timeout) is
@@ -117,6 +103,39 @@ func addEvent(t *txn, taskID, kind string, from any, to string, at float64, code
 	_, err := t.ExecContext(t.ctx, `INSERT INTO task_events (task_id, event_kind, from_value, to_value, occurred_at, code) VALUES (?, ?, ?, ?, ?, ?)`,
 		taskID, kind, from, to, at, code)
 	return err
+}
+
+// storeDecision writes a decision's task row (a new one when created)
+// and its event, if it records one.
+func storeDecision(t *txn, d decision, created bool) error {
+	n := d.task
+	if created {
+		if _, err := t.ExecContext(t.ctx, `INSERT INTO tasks (`+taskColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			taskArgs(n)...); err != nil {
+			return err
+		}
+	} else if _, err := t.ExecContext(t.ctx, `UPDATE tasks SET status = ?, delivery_status = ?, started_at = ?, updated_at = ?, ended_at = ?,
+		deadline_at = ?, delivery_updated_at = ?, terminal_code = ?, delivery_code = ?, version = ? WHERE id = ?`,
+		string(n.Status), string(n.DeliveryStatus), floatOrNull(n.StartedAt), n.UpdatedAt, floatOrNull(n.EndedAt),
+		floatOrNull(n.DeadlineAt), n.DeliveryUpdatedAt, textOrNull(n.TerminalCode), textOrNull(n.DeliveryCode), n.Version, n.ID); err != nil {
+		return err
+	}
+	if d.event.kind == "" {
+		return nil
+	}
+	return addEvent(t, n.ID, d.event.kind, textOrNull(d.event.from), d.event.to, d.at, textOrNull(d.event.code))
+}
+
+// taskArgs are a task's values in taskColumns' order, as a store writes
+// them.
+func taskArgs(n Task) []any {
+	required := int64(0)
+	if n.DeliveryRequired {
+		required = 1
+	}
+	return []any{n.ID, textOrNull(n.ParentID), string(n.Status), string(n.DeliveryStatus), required, textOrNull(n.PayloadHash),
+		floatOrNull(n.TimeoutSeconds), n.CreatedAt, floatOrNull(n.StartedAt), n.UpdatedAt, floatOrNull(n.EndedAt),
+		floatOrNull(n.DeadlineAt), n.DeliveryUpdatedAt, textOrNull(n.TerminalCode), textOrNull(n.DeliveryCode), n.Version}
 }
 
 // lockedWrite takes the ledger lock and runs fn in a write transaction.
@@ -214,42 +233,25 @@ func (l *Ledger) CreateContext(ctx context.Context, p CreateParams) (Task, error
 		}
 		existing, err := getTask(t, id)
 		if err == nil {
-			if sameString(existing.ParentID, parent) && sameString(existing.PayloadHash, p.PayloadHash) &&
-				sameFloat(existing.TimeoutSeconds, p.TimeoutSeconds) && existing.DeliveryRequired == !p.Internal {
-				out = existing
-				return nil
-			}
-			return stateConflict("task exists with different parameters")
+			out = existing
+			return decideRepeatCreate(existing, parent, p)
 		}
 		if !errors.Is(err, ErrTaskNotFound) {
 			return err
 		}
-		var parentTask Task
+		var parentTask *Task
 		if parent != "" {
-			if parentTask, err = getTask(t, parent); err != nil {
+			found, err := getTask(t, parent)
+			if err != nil {
 				return err
 			}
+			parentTask = &found
 		}
-		now, err := t.now()
+		d, err := decideCreate(id, parentTask, p, t.now)
 		if err != nil {
 			return err
 		}
-		if parent != "" {
-			if err := notBefore(now, parentTask.CreatedAt); err != nil {
-				return err
-			}
-		}
-		required := 0
-		if !p.Internal {
-			required = 1
-		}
-		if _, err := t.ExecContext(t.ctx, `INSERT INTO tasks (id, parent_id, status, delivery_status, delivery_required, payload_hash,
-			timeout_seconds, created_at, started_at, updated_at, ended_at, deadline_at, delivery_updated_at, terminal_code, delivery_code, version)
-			VALUES (?, ?, 'queued', 'pending', ?, ?, ?, ?, NULL, ?, NULL, NULL, ?, NULL, NULL, 0)`,
-			id, orNull(parent), required, orNull(p.PayloadHash), floatOrNull(p.TimeoutSeconds), now, now, now); err != nil {
-			return err
-		}
-		if err := addEvent(t, id, eventCreated, nil, string(StatusQueued), now, codeCreated); err != nil {
+		if err := storeDecision(t, d, true); err != nil {
 			return err
 		}
 		out, err = getTask(t, id)
@@ -260,10 +262,10 @@ func (l *Ledger) CreateContext(ctx context.Context, p CreateParams) (Task, error
 
 // writeTask is the shape the task operations share: refuse on a read-only
 // ledger, parse the id, run check (argument rules that need no row), then,
-// in one write transaction, load the task and let apply decide. apply
+// in one write transaction, load the task and let decide answer. decide
 // returns changed=false to return the stored task unchanged (the idempotent
 // repeats); otherwise the task is read back as written.
-func (l *Ledger) writeTask(ctx context.Context, id string, check func() error, apply func(t *txn, task Task) (changed bool, err error)) (Task, error) {
+func (l *Ledger) writeTask(ctx context.Context, id string, check func() error, decide func(task Task, now nowFunc) (decision, error)) (Task, error) {
 	if err := l.refuseMutation(); err != nil {
 		return Task{}, err
 	}
@@ -282,9 +284,12 @@ func (l *Ledger) writeTask(ctx context.Context, id string, check func() error, a
 		if err != nil {
 			return err
 		}
-		changed, err := apply(t, task)
-		if err != nil || !changed {
+		d, err := decide(task, t.now)
+		if err != nil || !d.changed {
 			out = task
+			return err
+		}
+		if err := storeDecision(t, d, false); err != nil {
 			return err
 		}
 		out, err = getTask(t, cid)
@@ -306,36 +311,7 @@ func (l *Ledger) Start(id string) (Task, error) {
 // the wait for another connection's write lock (see Concurrency in the
 // package documentation).
 func (l *Ledger) StartContext(ctx context.Context, id string) (Task, error) {
-	return l.writeTask(ctx, id, nil, func(t *txn, task Task) (bool, error) {
-		if task.Status == StatusRunning {
-			return false, nil
-		}
-		if task.Status != StatusQueued {
-			return false, stateConflict("task is not queued")
-		}
-		now, err := t.now()
-		if err != nil {
-			return false, err
-		}
-		if err := notBefore(now, task.CreatedAt, task.UpdatedAt); err != nil {
-			return false, err
-		}
-		var deadline any
-		if task.TimeoutSeconds != nil {
-			d := now + *task.TimeoutSeconds
-			// Near the top of the float range the sum overflows; an
-			// infinite deadline would be unreadable forever after.
-			if math.IsInf(d, 0) {
-				return false, errDeadlineOverflow
-			}
-			deadline = d
-		}
-		if _, err := t.ExecContext(t.ctx, `UPDATE tasks SET status = 'running', started_at = ?, updated_at = ?, deadline_at = ?, version = version + 1 WHERE id = ?`,
-			now, now, deadline, task.ID); err != nil {
-			return false, err
-		}
-		return true, addEvent(t, task.ID, eventTaskTransition, string(StatusQueued), string(StatusRunning), now, codeStarted)
-	})
+	return l.writeTask(ctx, id, nil, decideStart)
 }
 
 // Heartbeat refreshes a running task's updated_at.
@@ -347,20 +323,7 @@ func (l *Ledger) Heartbeat(id string) (Task, error) {
 // the wait for another connection's write lock (see Concurrency in the
 // package documentation).
 func (l *Ledger) HeartbeatContext(ctx context.Context, id string) (Task, error) {
-	return l.writeTask(ctx, id, nil, func(t *txn, task Task) (bool, error) {
-		if task.Status != StatusRunning {
-			return false, stateConflict("task is not running")
-		}
-		now, err := t.now()
-		if err != nil {
-			return false, err
-		}
-		if err := notBefore(now, task.UpdatedAt); err != nil {
-			return false, err
-		}
-		_, err = t.ExecContext(t.ctx, `UPDATE tasks SET updated_at = ?, version = version + 1 WHERE id = ?`, now, task.ID)
-		return true, err
-	})
+	return l.writeTask(ctx, id, nil, decideHeartbeat)
 }
 
 // CloseTask moves a task to a terminal state, recording code (NoCode for
@@ -391,32 +354,8 @@ func (l *Ledger) CloseTaskOptionalCode(ctx context.Context, id string, status St
 		}
 		return nil
 	}
-	return l.writeTask(ctx, id, check, func(t *txn, task Task) (bool, error) {
-		if task.Status == status {
-			return false, nil
-		}
-		if isTerminal(task.Status) {
-			return false, ErrAlreadyTerminal
-		}
-		if err := checkCode(code, taskCodeAllowed, string(status)); err != nil {
-			return false, err
-		}
-		now, err := t.now()
-		if err != nil {
-			return false, err
-		}
-		times := []float64{task.CreatedAt, task.UpdatedAt}
-		if task.StartedAt != nil {
-			times = append(times, *task.StartedAt)
-		}
-		if err := notBefore(now, times...); err != nil {
-			return false, err
-		}
-		if _, err := t.ExecContext(t.ctx, `UPDATE tasks SET status = ?, updated_at = ?, ended_at = ?, terminal_code = ?, version = version + 1 WHERE id = ?`,
-			status, now, now, codeOrNull(code), task.ID); err != nil {
-			return false, err
-		}
-		return true, addEvent(t, task.ID, eventTaskTransition, string(task.Status), string(status), now, codeOrNull(code))
+	return l.writeTask(ctx, id, check, func(task Task, now nowFunc) (decision, error) {
+		return decideClose(task, status, code, now)
 	})
 }
 
@@ -447,38 +386,8 @@ func (l *Ledger) SetDeliveryOptionalCode(ctx context.Context, id string, status 
 		}
 		return nil
 	}
-	return l.writeTask(ctx, id, check, func(t *txn, task Task) (bool, error) {
-		if task.DeliveryStatus == status {
-			return false, nil
-		}
-		if task.DeliveryStatus != DeliveryPending {
-			return false, ErrDeliveryClosed
-		}
-		if task.DeliveryRequired == (status == DeliveryNotApplicable) {
-			return false, stateConflict("delivery state not allowed for this kind of task")
-		}
-		if !isTerminal(task.Status) {
-			return false, stateConflict("task is not terminal")
-		}
-		if err := checkCode(code, deliveryCodeAllowed, string(status)); err != nil {
-			return false, err
-		}
-		now, err := t.now()
-		if err != nil {
-			return false, err
-		}
-		times := []float64{task.CreatedAt, task.DeliveryUpdatedAt}
-		if task.EndedAt != nil {
-			times = append(times, *task.EndedAt)
-		}
-		if err := notBefore(now, times...); err != nil {
-			return false, err
-		}
-		if _, err := t.ExecContext(t.ctx, `UPDATE tasks SET delivery_status = ?, delivery_updated_at = ?, delivery_code = ?, version = version + 1 WHERE id = ?`,
-			status, now, codeOrNull(code), task.ID); err != nil {
-			return false, err
-		}
-		return true, addEvent(t, task.ID, eventDeliveryTransition, string(DeliveryPending), string(status), now, codeOrNull(code))
+	return l.writeTask(ctx, id, check, func(task Task, now nowFunc) (decision, error) {
+		return decideDelivery(task, status, code, now)
 	})
 }
 
