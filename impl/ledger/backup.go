@@ -57,6 +57,9 @@ var errPartialExists = invalidInput("backup partial copy already exists")
 // BackupContext is Backup with a context whose cancellation or deadline
 // ends the wait for the database.
 func (l *Ledger) BackupContext(ctx context.Context, target string) (BackupReport, error) {
+	if l.server != nil {
+		return BackupReport{}, errNotOnServer
+	}
 	// The target's own text first: the partial copy's name adds to it.
 	clean, err := checkPathText(target)
 	if err != nil {

@@ -14,6 +14,8 @@ import (
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 	"modernc.org/sqlite/vfs"
+
+	"github.com/stateguard/stateguard/impl/ledger/internal/serverstore"
 )
 
 // defaultBusyTimeoutMS is the busy_timeout when Options leaves it zero.
@@ -41,6 +43,9 @@ type Ledger struct {
 	allowExternalACL bool
 	// plans is zero outside tests (see planOverrides).
 	plans planOverrides
+	// server, when set, holds the rows instead of a SQLite file
+	// (server.go); the SQLite fields above are then unused.
+	server serverstore.Store
 }
 
 // planOverrides force the plans an operation would otherwise choose by
@@ -450,6 +455,9 @@ func (l *Ledger) Close() error {
 
 func (l *Ledger) shutdown() error {
 	var err error
+	if l.server != nil {
+		return serverError("close", l.server.Close())
+	}
 	for _, s := range l.stmts {
 		s.Close()
 	}

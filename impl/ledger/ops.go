@@ -219,6 +219,9 @@ func (l *Ledger) CreateContext(ctx context.Context, p CreateParams) (Task, error
 	if p.TimeoutSeconds != nil && !validSeconds(*p.TimeoutSeconds) {
 		return Task{}, invalidInput("timeout must be a finite, non-negative number")
 	}
+	if l.server != nil {
+		return l.serverCreate(ctx, id, parent, p)
+	}
 	var out Task
 	err = l.lockedWrite(ctx, func(t *txn) error {
 		if id == "" {
@@ -277,6 +280,9 @@ func (l *Ledger) writeTask(ctx context.Context, id string, check func() error, d
 		if err := check(); err != nil {
 			return Task{}, err
 		}
+	}
+	if l.server != nil {
+		return l.serverWriteTask(ctx, cid, decide)
 	}
 	var out Task
 	err = l.lockedWrite(ctx, func(t *txn) error {
@@ -412,6 +418,9 @@ func (l *Ledger) GetContext(ctx context.Context, id string) (Task, error) {
 	cid, err := ParseTaskID(id)
 	if err != nil {
 		return Task{}, err
+	}
+	if l.server != nil {
+		return l.serverGet(ctx, cid)
 	}
 	var out Task
 	err = l.lockedReadTx(ctx, "read", true, func(t *txn) error {

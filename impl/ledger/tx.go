@@ -64,6 +64,9 @@ func (l *Ledger) begin(ctx context.Context, beginSQL string) (*txn, error) {
 	if l.closed {
 		return nil, ErrClosed
 	}
+	if l.server != nil {
+		return nil, errNotOnServer
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, &cancelledError{err}
 	}
@@ -148,6 +151,9 @@ func (l *Ledger) lockedReadTx(ctx context.Context, op string, gated bool, fn fun
 	}
 	if err := ctx.Err(); err != nil {
 		return &cancelledError{err}
+	}
+	if l.server != nil {
+		return errNotOnServer
 	}
 	if l.readOnly {
 		return l.readOnlyTx(ctx, op, gated, fn)

@@ -467,9 +467,9 @@ var (
 )
 
 // postgresEnginePaths may import a network driver: the PostgreSQL engine
-// talks to its server. It lives in impl/ledger's files named pg_*.go
+// talks to its server. It lives in its own package, impl/ledger/postgres
 // (docs/design/ledger-on-postgresql.md); keep the list in step with it.
-var postgresEnginePaths = []string{"impl/ledger/pg_"}
+var postgresEnginePaths = []string{"impl/ledger/postgres/"}
 
 // networkPackages are imports that open connections or send data away:
 // exact paths, and prefixes ending in "/".

@@ -43,7 +43,7 @@ func baseTree() []file {
 		{"go.mod", 0o644, "module example.com/canary\n"},
 		{"cmd/tool/main.go", 0o644, "package main\n\nimport \"os\"\n\nfunc main() { os.Exit(0) }\n"},
 		{"impl/engine/engine_test.go", 0o644, "package engine\n\nimport \"net/http\"\n\nvar _ = http.MethodGet\n"},
-		{postgresEnginePaths[0] + "conn.go", 0o644, "package ledger\n\nimport \"net\"\n\nvar _ net.Conn\n"},
+		{postgresEnginePaths[0] + "conn.go", 0o644, "package postgres\n\nimport \"net\"\n\nvar _ net.Conn\n"},
 		{"tools/check/main.go", 0o644, "package main\n\nimport \"net/http\"\n\nvar _ = http.MethodGet\n"},
 		{".ci/run", 0o755, "#!/bin/sh\necho ok\n"},
 	}

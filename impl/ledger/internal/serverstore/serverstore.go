@@ -1,0 +1,113 @@
+// Package serverstore is the seam between package ledger and a ledger held
+// by a database server (impl/ledger/postgres). The ledger keeps every rule:
+// argument checks, the decisions, the row checks, the error classes. A
+// store only keeps rows: it runs transactions, locks and reads rows, writes
+// the rows and events the ledger decided, and tells the time. It knows no
+// rule, so a store cannot decide differently from the SQLite engine.
+//
+// The package is internal to impl/ledger: only the ledger and its engine
+// packages can name it, so only they can make a server ledger.
+package serverstore
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+)
+
+// Row is one task row: the columns of the tasks table in the order
+// id, parent_id, status, delivery_status, delivery_required, payload_hash,
+// timeout_seconds, created_at, started_at, updated_at, ended_at,
+// deadline_at, delivery_updated_at, terminal_code, delivery_code, version,
+// each a string, int64, float64 or nil as database/sql drivers give them.
+// The ledger checks a row read by a store with the same rules as a row
+// read from its file.
+type Row []driver.Value
+
+// Event is one row of the event log; the store numbers it.
+type Event struct {
+	TaskID     string
+	Kind       string
+	From       *string
+	To         string
+	OccurredAt float64
+	Code       *string
+}
+
+// Store holds one ledger on a server.
+type Store interface {
+	// Write runs fn in one transaction that may write, and commits it
+	// when fn answers nil. An error from fn rolls the transaction back
+	// and is returned as it is.
+	Write(ctx context.Context, fn func(WriteTx) error) error
+	// Read runs fn in one read-only transaction over one snapshot.
+	Read(ctx context.Context, fn func(ReadTx) error) error
+	// Close ends the connection; it may be called again.
+	Close() error
+}
+
+// ReadTx reads inside a transaction.
+type ReadTx interface {
+	// Task reads one task's row; found is false when there is none.
+	Task(id string) (row Row, found bool, err error)
+}
+
+// WriteTx reads and writes inside a write transaction. Every lock is held
+// until the transaction ends.
+type WriteTx interface {
+	ReadTx
+	// LockTask reads one task's row and keeps other writers from it.
+	LockTask(id string) (row Row, found bool, err error)
+	// ShareTask reads one task's row and keeps it from being changed or
+	// deleted, while other transactions may still read and share it (a
+	// parent while a child is created).
+	ShareTask(id string) (row Row, found bool, err error)
+	// ReserveID makes the creates of one id wait for each other, so a
+	// second create of the id finds the first one's row.
+	ReserveID(id string) error
+	// Now is the operation's time, read after the transaction's locks
+	// are held.
+	Now() (float64, error)
+	// InsertTask adds a task's row.
+	InsertTask(row Row) error
+	// UpdateTask writes every column of an existing task's row.
+	UpdateTask(row Row) error
+	// AddEvent appends one event.
+	AddEvent(ev Event) error
+}
+
+// Settings are what the ledger resolved from its Options for a store.
+type Settings struct {
+	// BusyTimeoutMS bounds every wait for a lock or a statement.
+	BusyTimeoutMS int
+	// ReadOnly: the store must not create or change anything, the schema
+	// included.
+	ReadOnly bool
+}
+
+// The failures a store answers besides an error of fn and a context's
+// error (returned as errors.Is(err, ctx.Err()) holds). Their texts name
+// nothing of the server; the ledger maps them onto its classes.
+var (
+	// ErrBusy: a lock or statement waited longer than the busy timeout.
+	ErrBusy = errors.New("serverstore: busy")
+	// ErrSchemaMismatch: the schema in the database is not the ledger's.
+	ErrSchemaMismatch = errors.New("serverstore: schema does not match")
+	// ErrInvalidURL: the connection text could not be read.
+	ErrInvalidURL = errors.New("serverstore: connection text is not valid")
+)
+
+// Fault is any other failure of the server or the connection. Code is the
+// server's SQLSTATE, or "" when the connection failed; the driver's own
+// text, which names the host, the user and the database, is never kept.
+type Fault struct {
+	Op   string
+	Code string
+}
+
+func (f *Fault) Error() string {
+	if f.Code == "" {
+		return "serverstore: " + f.Op + ": connection failed"
+	}
+	return "serverstore: " + f.Op + ": server answered " + f.Code
+}

@@ -1,0 +1,247 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"pgregory.net/rapid"
+
+	"github.com/stateguard/stateguard/impl/ledger"
+	"github.com/stateguard/stateguard/internal/testsupport/pgtest"
+	model "github.com/stateguard/stateguard/model/ledger"
+)
+
+// poolID names a small set of canonical ids so that operations collide.
+func poolID(n int) string { return fmt.Sprintf("%08x-0000-4000-8000-%012x", 0x9e0000+n, n) }
+
+// className names an answer's class, with the clock-backwards refusal told
+// apart from other StateConflicts (a damaged row read back is one too).
+func className(err error, invalid, notFound, backwards, conflict error) string {
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.Is(err, invalid):
+		return "InvalidInput"
+	case errors.Is(err, notFound):
+		return "TaskNotFound"
+	case errors.Is(err, backwards):
+		return "ClockBackwards"
+	case errors.Is(err, conflict):
+		return "StateConflict"
+	}
+	return "other: " + err.Error()
+}
+
+func engineClass(err error) string {
+	return className(err, ledger.ErrInvalidInput, ledger.ErrTaskNotFound, ledger.ErrClockBackwards, ledger.ErrStateConflict)
+}
+
+func modelClass(err error) string {
+	return className(err, model.ErrInvalidInput, model.ErrTaskNotFound, model.ErrClockBackwards, model.ErrStateConflict)
+}
+
+func asModel(t ledger.Task) model.Task {
+	return model.Task{
+		ID: t.ID, ParentID: t.ParentID, Status: string(t.Status), DeliveryStatus: string(t.DeliveryStatus),
+		DeliveryRequired: t.DeliveryRequired, PayloadHash: t.PayloadHash, TimeoutSeconds: t.TimeoutSeconds,
+		CreatedAt: t.CreatedAt, StartedAt: t.StartedAt, UpdatedAt: t.UpdatedAt, EndedAt: t.EndedAt,
+		DeadlineAt: t.DeadlineAt, DeliveryUpdatedAt: t.DeliveryUpdatedAt, TerminalCode: t.TerminalCode,
+		DeliveryCode: t.DeliveryCode, Version: t.Version,
+	}
+}
+
+// TestMatchesModel drives a ledger on PostgreSQL and model/ledger with the
+// same random create, start, heartbeat, close, delivery and get calls at a
+// scripted test clock that sometimes steps back: after every call the
+// answer's class, the task returned, every task row and the event log must
+// agree. Each check runs in a fresh schema. A failure prints the
+// operations (rapid's log) and a replayable seed.
+//
+// Default: 20 checks (a fresh schema each costs a second or so on a busy
+// machine); more with -rapid.checks=N.
+func TestMatchesModel(t *testing.T) {
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "rapid.checks" })
+	if !explicit {
+		old := flag.Lookup("rapid.checks").Value.String()
+		if err := flag.Set("rapid.checks", "20"); err != nil {
+			t.Fatal(err)
+		}
+		defer flag.Set("rapid.checks", old)
+	}
+	url := pgtest.Database(t)
+	conn := direct(t, url)
+	ctx := context.Background()
+	rapid.Check(t, func(rt *rapid.T) {
+		now := 1_000_000.0
+		schema := fmt.Sprintf("model_%d", schemas.Add(1))
+		l, err := open(ctx, url, ledger.Options{AllowExternalACL: onWindows}, settings{schema: schema, testClock: func() float64 { return now }})
+		if err != nil {
+			rt.Fatal(err)
+		}
+		defer l.Close()
+		var m model.Model
+		id := func(label string) string { return poolID(rapid.IntRange(0, 2).Draw(rt, label)) }
+		code := func(label string) *string {
+			c := rapid.SampledFrom([]string{"", "completed", "worker_failed", "deadline_exceeded", "caller_cancelled", "transport_acknowledged", "transport_failed", "internal_task", "bogus_code", "Bad Code"}).Draw(rt, label)
+			if c == "" {
+				return nil
+			}
+			return &c
+		}
+		check := func(op string, got ledger.Task, gotErr error, want model.Task, wantErr error) {
+			if engineClass(gotErr) != modelClass(wantErr) {
+				rt.Fatalf("%s: engine %s (%v), model %s (%v)", op, engineClass(gotErr), gotErr, modelClass(wantErr), wantErr)
+			}
+			if gotErr == nil && showTask(asModel(got)) != showTask(want) {
+				rt.Fatalf("%s: engine returned %s, model %s", op, showTask(asModel(got)), showTask(want))
+			}
+		}
+		steps := rapid.IntRange(20, 40).Draw(rt, "steps")
+		for i := 0; i < steps; i++ {
+			now += rapid.SampledFrom([]float64{30, -1, 0, 0.5, 700}).Draw(rt, "dt")
+			switch rapid.IntRange(0, 5).Draw(rt, "op") {
+			case 0:
+				var timeout *float64
+				if rapid.Bool().Draw(rt, "with timeout") {
+					v := rapid.SampledFrom([]float64{0, 1, 60, math.Copysign(0, -1)}).Draw(rt, "timeout")
+					timeout = &v
+				}
+				parent := ""
+				if rapid.Bool().Draw(rt, "with parent") {
+					parent = id("parent")
+				}
+				internalTask := rapid.Bool().Draw(rt, "internal")
+				tid := id("id")
+				got, gotErr := l.Create(ledger.CreateParams{TaskID: tid, ParentID: parent, TimeoutSeconds: timeout, Internal: internalTask})
+				want, wantErr := m.Create(model.CreateParams{TaskID: tid, ParentID: parent, TimeoutSeconds: timeout, DeliveryRequired: !internalTask}, now)
+				check("create", got, gotErr, want, wantErr)
+			case 1:
+				tid := id("id")
+				got, gotErr := l.Start(tid)
+				want, wantErr := m.Start(tid, now)
+				check("start", got, gotErr, want, wantErr)
+			case 2:
+				tid := id("id")
+				got, gotErr := l.Heartbeat(tid)
+				want, wantErr := m.Heartbeat(tid, now)
+				check("heartbeat", got, gotErr, want, wantErr)
+			case 3:
+				tid := id("id")
+				status := rapid.SampledFrom([]string{"succeeded", "failed", "timed_out", "cancelled", "running"}).Draw(rt, "status")
+				c := code("code")
+				got, gotErr := l.CloseTaskOptionalCode(ctx, tid, ledger.Status(status), c)
+				want, wantErr := m.CloseCode(tid, status, c, now)
+				check("close", got, gotErr, want, wantErr)
+			case 4:
+				tid := id("id")
+				status := rapid.SampledFrom([]string{"delivered", "failed", "not_applicable", "pending"}).Draw(rt, "status")
+				c := code("code")
+				got, gotErr := l.SetDeliveryOptionalCode(ctx, tid, ledger.DeliveryStatus(status), c)
+				want, wantErr := m.SetDeliveryCode(tid, status, c, now)
+				check("delivery", got, gotErr, want, wantErr)
+			case 5:
+				tid := id("id")
+				got, gotErr := l.Get(tid)
+				want, wantErr := m.Get(tid)
+				check("get", got, gotErr, want, wantErr)
+			}
+			compareRows(rt, conn, schema, l, &m)
+		}
+	})
+}
+
+// compareRows compares every task row (read through the ledger, which
+// checks it) and the event log (read directly, in sequence order; the
+// sequences themselves only need to increase) with the model's.
+func compareRows(rt *rapid.T, conn *pgx.Conn, schema string, l *ledger.Ledger, m *model.Model) {
+	ctx := context.Background()
+	table := pgx.Identifier{schema}.Sanitize()
+	rows, err := conn.Query(ctx, `SELECT id FROM `+table+`.tasks ORDER BY id COLLATE "C"`)
+	if err != nil {
+		rt.Fatal(err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		rt.Fatal(err)
+	}
+	var tasks []string
+	for _, id := range ids {
+		task, err := l.Get(id)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		tasks = append(tasks, showTask(asModel(task)))
+	}
+	var want []string
+	for _, task := range m.Tasks() {
+		want = append(want, showTask(task))
+	}
+	if strings.Join(tasks, "\n") != strings.Join(want, "\n") {
+		rt.Fatalf("task rows differ\nengine:\n%s\nmodel:\n%s", strings.Join(tasks, "\n"), strings.Join(want, "\n"))
+	}
+	rows, err = conn.Query(ctx, `SELECT sequence, task_id, event_kind, coalesce(from_value, 'null'), to_value, occurred_at, coalesce(code, 'null') FROM `+table+`.task_events ORDER BY sequence`)
+	if err != nil {
+		rt.Fatal(err)
+	}
+	defer rows.Close()
+	var events []string
+	last := int64(0)
+	for rows.Next() {
+		var seq int64
+		var id, kind, from, to, code string
+		var at float64
+		if err := rows.Scan(&seq, &id, &kind, &from, &to, &at, &code); err != nil {
+			rt.Fatal(err)
+		}
+		if seq <= last {
+			rt.Fatalf("event sequence %d after %d", seq, last)
+		}
+		last = seq
+		events = append(events, fmt.Sprintf("%s %s %s>%s at %v code %s", id, kind, from, to, at, code))
+	}
+	if err := rows.Err(); err != nil {
+		rt.Fatal(err)
+	}
+	var wantEvents []string
+	for _, ev := range m.Events() {
+		from, code := "null", "null"
+		if ev.From != nil {
+			from = *ev.From
+		}
+		if ev.Code != nil {
+			code = *ev.Code
+		}
+		wantEvents = append(wantEvents, fmt.Sprintf("%s %s %s>%s at %v code %s", ev.TaskID, ev.Kind, from, ev.To, ev.OccurredAt, code))
+	}
+	if strings.Join(events, "\n") != strings.Join(wantEvents, "\n") {
+		rt.Fatalf("event logs differ\nengine:\n%s\nmodel:\n%s", strings.Join(events, "\n"), strings.Join(wantEvents, "\n"))
+	}
+}
+
+// showTask prints a row with its pointers followed, bit-exact for times
+// (so -0 and 0 differ).
+func showTask(t model.Task) string {
+	f := func(p *float64) string {
+		if p == nil {
+			return "null"
+		}
+		return fmt.Sprintf("%v/%x", *p, math.Float64bits(*p))
+	}
+	s := func(p *string) string {
+		if p == nil {
+			return "null"
+		}
+		return *p
+	}
+	return fmt.Sprintf("%s parent=%s %s/%s required=%v hash=%s timeout=%s created=%s started=%s updated=%s ended=%s deadline=%s dup=%s tcode=%s dcode=%s v%d",
+		t.ID, s(t.ParentID), t.Status, t.DeliveryStatus, t.DeliveryRequired, s(t.PayloadHash), f(t.TimeoutSeconds),
+		f(&t.CreatedAt), f(t.StartedAt), f(&t.UpdatedAt), f(t.EndedAt), f(t.DeadlineAt), f(&t.DeliveryUpdatedAt),
+		s(t.TerminalCode), s(t.DeliveryCode), t.Version)
+}

@@ -1,0 +1,262 @@
+// Package postgres holds a task ledger in PostgreSQL, for a ledger that
+// several hosts share (docs/design/ledger-on-postgresql.md). It keeps rows
+// only: package ledger applies every rule, through the same decisions and
+// row checks as on SQLite, and returns the same *ledger.Ledger.
+//
+// The time of every operation is the server's, read inside its
+// transaction after its locks are held, so hosts whose clocks differ
+// agree; Options.Clock is not used. Every operation is one READ COMMITTED
+// transaction that locks the rows it decides on, with lock_timeout and
+// statement_timeout set to the busy timeout (answered as ledger.ErrBusy).
+// A driver failure is reduced to its SQLSTATE: the driver's text names
+// the host, the user and the database, and never leaves this package.
+//
+// Not offered yet: the package opens a ledger for its own tests only,
+// until every operation of the ledger works here.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/stateguard/stateguard/impl/ledger"
+	"github.com/stateguard/stateguard/impl/ledger/internal/serverstore"
+)
+
+// DefaultSchema is the PostgreSQL schema that holds the ledger unless
+// configured.
+const DefaultSchema = "task_state_guard"
+
+// settings are the engine's own settings beside ledger.Options.
+type settings struct {
+	// schema holds the ledger's tables; "" is DefaultSchema.
+	schema string
+	// testClock, when set, replaces the server's clock (tests and the
+	// command line's test clock). No host's clock is ever read.
+	testClock ledger.Clock
+}
+
+// open connects to url and opens the ledger in its schema, making the
+// schema first when the database has none and the ledger may write.
+func open(ctx context.Context, url string, opts ledger.Options, s settings) (*ledger.Ledger, error) {
+	return ledger.OpenOnServer(opts, func(st serverstore.Settings) (serverstore.Store, error) {
+		return connect(ctx, url, st, s)
+	})
+}
+
+// store is one connection holding one ledger. The ledger calls it one
+// operation at a time.
+type store struct {
+	conn      *pgx.Conn
+	schema    string
+	testClock ledger.Clock
+	busyMS    int
+	readOnly  bool
+	closed    bool
+}
+
+func connect(ctx context.Context, url string, st serverstore.Settings, s settings) (*store, error) {
+	if s.schema == "" {
+		s.schema = DefaultSchema
+	}
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		// pgx's message quotes the URL: never pass it on.
+		return nil, serverstore.ErrInvalidURL
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, fault(ctx, "connect", err)
+	}
+	e := &store{conn: conn, schema: s.schema, testClock: s.testClock, busyMS: st.BusyTimeoutMS, readOnly: st.ReadOnly}
+	if err := e.ensureSchema(ctx); err != nil {
+		conn.Close(context.Background())
+		return nil, err
+	}
+	return e, nil
+}
+
+// Close ends the connection.
+func (e *store) Close() error {
+	if e.closed {
+		return nil
+	}
+	e.closed = true
+	if err := e.conn.Close(context.Background()); err != nil {
+		return &serverstore.Fault{Op: "close"}
+	}
+	return nil
+}
+
+// fault maps a driver failure to the store's answers, keeping only the
+// SQLSTATE of the server's errors.
+func fault(ctx context.Context, op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if cerr := ctx.Err(); cerr != nil {
+		return cerr
+	}
+	switch {
+	case errors.Is(err, context.Canceled):
+		return context.Canceled
+	case errors.Is(err, context.DeadlineExceeded):
+		return context.DeadlineExceeded
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch pe.Code {
+		case "55P03", "57014", "40P01": // lock_not_available, query_canceled (the timeouts), deadlock_detected
+			return serverstore.ErrBusy
+		}
+		return &serverstore.Fault{Op: op, Code: pe.Code}
+	}
+	return &serverstore.Fault{Op: op}
+}
+
+// inTx runs fn in one transaction with the ledger's schema alone on the
+// search path and every wait bounded by the busy timeout: READ COMMITTED
+// for writes (they lock what they decide on), one REPEATABLE READ READ
+// ONLY snapshot for reads. fn's own errors pass unchanged.
+func (e *store) inTx(ctx context.Context, readOnly bool, fn func(pgx.Tx) error) error {
+	if e.closed {
+		return ledger.ErrClosed
+	}
+	opts := pgx.TxOptions{IsoLevel: pgx.ReadCommitted}
+	if readOnly {
+		opts = pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
+	}
+	tx, err := e.conn.BeginTx(ctx, opts)
+	if err != nil {
+		return fault(ctx, "begin", err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	timeout := strconv.Itoa(e.busyMS)
+	if _, err := tx.Exec(ctx, `SELECT set_config('search_path', $1, true), set_config('lock_timeout', $2, true), set_config('statement_timeout', $2, true)`,
+		pgx.Identifier{e.schema}.Sanitize(), timeout); err != nil {
+		return fault(ctx, "begin", err)
+	}
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return fault(ctx, "commit", tx.Commit(ctx))
+}
+
+// Write runs fn in one write transaction.
+func (e *store) Write(ctx context.Context, fn func(serverstore.WriteTx) error) error {
+	if e.readOnly {
+		return &serverstore.Fault{Op: "write on a read-only store"}
+	}
+	return e.inTx(ctx, false, func(tx pgx.Tx) error { return fn(&writeTx{readTx{ctx, tx}, e}) })
+}
+
+// Read runs fn in one read-only snapshot.
+func (e *store) Read(ctx context.Context, fn func(serverstore.ReadTx) error) error {
+	return e.inTx(ctx, true, func(tx pgx.Tx) error { return fn(&readTx{ctx, tx}) })
+}
+
+// taskColumns selects a task's columns in serverstore.Row's order, the
+// flag as the int64 the row checks expect.
+const taskColumns = `id, parent_id, status, delivery_status, delivery_required::bigint, payload_hash,
+	timeout_seconds, created_at, started_at, updated_at, ended_at, deadline_at,
+	delivery_updated_at, terminal_code, delivery_code, version`
+
+type readTx struct {
+	ctx context.Context
+	tx  pgx.Tx
+}
+
+func (r *readTx) task(id, lock string) (serverstore.Row, bool, error) {
+	rows, err := r.tx.Query(r.ctx, `SELECT `+taskColumns+` FROM tasks WHERE id = $1 `+lock, id)
+	if err != nil {
+		return nil, false, fault(r.ctx, "read", err)
+	}
+	defer rows.Close()
+	if !rows.Next() {
+		return nil, false, fault(r.ctx, "read", rows.Err())
+	}
+	vals, err := rows.Values()
+	if err != nil {
+		return nil, false, fault(r.ctx, "read", err)
+	}
+	row := make(serverstore.Row, len(vals))
+	for i, v := range vals {
+		row[i] = v
+	}
+	return row, true, nil
+}
+
+// Task reads one task's row.
+func (r *readTx) Task(id string) (serverstore.Row, bool, error) { return r.task(id, "") }
+
+type writeTx struct {
+	readTx
+	e *store
+}
+
+// LockTask reads a row FOR UPDATE.
+func (w *writeTx) LockTask(id string) (serverstore.Row, bool, error) {
+	return w.task(id, "FOR UPDATE")
+}
+
+// ShareTask reads a row FOR SHARE.
+func (w *writeTx) ShareTask(id string) (serverstore.Row, bool, error) {
+	return w.task(id, "FOR SHARE")
+}
+
+// ReserveID takes a transaction-level advisory lock on the id: a second
+// create of the id waits here, then finds the first one's row.
+func (w *writeTx) ReserveID(id string) error {
+	_, err := w.tx.Exec(w.ctx, `SELECT pg_advisory_xact_lock(hashtext('task_state_guard create ' || $1::text))`, id)
+	return fault(w.ctx, "write", err)
+}
+
+// Now is the server's clock_timestamp() (not now(), the transaction's
+// start, which a transaction that waited for a lock would find earlier
+// than the time its predecessor wrote), unless a test clock is set.
+func (w *writeTx) Now() (float64, error) {
+	if w.e.testClock != nil {
+		return w.e.testClock(), nil
+	}
+	var now float64
+	err := w.tx.QueryRow(w.ctx, `SELECT extract(epoch FROM clock_timestamp())::double precision`).Scan(&now)
+	if err != nil {
+		return 0, fault(w.ctx, "read clock", err)
+	}
+	return now, nil
+}
+
+// InsertTask adds a row.
+func (w *writeTx) InsertTask(row serverstore.Row) error {
+	_, err := w.tx.Exec(w.ctx, `INSERT INTO tasks (id, parent_id, status, delivery_status, delivery_required, payload_hash,
+		timeout_seconds, created_at, started_at, updated_at, ended_at, deadline_at, delivery_updated_at, terminal_code, delivery_code, version)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`, args(row)...)
+	return fault(w.ctx, "write", err)
+}
+
+// UpdateTask writes every column but the id of an existing row.
+func (w *writeTx) UpdateTask(row serverstore.Row) error {
+	_, err := w.tx.Exec(w.ctx, `UPDATE tasks SET parent_id = $2, status = $3, delivery_status = $4, delivery_required = $5,
+		payload_hash = $6, timeout_seconds = $7, created_at = $8, started_at = $9, updated_at = $10, ended_at = $11,
+		deadline_at = $12, delivery_updated_at = $13, terminal_code = $14, delivery_code = $15, version = $16 WHERE id = $1`, args(row)...)
+	return fault(w.ctx, "write", err)
+}
+
+// AddEvent appends an event; the identity column numbers it.
+func (w *writeTx) AddEvent(ev serverstore.Event) error {
+	_, err := w.tx.Exec(w.ctx, `INSERT INTO task_events (task_id, event_kind, from_value, to_value, occurred_at, code) VALUES ($1, $2, $3, $4, $5, $6)`,
+		ev.TaskID, ev.Kind, ev.From, ev.To, ev.OccurredAt, ev.Code)
+	return fault(w.ctx, "write", err)
+}
+
+func args(row serverstore.Row) []any {
+	out := make([]any, len(row))
+	for i, v := range row {
+		out[i] = v
+	}
+	return out
+}

@@ -1,0 +1,254 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/stateguard/stateguard/impl/ledger"
+	"github.com/stateguard/stateguard/internal/testsupport/pgtest"
+)
+
+// TestMain lets the package's tests share one throwaway cluster.
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// onWindows is the Windows ACL acknowledgement every ledger.Options of a
+// test gives (a file ledger needs it there; a server ledger ignores it).
+const onWindows = runtime.GOOS == "windows"
+
+var schemas atomic.Int64
+
+// openForTest opens a ledger on url in a schema of its own (unless s names
+// one) and closes it when t ends.
+func openForTest(t testing.TB, url string, opts ledger.Options, s settings) *ledger.Ledger {
+	t.Helper()
+	if s.schema == "" {
+		s.schema = fmt.Sprintf("ledger_%d", schemas.Add(1))
+	}
+	l, err := open(context.Background(), url, opts, s)
+	if err != nil {
+		t.Fatalf("open: %v (%v)", err, errors.Unwrap(err))
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+// direct is a connection of the test's own, beside the ledger's.
+func direct(t testing.TB, url string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
+func exec(t testing.TB, url, sqlText string) {
+	t.Helper()
+	if _, err := direct(t, url).Exec(context.Background(), sqlText); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSchemaFingerprint pins the catalog fingerprint of the schema the
+// engine makes, shows it does not depend on the schema's name, and that a
+// schema changed in any way is refused when opened again.
+func TestSchemaFingerprint(t *testing.T) {
+	url := pgtest.Database(t)
+	ctx := context.Background()
+	openForTest(t, url, ledger.Options{AllowExternalACL: onWindows}, settings{schema: "first"})
+	openForTest(t, url, ledger.Options{AllowExternalACL: onWindows}, settings{schema: "Another Name"})
+	for _, schema := range []string{"first", "Another Name"} {
+		tx, err := direct(t, url).Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// As the store reads it: the schema alone on the search path,
+		// where the catalog prints its names unqualified.
+		if _, err := tx.Exec(ctx, `SELECT set_config('search_path', $1, true)`, pgx.Identifier{schema}.Sanitize()); err != nil {
+			t.Fatal(err)
+		}
+		fp, err := fingerprint(ctx, tx, schema)
+		tx.Rollback(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fp != schemaFingerprint {
+			t.Fatalf("fingerprint of the schema made as %q = %s, want %s", schema, fp, schemaFingerprint)
+		}
+	}
+	for _, tc := range []struct{ name, change string }{
+		{"a CHECK dropped", `ALTER TABLE %s.tasks DROP CONSTRAINT tasks_version_check`},
+		{"a column added", `ALTER TABLE %s.tasks ADD COLUMN extra text`},
+		{"an index dropped", `DROP INDEX %s.tasks_status_idx`},
+		{"a table added", `CREATE TABLE %s.planted (x int)`},
+		{"a column's type", `ALTER TABLE %s.task_events ALTER COLUMN occurred_at TYPE real`},
+		{"a metadata key added", `INSERT INTO %s.schema_meta VALUES ('extra', 'x')`},
+		{"the version changed", `UPDATE %s.schema_meta SET value = '3' WHERE key = 'schema_version'`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			schema := fmt.Sprintf("changed_%d", schemas.Add(1))
+			openForTest(t, url, ledger.Options{AllowExternalACL: onWindows}, settings{schema: schema}).Close()
+			exec(t, url, fmt.Sprintf(tc.change, schema))
+			for _, readOnly := range []bool{false, true} {
+				_, err := open(ctx, url, ledger.Options{AllowExternalACL: onWindows, ReadOnly: readOnly}, settings{schema: schema})
+				if !errors.Is(err, ledger.ErrStateConflict) || ledger.Reason(err) != "schema does not match" {
+					t.Fatalf("opening (read-only %v) a schema with %s: %v, want StateConflict 'schema does not match'", readOnly, tc.name, err)
+				}
+			}
+		})
+	}
+	t.Run("read-only makes no schema", func(t *testing.T) {
+		_, err := open(ctx, url, ledger.Options{AllowExternalACL: onWindows, ReadOnly: true}, settings{schema: "absent"})
+		if !errors.Is(err, ledger.ErrStateConflict) {
+			t.Fatalf("read-only open of a missing schema: %v, want StateConflict", err)
+		}
+		var n int
+		if err := direct(t, url).QueryRow(ctx, `SELECT count(*) FROM pg_namespace WHERE nspname = 'absent'`).Scan(&n); err != nil || n != 0 {
+			t.Fatalf("read-only open made the schema (count %d, %v)", n, err)
+		}
+	})
+}
+
+// TestTwoClocks: two workers whose own clocks differ by 700 s (given as
+// Options.Clock, as an embedder sets it) share one ledger and agree,
+// because the time comes from the server: the one behind heartbeats and
+// closes a task the one ahead started without "clock moved backwards",
+// and every time written lies within the test's bracket of the server's
+// clock.
+func TestTwoClocks(t *testing.T) {
+	url := pgtest.Database(t)
+	ctx := context.Background()
+	conn := direct(t, url)
+	serverNow := func() float64 {
+		var now float64
+		if err := conn.QueryRow(ctx, `SELECT extract(epoch FROM clock_timestamp())::double precision`).Scan(&now); err != nil {
+			t.Fatal(err)
+		}
+		return now
+	}
+	host := serverNow()
+	ahead := openForTest(t, url, ledger.Options{AllowExternalACL: onWindows, Clock: func() float64 { return host + 700 }}, settings{schema: "shared"})
+	behind := openForTest(t, url, ledger.Options{AllowExternalACL: onWindows, Clock: func() float64 { return host }}, settings{schema: "shared"})
+	before := serverNow()
+	timeout := 3600.0
+	task, err := ahead.Create(ledger.CreateParams{TimeoutSeconds: &timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ahead.Start(task.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := behind.Heartbeat(task.ID); err != nil {
+		t.Fatalf("heartbeat from the host behind: %v", err)
+	}
+	closed, err := behind.CloseTask(task.ID, ledger.StatusSucceeded, ledger.CodeCompleted)
+	if err != nil {
+		t.Fatalf("close from the host behind: %v", err)
+	}
+	after := serverNow()
+	for name, at := range map[string]float64{"created_at": closed.CreatedAt, "started_at": *closed.StartedAt, "updated_at": closed.UpdatedAt, "ended_at": *closed.EndedAt} {
+		if at < before || at > after {
+			t.Errorf("%s = %.6f, outside the server's clock during the test [%.6f, %.6f]", name, at, before, after)
+		}
+	}
+	if !(closed.CreatedAt <= *closed.StartedAt && *closed.StartedAt <= *closed.EndedAt) {
+		t.Errorf("times out of order: created %.6f, started %.6f, ended %.6f", closed.CreatedAt, *closed.StartedAt, *closed.EndedAt)
+	}
+}
+
+// TestBusyPastTheTimeout: a row held by another transaction for longer
+// than the busy timeout is answered as busy (StateConflict, L11), and the
+// task is unchanged.
+func TestBusyPastTheTimeout(t *testing.T) {
+	url := pgtest.Database(t)
+	ctx := context.Background()
+	l := openForTest(t, url, ledger.Options{AllowExternalACL: onWindows, BusyTimeoutMS: 200}, settings{schema: "busy"})
+	task, err := l.Create(ledger.CreateParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := direct(t, url).Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM busy.tasks WHERE id = $1 FOR UPDATE`, task.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, err = l.Start(task.ID)
+	if !errors.Is(err, ledger.ErrBusy) || !errors.Is(err, ledger.ErrStateConflict) {
+		t.Fatalf("start while another transaction holds the row: %v, want ErrBusy", err)
+	}
+	tx.Rollback(ctx)
+	got, err := l.Get(task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != ledger.StatusQueued || got.Version != 0 {
+		t.Errorf("the busy start changed the task: %+v", got)
+	}
+}
+
+// TestErrorsNameNoServer: a refused connection and a missing database
+// answer fixed errors whose text names neither the socket's directory nor
+// the user nor the database.
+func TestErrorsNameNoServer(t *testing.T) {
+	url := pgtest.Database(t)
+	c := pgtest.SharedCluster(t)
+	for name, bad := range map[string]string{
+		"unknown role":     strings.Replace(url, "user=", "user=nosuchrole", 1),
+		"unknown database": strings.Replace(url, "postgres:///", "postgres:///nosuchdatabase", 1),
+	} {
+		_, err := open(context.Background(), bad, ledger.Options{AllowExternalACL: onWindows}, settings{})
+		if err == nil {
+			t.Fatalf("%s: the open succeeded", name)
+		}
+		for _, secret := range []string{c.Dir, "nosuch", "postgres:", "host", "user"} {
+			for e := err; e != nil; e = errors.Unwrap(e) {
+				if strings.Contains(e.Error(), secret) {
+					t.Errorf("%s: error %q names %q", name, e, secret)
+				}
+			}
+		}
+	}
+}
+
+// TestOperationsNotYetOnAServer: the operations a server ledger does not
+// offer yet answer an error, never a panic, and make nothing.
+func TestOperationsNotYetOnAServer(t *testing.T) {
+	url := pgtest.Database(t)
+	l := openForTest(t, url, ledger.Options{AllowExternalACL: onWindows}, settings{})
+	task, err := l.Create(ledger.CreateParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ended := 0.0
+	dir := t.TempDir()
+	calls := map[string]func() error{
+		"children":  func() error { _, err := l.ChildrenOf(task.ID); return err },
+		"list":      func() error { _, err := l.List(ledger.ListFilter{}); return err },
+		"reconcile": func() error { _, err := l.Reconcile(ledger.ReconcileOptions{DryRun: true}); return err },
+		"doctor":    func() error { _, err := l.Doctor(); return err },
+		"prune":     func() error { _, err := l.Prune(ledger.PruneOptions{EndedBefore: &ended, DryRun: true}); return err },
+		"history":   func() error { _, err := l.History(task.ID); return err },
+		"metrics":   func() error { _, err := l.MetricsContext(ctx, ledger.MetricsOptions{}); return err },
+		"backup":    func() error { _, err := l.Backup(dir + "/copy.sqlite"); return err },
+	}
+	for name, call := range calls {
+		if err := call(); err == nil || errors.Is(err, ledger.ErrStateConflict) || errors.Is(err, ledger.ErrInvalidInput) {
+			t.Errorf("%s on a server ledger: %v, want the not-yet error", name, err)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("backup made %v", entries)
+	}
+}

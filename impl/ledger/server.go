@@ -1,0 +1,210 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+
+	"github.com/stateguard/stateguard/impl/ledger/internal/serverstore"
+)
+
+// A ledger held by a database server (docs/design/ledger-on-postgresql.md)
+// keeps every rule here and its rows in a serverstore.Store: the write
+// operations load the task under the store's lock and call the same
+// decisions (decide.go) as the SQLite engine, and every row a store reads
+// passes the same row checks.
+
+// errNotOnServer answers the operations a server ledger does not offer
+// yet. It carries no class: no command reaches a server ledger yet.
+var errNotOnServer = errors.New("ledger: operation not yet available on a database server")
+
+// OpenOnServer makes a Ledger whose rows live in the store connect
+// opens with the settings resolved from opts. It is how an engine package
+// (impl/ledger/postgres) opens a ledger; the store's type is internal to
+// the ledger, so no other package can call it. Of opts, ReadOnly,
+// BusyTimeoutMS and NewID apply; Clock does not (the store tells the
+// time), nor do the settings of a file.
+func OpenOnServer(opts Options, connect func(serverstore.Settings) (serverstore.Store, error)) (*Ledger, error) {
+	if opts.BusyTimeoutMS < 0 {
+		return nil, invalidInput("busy timeout must not be negative")
+	}
+	if opts.BusyTimeoutMS == 0 {
+		opts.BusyTimeoutMS = defaultBusyTimeoutMS
+	}
+	store, err := connect(serverstore.Settings{BusyTimeoutMS: opts.BusyTimeoutMS, ReadOnly: opts.ReadOnly})
+	if err != nil {
+		return nil, serverError("open database", err)
+	}
+	l := &Ledger{
+		server:   store,
+		newID:    opts.NewID,
+		readOnly: opts.ReadOnly,
+		schema:   schemaStatus{exact: true, version: 2},
+		info:     StorageInfo{BusyTimeoutMS: opts.BusyTimeoutMS},
+	}
+	if l.newID == nil {
+		l.newID = randomTaskID
+	}
+	return l, nil
+}
+
+// serverError maps a store's answer onto the ledger's errors. An error
+// the ledger's own code made inside the transaction passes unchanged.
+func serverError(op string, err error) error {
+	var ce *classError
+	var ie *internalError
+	var cancelled *cancelledError
+	switch {
+	case err == nil, errors.As(err, &ce), errors.As(err, &ie), errors.As(err, &cancelled), errors.Is(err, ErrClosed):
+		return err
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return &cancelledError{err}
+	case errors.Is(err, serverstore.ErrBusy):
+		return ErrBusy
+	case errors.Is(err, serverstore.ErrSchemaMismatch):
+		return stateConflict("schema does not match")
+	}
+	return internal(op, err)
+}
+
+// serverLoad checks a row a store read; a missing task is TaskNotFound.
+func serverLoad(row serverstore.Row, found bool, err error) (Task, error) {
+	if err != nil {
+		return Task{}, err
+	}
+	if !found {
+		return Task{}, taskNotFound("task does not exist")
+	}
+	return taskFromRow(row)
+}
+
+// serverWrite runs fn in one write transaction of the store, holding the
+// ledger lock as the SQLite engine's writes do.
+func (l *Ledger) serverWrite(ctx context.Context, fn func(serverstore.WriteTx) error) error {
+	return l.underWriteLock(func() error {
+		if err := ctx.Err(); err != nil {
+			return &cancelledError{err}
+		}
+		return serverError("write", l.server.Write(ctx, fn))
+	})
+}
+
+// serverRead runs fn in one read-only transaction of the store.
+func (l *Ledger) serverRead(ctx context.Context, fn func(serverstore.ReadTx) error) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return &cancelledError{err}
+	}
+	return serverError("read", l.server.Read(ctx, fn))
+}
+
+// storeServerDecision writes a decision through a store.
+func storeServerDecision(tx serverstore.WriteTx, d decision, created bool) error {
+	row := make(serverstore.Row, 0, 16)
+	for _, v := range taskArgs(d.task) {
+		row = append(row, v)
+	}
+	var err error
+	if created {
+		err = tx.InsertTask(row)
+	} else {
+		err = tx.UpdateTask(row)
+	}
+	if err != nil || d.event.kind == "" {
+		return err
+	}
+	return tx.AddEvent(serverstore.Event{TaskID: d.task.ID, Kind: d.event.kind, From: d.event.from, To: d.event.to, OccurredAt: d.at, Code: d.event.code})
+}
+
+// serverNow is a store transaction's clock for the decisions.
+func serverNow(tx serverstore.WriteTx) nowFunc {
+	return func() (float64, error) { return checkedNow(tx.Now()) }
+}
+
+// serverCreate is CreateContext's transaction on a server: the id
+// reserved, then the stored task (a repeat) or the parent shared, then
+// the decision.
+func (l *Ledger) serverCreate(ctx context.Context, id, parent string, p CreateParams) (Task, error) {
+	var out Task
+	err := l.serverWrite(ctx, func(tx serverstore.WriteTx) error {
+		if id == "" {
+			fresh, err := l.newID()
+			if err != nil {
+				return err
+			}
+			if !isCanonicalID(fresh) {
+				return internal("new id", errors.New("id source returned a non-canonical id"))
+			}
+			id = fresh
+		}
+		if err := tx.ReserveID(id); err != nil {
+			return err
+		}
+		existing, err := serverLoad(tx.LockTask(id))
+		if err == nil {
+			out = existing
+			return decideRepeatCreate(existing, parent, p)
+		}
+		if !errors.Is(err, ErrTaskNotFound) {
+			return err
+		}
+		var parentTask *Task
+		if parent != "" {
+			found, err := serverLoad(tx.ShareTask(parent))
+			if err != nil {
+				return err
+			}
+			parentTask = &found
+		}
+		d, err := decideCreate(id, parentTask, p, serverNow(tx))
+		if err != nil {
+			return err
+		}
+		if err := storeServerDecision(tx, d, true); err != nil {
+			return err
+		}
+		out, err = serverLoad(tx.Task(id))
+		return err
+	})
+	return out, err
+}
+
+// serverWriteTask is writeTask's transaction on a server: the task's row
+// locked, then the decision.
+func (l *Ledger) serverWriteTask(ctx context.Context, id string, decide func(task Task, now nowFunc) (decision, error)) (Task, error) {
+	var out Task
+	err := l.serverWrite(ctx, func(tx serverstore.WriteTx) error {
+		task, err := serverLoad(tx.LockTask(id))
+		if err != nil {
+			return err
+		}
+		d, err := decide(task, serverNow(tx))
+		if err != nil || !d.changed {
+			out = task
+			return err
+		}
+		if err := storeServerDecision(tx, d, false); err != nil {
+			return err
+		}
+		out, err = serverLoad(tx.Task(id))
+		return err
+	})
+	if err != nil {
+		return Task{}, err
+	}
+	return out, nil
+}
+
+// serverGet is GetContext's read on a server.
+func (l *Ledger) serverGet(ctx context.Context, id string) (Task, error) {
+	var out Task
+	err := l.serverRead(ctx, func(tx serverstore.ReadTx) error {
+		var err error
+		out, err = serverLoad(tx.Task(id))
+		return err
+	})
+	return out, err
+}
