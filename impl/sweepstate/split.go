@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io"
 	"slices"
-	"strings"
 
 	"github.com/stateguard/stateguard/internal/codec/yamlsubset"
 	"github.com/stateguard/stateguard/internal/engine/sweepfast"
@@ -100,7 +99,7 @@ func touched(cmd Command, legacy legacyFile) func(key, block string) bool {
 		return func(k, _ string) bool { return k == key }
 	case Validate:
 		// Only a closed item can change.
-		return func(key, block string) bool { return closedStatus(key, block) }
+		return func(_, block string) bool { return closedStatus(block) }
 	case CursorGet, LeaseAcquire, LeaseRelease, RunRecord:
 		return func(string, string) bool { return false }
 	}
@@ -140,77 +139,24 @@ func legacyTouches(legacy legacyFile) func(key, block string) bool {
 }
 
 // hasLegacyFields reports whether block, an items entry as SplitItems
-// hands it to keep (its key line, then its own keys' lines at four
-// spaces in the item order of yamlsubset's Emit, with the lines below a
-// key deeper), has each field import-legacy copies into an item: source,
-// status, title and url, whatever their values. In that order they rank
-// first, with only sensitive among them, so the lines after url's are not
-// read; an entry in another order, or with a key spelled otherwise than
-// bare (which canonical text never does for these), counts as lacking
-// them, so it is parsed.
+// hands it to keep, has as keys of the item's own each field
+// import-legacy copies into an item (legacyItemFields), whatever their
+// values.
 func hasLegacyFields(block string) bool {
-	const indent = "    "
-	want := [...]string{"source:", "status:", "title:", "url:"}
-	seen := 0
-	rest := block[strings.IndexByte(block, '\n')+1:] // after the key line
-	for seen < len(want) {
-		nl := strings.IndexByte(rest, '\n')
-		if nl < 0 {
-			return false
-		}
-		line := rest[:nl]
-		rest = rest[nl+1:]
-		if len(line) <= len(indent) || line[:len(indent)] != indent {
-			return false // the entry ends
-		}
-		switch key := line[len(indent):]; {
-		case key[0] == ' ':
-			// A line below a key.
-		case strings.HasPrefix(key, want[seen]):
-			seen++
-		case seen == 2 && strings.HasPrefix(key, "sensitive:"):
-			// Ranks between status and title.
-		default:
+	for _, f := range legacyItemFields {
+		if _, found := yamlsubset.ItemField(block, f.to); !found {
 			return false
 		}
 	}
 	return true
 }
 
-// closedStatus reports whether block, the items entry of key as
-// SplitItems and ScanItems hand it to keep (its key line and the lines
-// below it, each with its "\n", checked canonical but for the reference
-// writer's forms), holds the line `    status: "closed"`: the entry's own
-// status, the one spelling of that string both writers use. Only that
-// line says the item is closed. It is the same test as looking for the
-// line anywhere in block (strings.Contains), but reads only the lines
-// where the status can be: the entry's keys come in rank order
-// (yamlsubset's item order), and only source ranks before status, so its
-// line is the entry's first at that indent, or the first after source's
-// (and the lines below source's, should source be a map).
-func closedStatus(key, block string) bool {
-	const indent, line = "    ", "status: \"closed\"\n"
-	// From the line after the key line. A "\n" at len(key)+5 ends it (the
-	// usual item's, `  "key":` with its key quoted and raw): the key line
-	// is at least len(key)+4 bytes long (`  key:`) and the lines after it
-	// begin with 4 spaces.
-	i := len(key) + 6
-	if i > len(block) || block[i-1] != '\n' {
-		i = strings.IndexByte(block, '\n') + 1
-	}
-	for {
-		rest := block[i:]
-		if len(rest) <= len(indent) || rest[:len(indent)] != indent {
-			return false // the entry ends: no status
-		}
-		switch rest = rest[len(indent):]; {
-		case rest[0] == ' ':
-			// A line below source's.
-		case strings.HasPrefix(rest, "status:"):
-			return strings.HasPrefix(rest, line)
-		case !strings.HasPrefix(rest, "source:"):
-			return false // a key that ranks after status
-		}
-		i += len(indent) + strings.IndexByte(rest, '\n') + 1
-	}
+// closedStatus reports whether block, an items entry as SplitItems and
+// ScanItems hand it to keep, has as the item's own status the string
+// "closed", in the one spelling both writers use for it. Only that says
+// the item is closed: the same string under another key, or below one,
+// does not.
+func closedStatus(block string) bool {
+	status, found := yamlsubset.ItemField(block, "status")
+	return found && status == ` "closed"`
 }

@@ -213,10 +213,11 @@ func legacyNaming(keys ...string) legacyFile {
 // in Emit's item order (another order is parsed); items it does not name
 // are never parsed, asked in key order or not. Both forms of the legacy
 // items (a map by id, a list with ids, a number among them) name items.
-// Broken on purpose: hasLegacyFields reading a key at any indent
-// (TrimLeft) fails "status below source"; stopping at three fields of
-// the four fails "no url"; FuzzSplitItems's import-legacy seeds catch
-// both, and keep declining every item they name.
+// Broken on purpose: hasLegacyFields with its test of each field negated
+// fails here, as did its byte counting before yamlsubset.ItemField (a key
+// read at any indent, three fields of the four); FuzzSplitItems's
+// import-legacy seeds catch those, and keep declining every item they
+// name.
 func TestLegacyTouchesTheItemsItCanChange(t *testing.T) {
 	const all = "    source: \"s\"\n    status: \"open\"\n    title: null\n    url: \"u\"\n"
 	list := value.NewMap()
