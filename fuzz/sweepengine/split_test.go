@@ -2,6 +2,7 @@ package sweepengine
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/stateguard/stateguard/fuzz/internal/memdir"
 
+	"github.com/stateguard/stateguard/internal/cli/sweepcli"
 	"github.com/stateguard/stateguard/internal/engine/sweepfast"
 	"github.com/stateguard/stateguard/internal/testsupport/benchseed"
 	"github.com/stateguard/stateguard/internal/testsupport/testfixtures"
@@ -158,6 +160,18 @@ func FuzzSplitItems(f *testing.F) {
 	})
 }
 
+// runCLIWhole is runCLI, with every state file loaded whole (sweepfast's
+// option) when whole is set.
+func runCLIWhole(whole bool, argv []string) (int, string, string) {
+	ctx := context.Background()
+	if whole {
+		ctx = sweepfast.WithWholeFile(ctx)
+	}
+	var stdout, stderr bytes.Buffer
+	rc := sweepcli.MainContext(ctx, argv, &stdout, &stderr)
+	return rc, stdout.String(), stderr.String()
+}
+
 // splitRun runs args on a fresh copy of file and describes the outcome.
 func splitRun(t *testing.T, file []byte, args []string, whole bool) string {
 	dir := memdir.TempDir(t) // fsync is free there: the oracle is not about durability
@@ -167,9 +181,7 @@ func splitRun(t *testing.T, file []byte, args []string, whole bool) string {
 		args[2] = filepath.Join(dir, args[2])
 		mustWrite(t, args[2], []byte(legacyFiles[filepath.Base(args[2])]))
 	}
-	sweepfast.SetOff(whole)
-	defer sweepfast.SetOff(false)
-	rc, stdout, stderr := runCLI(append([]string{args[0], "--state", state}, args[1:]...))
+	rc, stdout, stderr := runCLIWhole(whole, append([]string{args[0], "--state", state}, args[1:]...))
 	after, err := os.ReadFile(state)
 	if err != nil {
 		after = []byte(fmt.Sprint("no file: ", os.IsNotExist(err)))
@@ -226,7 +238,6 @@ func TestPythonWrittenSplit(t *testing.T) {
 	}
 	for i, steps := range recorded {
 		for _, whole := range []bool{false, true} {
-			sweepfast.SetOff(whole)
 			state := filepath.Join(memdir.TempDir(t), "state.yml")
 			for j, st := range steps {
 				switch {
@@ -241,7 +252,7 @@ func TestPythonWrittenSplit(t *testing.T) {
 					t.Fatalf("%s: step %d is not a write of the raw file or a run on it", files[i], j+1)
 				}
 				before, _ := os.ReadFile(state)
-				rc, stdout, _ := runCLI(append([]string{st.Args[0], "--state", state}, st.Args[3:]...))
+				rc, stdout, _ := runCLIWhole(whole, append([]string{st.Args[0], "--state", state}, st.Args[3:]...))
 				after, _ := os.ReadFile(state)
 				if st.StateAfter == nil {
 					t.Fatalf("%s: step %d records no file", files[i], j+1)
@@ -250,7 +261,6 @@ func TestPythonWrittenSplit(t *testing.T) {
 					t.Errorf("%s, whole file %v, step %d %q: rc %d, stdout %q, file\n%s\nwant rc %d, stdout %q, file\n%s", filepath.Base(files[i]), whole, j+1, st.Args[0], rc, stdout, after, st.RC, st.Stdout, *st.StateAfter)
 				}
 			}
-			sweepfast.SetOff(false)
 		}
 	}
 }

@@ -110,7 +110,7 @@ func (e *Engine) RunContext(ctx context.Context, path string, cmd Command) Resul
 		// parses.
 		legacy = parseLegacyFile(readLegacy(imp.File))
 	}
-	st, others, failed := loadFor(path, cmd, legacy, true)
+	st, others, failed := loadFor(ctx, path, cmd, legacy, true)
 	if failed != nil {
 		return *failed
 	}
@@ -119,7 +119,7 @@ func (e *Engine) RunContext(ctx context.Context, path string, cmd Command) Resul
 	if write && st.partial {
 		// A streamed load kept nothing to write back the items it left
 		// out: load again, with them, and decide again.
-		if st, others, failed = loadFor(path, cmd, legacy, false); failed != nil {
+		if st, others, failed = loadFor(ctx, path, cmd, legacy, false); failed != nil {
 			return *failed
 		}
 		in.loaded, in.splitOff = st, others

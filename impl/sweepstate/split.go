@@ -1,6 +1,7 @@
 package sweepstate
 
 import (
+	"context"
 	"errors"
 	"io"
 	"slices"
@@ -13,7 +14,8 @@ import (
 // decision added a key it was not given). Nothing was written.
 var errNotJoined = errors.New("sweepstate: split items could not be joined")
 
-// loadFor loads the state file for cmd. For a command that touches few
+// loadFor loads the state file for cmd. A ctx with sweepfast's option
+// loads every file whole (the tests that hold the fast paths to it). For a command that touches few
 // items, a file in the engine's own form is parsed without the items the
 // command neither reads nor changes (yamlsubset.SplitItems): others are
 // those items, which the write puts back as they were. Any other file,
@@ -24,9 +26,9 @@ var errNotJoined = errors.New("sweepstate: split items could not be joined")
 // comes back without the items left out and with partial set, and
 // without them to put back; a decision that writes must load again
 // without streamed.
-func loadFor(path string, cmd Command, legacy legacyFile, streamed bool) (loaded, *yamlsubset.Split, *Result) {
+func loadFor(ctx context.Context, path string, cmd Command, legacy legacyFile, streamed bool) (loaded, *yamlsubset.Split, *Result) {
 	keep := touched(cmd, legacy)
-	if keep == nil || sweepfast.Off() {
+	if keep == nil || sweepfast.WholeFile(ctx) {
 		st, failed := load(path)
 		return st, nil, failed
 	}

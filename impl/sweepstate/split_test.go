@@ -1,6 +1,7 @@
 package sweepstate
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -40,7 +41,7 @@ func TestLoadForSplitsTheEngineText(t *testing.T) {
 		{ImportLegacy{}, 0, 5, legacyFile{}},                                       // no legacy file: it names no item
 		{ImportLegacy{}, 0, 5, legacyNaming("slack:C42:1719900000.000001", "new")}, // every field there
 	} {
-		st, others, failed := loadFor(state, c.cmd, c.legacy, false)
+		st, others, failed := loadFor(context.Background(), state, c.cmd, c.legacy, false)
 		if failed != nil {
 			t.Fatalf("%T: %s", c.cmd, failed.Reason)
 		}
@@ -49,7 +50,7 @@ func TestLoadForSplitsTheEngineText(t *testing.T) {
 		}
 		// Streamed, cursor-get and validate keep nothing of the items
 		// they leave out; the others load as without streaming.
-		st, others, failed = loadFor(state, c.cmd, c.legacy, true)
+		st, others, failed = loadFor(context.Background(), state, c.cmd, c.legacy, true)
 		if failed != nil {
 			t.Fatalf("%T streamed: %s", c.cmd, failed.Reason)
 		}
@@ -61,9 +62,7 @@ func TestLoadForSplitsTheEngineText(t *testing.T) {
 			t.Errorf("%T streamed: %d items parsed, %d split off, partial %v; want %d, %d, %v", c.cmd, n, others.Len(), st.partial, c.parsed, wantOff, wantPartial)
 		}
 	}
-	sweepfast.SetOff(true)
-	st, others, _ := loadFor(state, LeaseAcquire{Writer: "w1"}, legacyFile{}, true)
-	sweepfast.SetOff(false)
+	st, others, _ := loadFor(sweepfast.WithWholeFile(context.Background()), state, LeaseAcquire{Writer: "w1"}, legacyFile{}, true)
 	if mapAt(st.doc, "items").Len() != 5 || others != nil {
 		t.Errorf("fast path off: %d items parsed, %d split off; want the whole file", mapAt(st.doc, "items").Len(), others.Len())
 	}
@@ -94,7 +93,7 @@ func TestLoadForSplitsTheEngineText(t *testing.T) {
 		if err := os.WriteFile(state, []byte(c.file), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		st, others, failed := loadFor(state, c.cmd, legacyFile{}, c.streamed)
+		st, others, failed := loadFor(context.Background(), state, c.cmd, legacyFile{}, c.streamed)
 		if failed != nil {
 			t.Fatalf("python form, %T: %s", c.cmd, failed.Reason)
 		}
@@ -123,7 +122,7 @@ func TestLoadForSplitsTheEngineText(t *testing.T) {
 		if err := os.WriteFile(state, []byte(c.file), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		st, others, failed := loadFor(state, c.cmd, legacyFile{}, true)
+		st, others, failed := loadFor(context.Background(), state, c.cmd, legacyFile{}, true)
 		if failed != nil {
 			t.Fatalf("hand edit, %T: %s", c.cmd, failed.Reason)
 		}

@@ -2,6 +2,7 @@ package sweepcli
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -210,6 +211,13 @@ const prog = "sweep-state"
 // panic (a defect) becomes the contract's ERROR: one line on stderr, no
 // stack trace, exit 0.
 func Main(args []string, stdout, stderr io.Writer) (code int) {
+	return MainContext(context.Background(), args, stdout, stderr)
+}
+
+// MainContext is Main whose subcommands that decide on the state file run
+// with ctx (sweepstate's Engine.RunContext): the tests that hold the fast
+// paths to the general one give it sweepfast's option.
+func MainContext(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
 	defer func() {
 		if recover() != nil {
 			io.WriteString(stdout, string(sweepstate.WordError)+"\n")
@@ -251,7 +259,7 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 		}
 		return a.act(cl.values, stdout, stderr)
 	}
-	return run(cl.sub.build(cl.values), cl.values["--state"], stdout, stderr)
+	return run(ctx, cl.sub.build(cl.values), cl.values["--state"], stdout, stderr)
 }
 
 // checkUTF8 refuses an option value that is not valid UTF-8 as misuse. The
@@ -332,7 +340,7 @@ func parseCommandLine(args []string) (commandLine, error) {
 	return commandLine{sub: sub, values: p.Values}, nil
 }
 
-func run(cmd sweepstate.Command, state string, stdout, stderr io.Writer) int {
+func run(ctx context.Context, cmd sweepstate.Command, state string, stdout, stderr io.Writer) int {
 	eng := sweepstate.Engine{Clock: Clock}
 	var res sweepstate.Result
 	var text sweepstate.PayloadText
@@ -341,7 +349,7 @@ func run(cmd sweepstate.Command, state string, stdout, stderr io.Writer) int {
 		// wrote it comes as text, transcoded without building the tree.
 		res, text = eng.ReadText(state)
 	} else {
-		res = eng.Run(state, cmd)
+		res = eng.RunContext(ctx, state, cmd)
 	}
 	return answer(res, text, stdout, stderr)
 }
