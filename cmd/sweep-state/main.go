@@ -10,7 +10,6 @@ import (
 	"os"
 	"runtime/debug"
 
-	"github.com/stateguard/stateguard/impl/sweepstate"
 	"github.com/stateguard/stateguard/internal/cli/sweepcli"
 )
 
@@ -36,10 +35,9 @@ func main() {
 		debug.SetGCPercent(gcPercent)
 	}
 	// The process ends after one call, so the huge-page advice on its
-	// large buffers cannot slow a later allocation (spec 19.2).
-	sweepstate.UseHugePages(true)
-	// Nor can memory the collector does not count pile up: read's payload
-	// may be memory of its own, which a pipe takes by reference.
-	sweepstate.UsePipeSplice(true)
+	// large buffers cannot slow a later allocation (spec 19.2), nor can
+	// memory the collector does not count pile up: read's payload may be
+	// memory of its own, which a pipe takes by reference.
+	sweepcli.SetOneCallProcess(true)
 	os.Exit(sweepcli.Main(os.Args[1:], os.Stdout, os.Stderr))
 }

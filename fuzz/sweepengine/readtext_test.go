@@ -14,7 +14,6 @@ import (
 	"github.com/stateguard/stateguard/fuzz/internal/memdir"
 
 	"github.com/stateguard/stateguard/impl/sweepstate"
-	"github.com/stateguard/stateguard/internal/codec/pyjson"
 	"github.com/stateguard/stateguard/internal/testsupport/benchseed"
 	"github.com/stateguard/stateguard/internal/testsupport/testfixtures"
 )
@@ -44,22 +43,22 @@ func checkReadText(state string) error {
 	var eng sweepstate.Engine
 	want := eng.Run(state, sweepstate.Read{})
 	got, text := eng.ReadText(state)
-	if got.Word != want.Word || got.Reason != want.Reason || got.Err != nil || want.Err != nil {
+	if got.Word != want.Word || got.Reason != want.Reason || (got.Err == nil) != (want.Word != sweepstate.WordError) || (want.Err == nil) != (want.Word != sweepstate.WordError) {
 		return fmt.Errorf("ReadText answers %s %q (err %v), Run %s %q (err %v)", got.Word, got.Reason, got.Err, want.Word, want.Reason, want.Err)
 	}
 	var gotPayload, wantPayload []byte
-	if want.Payload.Map != nil {
-		wantPayload = pyjson.Encode(want.Payload.Map)
+	if !want.Payload.IsZero() {
+		wantPayload, _ = want.Payload.MarshalJSON()
 	}
 	switch {
-	case text.Len() > 0 && got.Payload.Map != nil:
+	case text.Len() > 0 && !got.Payload.IsZero():
 		return fmt.Errorf("ReadText gave both a text and a document")
 	case text.Len() > 0:
 		var b bytes.Buffer
 		text.WriteTo(&b)
 		gotPayload = b.Bytes()
-	case got.Payload.Map != nil:
-		gotPayload = pyjson.Encode(got.Payload.Map)
+	case !got.Payload.IsZero():
+		gotPayload, _ = got.Payload.MarshalJSON()
 	}
 	if !bytes.Equal(gotPayload, wantPayload) {
 		return fmt.Errorf("payloads differ:\nReadText: %s\nRun:      %s", gotPayload, wantPayload)

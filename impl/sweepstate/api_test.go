@@ -5,7 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"math/big"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,10 +14,20 @@ import (
 
 	"github.com/stateguard/stateguard/impl/sweepstate"
 	"github.com/stateguard/stateguard/internal/cli/sweepcli"
+	"github.com/stateguard/stateguard/internal/engine/sweepargs"
 	"github.com/stateguard/stateguard/internal/storage/durable"
 )
 
-const now = "2026-07-02T12:00:00Z"
+// now is the time the tests stamp; nowText is how the engine writes it.
+var now = time.Date(2026, 7, 2, 12, 0, 0, 0, time.UTC)
+
+const nowText = "2026-07-02T12:00:00+00:00"
+
+// runArgs runs a command in the command line's form (its argument texts,
+// verbatim) through the engine, as the sweep-state command does.
+func runArgs(eng *sweepstate.Engine, path string, cmd sweepargs.Command) sweepstate.Result {
+	return sweepargs.Runner(context.Background(), eng.Clock, path, cmd).(sweepstate.Result)
+}
 
 // leased is a state file whose lease "w" holds: any valid mutating
 // command by w would write it.
@@ -39,34 +49,44 @@ func readFile(t *testing.T, path string) string {
 	return string(b)
 }
 
-// Every command the CLI would refuse as misuse (exit 2) is refused by the
-// engine too, before it touches the file: ERROR, an Err wrapping
-// ErrInvalidCommand, a reason naming the field and not the value, and the
-// file byte for byte as it was. (Before the engine checked, RunRecord
-// stored outcome "bogus", LeaseAcquire stored ttl_minutes -5, and a nil
-// Command panicked.)
+// Every command the CLI would refuse as misuse (exit 2), and every Go
+// value the command line's form cannot carry, is refused before the file
+// is touched: ERROR, an Err wrapping ErrInvalidCommand, a reason naming
+// the field and not the value, and the file byte for byte as it was.
+// A pointer to a command is not a command (the set is closed: before, a
+// pointer was taken through reflection).
 func TestCommandsTheCLIRefusesAreRefused(t *testing.T) {
 	bad := "bad\xffvalue"
-	src := bad
 	var nilLease *sweepstate.LeaseAcquire
+	counts := map[string]int{"ingested": 1}
 	cases := []struct {
 		name  string
 		cmd   sweepstate.Command
 		field string
 	}{
-		{"outcome outside the list", sweepstate.RunRecord{Writer: "w", Outcome: "bogus", Counts: "{}", Timestamp: now}, "RunRecord.Outcome"},
-		{"empty outcome", sweepstate.RunRecord{Writer: "w", Counts: "{}", Timestamp: now}, "RunRecord.Outcome"},
-		{"negative TTL", sweepstate.LeaseAcquire{Writer: "w", TTLMinutes: big.NewInt(-5), Now: now}, "LeaseAcquire.TTLMinutes"},
-		{"item source not UTF-8", sweepstate.UpsertItem{Source: bad, ID: "1", JSON: "{}", Writer: "w", Now: now}, "UpsertItem.Source"},
-		{"item JSON not UTF-8", sweepstate.UpsertItem{Source: "s", ID: "1", JSON: `{"a": "` + bad + `"}`, Writer: "w", Now: now}, "UpsertItem.JSON"},
+		{"outcome outside the list", sweepstate.RunRecord{Writer: "w", Outcome: "bogus", Counts: counts, Timestamp: now}, "RunRecord.Outcome"},
+		{"empty outcome", sweepstate.RunRecord{Writer: "w", Counts: counts, Timestamp: now}, "RunRecord.Outcome"},
+		{"no timestamp", sweepstate.RunRecord{Writer: "w", Outcome: sweepstate.OutcomeCompleted, Counts: counts}, "RunRecord.Timestamp"},
+		{"timestamp past year 9999", sweepstate.RunRecord{Writer: "w", Outcome: sweepstate.OutcomeCompleted, Timestamp: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}, "RunRecord.Timestamp"},
+		{"counts not JSON", sweepstate.RunRecord{Writer: "w", Outcome: sweepstate.OutcomeCompleted, Counts: make(chan int), Timestamp: now}, "RunRecord.Counts"},
+		{"negative TTL", sweepstate.LeaseAcquire{Writer: "w", TTLMinutes: -5, Now: now}, "LeaseAcquire.TTLMinutes"},
+		{"now before year 1", sweepstate.LeaseAcquire{Writer: "w", Now: time.Date(0, 12, 31, 0, 0, 0, 0, time.UTC)}, "LeaseAcquire.Now"},
+		{"now past year 9999", sweepstate.UpsertItem{Source: "s", ID: "1", Fields: counts, Writer: "w", Now: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}, "UpsertItem.Now"},
+		{"item source not UTF-8", sweepstate.UpsertItem{Source: bad, ID: "1", Fields: counts, Writer: "w", Now: now}, "UpsertItem.Source"},
+		{"item fields not UTF-8", sweepstate.UpsertItem{Source: "s", ID: "1", Fields: json.RawMessage(`{"a": "` + bad + `"}`), Writer: "w", Now: now}, "UpsertItem.Fields"},
+		{"item fields not an object", sweepstate.UpsertItem{Source: "s", ID: "1", Fields: []int{1}, Writer: "w", Now: now}, "UpsertItem.Fields"},
+		{"item fields nil", sweepstate.UpsertItem{Source: "s", ID: "1", Writer: "w", Now: now}, "UpsertItem.Fields"},
+		{"item fields NaN", sweepstate.UpsertItem{Source: "s", ID: "1", Fields: map[string]float64{"f": math.NaN()}, Writer: "w", Now: now}, "UpsertItem.Fields"},
+		{"item fields raw NaN", sweepstate.UpsertItem{Source: "s", ID: "1", Fields: json.RawMessage(`{"f": NaN}`), Writer: "w", Now: now}, "UpsertItem.Fields"},
 		{"writer not UTF-8", sweepstate.CursorAdvance{Source: "s", To: "2", PastItem: "1", Writer: bad, Now: now}, "CursorAdvance.Writer"},
-		{"now not UTF-8", sweepstate.LeaseAcquire{Writer: "w", Now: bad}, "LeaseAcquire.Now"},
-		{"counts not UTF-8", sweepstate.RunRecord{Writer: "w", Outcome: "completed", Counts: bad, Timestamp: now}, "RunRecord.Counts"},
-		{"source map not UTF-8", sweepstate.ImportLegacy{File: "legacy.json", SourceMap: &src}, "ImportLegacy.SourceMap"},
+		{"source map not UTF-8", sweepstate.ImportLegacy{File: "legacy.json", SourceMap: map[string]string{"c": bad}}, "ImportLegacy.SourceMap"},
 		{"release writer not UTF-8", sweepstate.LeaseRelease{Writer: bad}, "LeaseRelease.Writer"},
 		{"cursor-get source not UTF-8", sweepstate.CursorGet{Source: bad}, "CursorGet.Source"},
-		{"nil command", nil, ""},
-		{"nil pointer to a command", nilLease, ""},
+		{"metrics now past year 9999", sweepstate.Metrics{Now: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}, "Metrics.Now"},
+		{"nil command", nil, "Command"},
+		{"nil pointer to a command", nilLease, "Command"},
+		{"pointer to a command", &sweepstate.LeaseAcquire{Writer: "w", Now: now}, "Command"},
+		{"pointer to read", &sweepstate.Read{}, "Command"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -76,8 +96,8 @@ func TestCommandsTheCLIRefusesAreRefused(t *testing.T) {
 			if res.Word != sweepstate.WordError || !errors.Is(res.Err, sweepstate.ErrInvalidCommand) {
 				t.Fatalf("answered %s (Err %v), want ERROR wrapping ErrInvalidCommand", res.Word, res.Err)
 			}
-			if !strings.HasPrefix(res.Reason, c.field) || strings.Contains(res.Reason, "bad") {
-				t.Errorf("reason %q: want it to name %q and hold no value", res.Reason, c.field)
+			if !strings.HasPrefix(res.Reason, c.field+": ") || strings.Contains(res.Reason, "bad") || strings.Contains(res.Err.Error(), "bad") {
+				t.Errorf("reason %q (Err %q): want it to name %q and hold no value", res.Reason, res.Err, c.field)
 			}
 			if after := readFile(t, state); after != before {
 				t.Errorf("the file changed:\n%s", after)
@@ -86,15 +106,16 @@ func TestCommandsTheCLIRefusesAreRefused(t *testing.T) {
 	}
 }
 
-// The rules are the CLI's, no stricter: a zero TTL, "-0", empty ids and an
-// empty writer pass the check as the CLI's arguments do.
+// The rules are the CLI's, no stricter: a zero TTL (the default), empty
+// ids and an empty writer pass the check as the CLI's arguments do, and
+// counts may be any JSON value.
 func TestWhatTheCLIAcceptsIsAccepted(t *testing.T) {
 	for _, cmd := range []sweepstate.Command{
-		sweepstate.LeaseAcquire{Writer: "w", TTLMinutes: big.NewInt(0), Now: now},
-		sweepstate.UpsertItem{Source: "", ID: "", JSON: "{}", Writer: "w", Now: now},
-		sweepstate.RunRecord{Writer: "w", Outcome: "aborted-locked", Counts: "{}", Timestamp: ""},
+		sweepstate.LeaseAcquire{Writer: "w", TTLMinutes: 0, Now: now},
+		sweepstate.UpsertItem{Source: "", ID: "", Fields: map[string]any{}, Writer: "w", Now: now},
+		sweepstate.RunRecord{Writer: "w", Outcome: sweepstate.OutcomeAbortedLocked, Counts: 5, Timestamp: now},
 		sweepstate.LeaseRelease{Writer: ""},
-		&sweepstate.Read{}, // a pointer to a command is the command
+		sweepstate.Read{},
 	} {
 		res := (&sweepstate.Engine{}).Run(leased(t), cmd)
 		if res.Err != nil || res.Word == sweepstate.WordError {
@@ -165,7 +186,7 @@ func TestRunContextEndedUnderTheLockWritesNothing(t *testing.T) {
 		cancel()
 		return time.Date(2026, 7, 2, 12, 1, 0, 0, time.UTC)
 	}}
-	res := eng.RunContext(ctx, state, sweepstate.UpsertItem{Source: "chat", ID: "1", JSON: `{"n": 1}`, Writer: "w"})
+	res := eng.RunContext(ctx, state, sweepstate.UpsertItem{Source: "chat", ID: "1", Fields: map[string]int{"n": 1}, Writer: "w"})
 	if !clockRead {
 		t.Fatal("the clock was not read: the test did not end the context under the lock")
 	}
@@ -176,7 +197,7 @@ func TestRunContextEndedUnderTheLockWritesNothing(t *testing.T) {
 		t.Fatalf("the call whose context ended wrote:\n%s", after)
 	}
 	// The lock was let go: the same upsert with a live context writes.
-	if res := eng.RunContext(context.Background(), state, sweepstate.UpsertItem{Source: "chat", ID: "1", JSON: `{"n": 1}`, Writer: "w"}); res.Word != sweepstate.WordOK {
+	if res := eng.RunContext(context.Background(), state, sweepstate.UpsertItem{Source: "chat", ID: "1", Fields: map[string]int{"n": 1}, Writer: "w"}); res.Word != sweepstate.WordOK {
 		t.Fatalf("with a live context: %s %s", res.Word, res.Reason)
 	}
 }
@@ -190,7 +211,7 @@ func TestPayloadMarshalsAsTheCLIPrints(t *testing.T) {
 	state := leased(t)
 	eng := &sweepstate.Engine{}
 	up := sweepstate.UpsertItem{Source: "chat", ID: "1", Writer: "w", Now: now,
-		JSON: `{"title": "é <b> & 𝄞", "n": 123456789012345678901234567890, "f": 1e16, "l": [1.5, null, true]}`}
+		Fields: json.RawMessage(`{"title": "é <b> & 𝄞", "n": 123456789012345678901234567890, "f": 1e16, "l": [1.5, null, true]}`)}
 	if res := eng.Run(state, up); res.Word != sweepstate.WordOK {
 		t.Fatalf("upsert: %s %s", res.Word, res.Reason)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/stateguard/stateguard/internal/codec/isotime"
 	"github.com/stateguard/stateguard/internal/codec/pyjson"
 	"github.com/stateguard/stateguard/internal/codec/yamlsubset"
+	"github.com/stateguard/stateguard/internal/engine/sweepargs"
 	"github.com/stateguard/stateguard/model/value"
 )
 
@@ -26,33 +27,33 @@ type input struct {
 
 // decide applies cmd to the loaded document in place and reports the answer
 // and whether the document must be written.
-func decide(in input, cmd Command) (Result, bool) {
+func decide(in input, cmd sweepargs.Command) (Result, bool) {
 	switch c := cmd.(type) {
-	case Read:
+	case sweepargs.Read:
 		if in.fresh {
 			return Result{Word: WordNoState}, false
 		}
 		return Result{Word: WordOK, Payload: Payload{in.doc}}, false
-	case CursorGet:
+	case sweepargs.CursorGet:
 		return cursorGet(in, c), false
-	case Metrics:
+	case sweepargs.Metrics:
 		return countMetrics(in), false
-	case Validate:
+	case sweepargs.Validate:
 		return validate(in)
-	case UpsertItem:
+	case sweepargs.UpsertItem:
 		return upsertItem(in, c)
-	case CursorAdvance:
+	case sweepargs.CursorAdvance:
 		return cursorAdvance(in, c)
-	case LeaseAcquire:
+	case sweepargs.LeaseAcquire:
 		return leaseAcquire(in, c)
-	case LeaseRelease:
+	case sweepargs.LeaseRelease:
 		return leaseRelease(in, c)
-	case RunRecord:
+	case sweepargs.RunRecord:
 		return runRecord(in, c)
-	case ImportLegacy:
+	case sweepargs.ImportLegacy:
 		return importLegacy(in, c)
 	}
-	return errorResult("unknown command"), false
+	return invalid("Command", errNotACommand), false
 }
 
 func ok(payload *value.Map) Result { return Result{Word: WordOK, Payload: Payload{payload}} }
@@ -63,7 +64,7 @@ func single(k string, v value.Value) *value.Map {
 	return m
 }
 
-func cursorGet(in input, c CursorGet) Result {
+func cursorGet(in input, c sweepargs.CursorGet) Result {
 	sources, isMap := sourcesOf(in.doc)
 	if !isMap {
 		return errBadSources
@@ -115,7 +116,7 @@ func heldBy(doc *value.Map, writer string) (*value.Map, bool) {
 	return lease, w == writer && writer != ""
 }
 
-func upsertItem(in input, c UpsertItem) (Result, bool) {
+func upsertItem(in input, c sweepargs.UpsertItem) (Result, bool) {
 	// An absent or blank file has no lease, so it is never held.
 	lease, held := heldBy(in.doc, c.Writer)
 	if !held {
@@ -124,13 +125,13 @@ func upsertItem(in input, c UpsertItem) (Result, bool) {
 	parsed, err := pyjson.Decode(c.JSON)
 	if err != nil {
 		if errors.Is(err, pyjson.ErrNonFinite) {
-			return errorResult("--json holds NaN or Infinity"), false
+			return refusedText("--json holds NaN or Infinity"), false
 		}
-		return errorResult("--json is not valid JSON"), false
+		return refusedText("--json is not valid JSON"), false
 	}
 	incoming, isMap := parsed.(*value.Map)
 	if !isMap {
-		return errorResult("--json is not a JSON object"), false
+		return refusedText("--json is not a JSON object"), false
 	}
 	if _, isMap := sourcesOf(in.doc); !isMap {
 		return errBadSources, false
@@ -169,7 +170,7 @@ func isSensitive(doc, item *value.Map, source string) bool {
 	return false
 }
 
-func cursorAdvance(in input, c CursorAdvance) (Result, bool) {
+func cursorAdvance(in input, c sweepargs.CursorAdvance) (Result, bool) {
 	// An absent or blank file has no lease, so it is never held.
 	lease, held := heldBy(in.doc, c.Writer)
 	if !held {
@@ -202,7 +203,7 @@ func cursorAdvance(in input, c CursorAdvance) (Result, bool) {
 // defaultTTL is the lease TTL in minutes when none is given or usable.
 var defaultTTL = big.NewInt(60)
 
-func leaseAcquire(in input, c LeaseAcquire) (Result, bool) {
+func leaseAcquire(in input, c sweepargs.LeaseAcquire) (Result, bool) {
 	ttl := defaultTTL
 	if c.TTLMinutes != nil {
 		ttl = c.TTLMinutes
@@ -255,7 +256,7 @@ func provablyStale(lease *value.Map, now string) bool {
 	return elapsed.Cmp(limit) > 0
 }
 
-func leaseRelease(in input, c LeaseRelease) (Result, bool) {
+func leaseRelease(in input, c sweepargs.LeaseRelease) (Result, bool) {
 	if in.fresh {
 		return ok(nil), false
 	}
@@ -270,7 +271,7 @@ func leaseRelease(in input, c LeaseRelease) (Result, bool) {
 	return ok(nil), true
 }
 
-func runRecord(in input, c RunRecord) (Result, bool) {
+func runRecord(in input, c sweepargs.RunRecord) (Result, bool) {
 	var counts value.Value
 	if v, err := pyjson.Decode(c.Counts); err == nil {
 		counts = v
@@ -293,7 +294,7 @@ var legacyItemFields = []struct{ from, to string }{
 	{"title", "title"}, {"url", "url"},
 }
 
-func importLegacy(in input, c ImportLegacy) (Result, bool) {
+func importLegacy(in input, c sweepargs.ImportLegacy) (Result, bool) {
 	legacy := in.legacy.doc
 	sourceMap := value.NewMap()
 	if c.SourceMap != nil {

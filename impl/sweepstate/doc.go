@@ -9,23 +9,29 @@
 // Build a Command value and run it against the state file's path:
 //
 //	eng := &sweepstate.Engine{}
-//	res := eng.Run("sweep.yml", sweepstate.LeaseAcquire{Writer: "nightly", Now: "2026-07-02T12:00:00Z"})
+//	res := eng.Run("sweep.yml", sweepstate.LeaseAcquire{Writer: "nightly", TTLMinutes: 30, Now: time.Now()})
 //	if res.Word != sweepstate.WordOK { ... } // LOCKED: another writer holds the lease
 //
 // Every call answers one status word (Result.Word) and, for some commands,
-// a JSON-like payload (Result.Payload, whose MarshalJSON writes the bytes
-// the sweep-state command prints); Result.Reason says why for ERROR and
-// CORRUPT. A file that is not a valid state document is CORRUPT and is never
-// overwritten. A command that breaks one of the command line's argument
-// rules (a negative TTL, an unknown outcome, text that is not UTF-8, a nil
-// Command) answers ERROR with Result.Err wrapping ErrInvalidCommand, before
-// any file is touched. The Example shows a whole sweep.
+// a payload: the JSON object the sweep-state command prints after the
+// word, which Result.Decode reads into Go values (Result.Cursor and
+// Result.Downgraded read cursor-get's and validate's). Result.Reason says
+// why for ERROR and CORRUPT. A file that is not a valid state document is
+// CORRUPT and is never overwritten. Every ERROR carries Result.Err, which
+// errors.Is matches against ErrInvalidCommand (the command broke a rule,
+// nothing was touched), ErrIO (the file or its lock could not be reached
+// or written), ErrNotAMapping (a hand-edited part of the file the command
+// needs) or the context's error. The Example shows a whole sweep.
 //
-// Time is an input: give UpsertItem, CursorAdvance and LeaseAcquire an
-// RFC 3339 UTC time in Now; only when it is empty is Engine.Clock read,
-// once, before the decision. RunRecord's Timestamp is stored as given,
-// empty too: the engine never invents it. A lease stamped with a time that
-// cannot be parsed is never considered stale.
+// Commands are Go values: times are time.Time, stamped as the command
+// line stamps its clock (UTC, to the microsecond); the zero time means
+// the engine's clock (Engine.Clock), read once, before the decision. A
+// lease's TTL is whole minutes. Item fields and run counts are any value
+// encoding/json can marshal, read by the command line's JSON rules.
+// Numbers stay exact when kept as text: give json.Number (or a
+// json.RawMessage) to store an integer beyond 64 bits or a float such as
+// 1.0, and Decode gives numbers back as json.Number (see UpsertItem and
+// Payload).
 //
 // # Concurrency and durability
 //

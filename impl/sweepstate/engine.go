@@ -3,7 +3,6 @@ package sweepstate
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"math/big"
@@ -15,8 +14,8 @@ import (
 
 	"github.com/stateguard/stateguard/internal/codec/isotime"
 	"github.com/stateguard/stateguard/internal/codec/yamlsubset"
+	"github.com/stateguard/stateguard/internal/engine/sweepargs"
 	"github.com/stateguard/stateguard/internal/storage/durable"
-	"github.com/stateguard/stateguard/internal/storage/outtext"
 	"github.com/stateguard/stateguard/model/value"
 )
 
@@ -27,25 +26,6 @@ type Engine struct {
 	// call, before the decision, never inside it.
 	Clock func() time.Time
 }
-
-// UseHugePages turns on or off, for the whole process, the advice to back
-// the large buffers a call reads a state file into (and read's payload)
-// with huge pages: on a file of tens of megabytes it spares most of the
-// page faults. Off by default, because the advice stays on that part of
-// the Go heap after the call, where a later fault may wait for the kernel
-// to compact memory; a process that ends after one call (the sweep-state
-// command) turns it on.
-func UseHugePages(on bool) { yamlsubset.UseHugePages(on) }
-
-// UsePipeSplice turns on or off, for the whole process, memory of its own
-// (outside the Go heap) for the large chunks of read's payload text, which
-// PayloadText.WriteTo then hands to a pipe by reference on Linux instead
-// of copying it. Off by default, because the Go collector does not count
-// that memory: it is given back when the text is collected, so a program
-// that reads large files in a loop could hold several texts' worth of it
-// between two collections. A process that ends after one call (the
-// sweep-state command) turns it on.
-func UsePipeSplice(on bool) { outtext.UseOwnMemory(on) }
 
 // loaded is a document after a successful load.
 type loaded struct {
@@ -74,38 +54,52 @@ func (e *Engine) Run(path string, cmd Command) Result {
 // A command that breaks a rule (see Command) answers before any file is
 // touched.
 func (e *Engine) RunContext(ctx context.Context, path string, cmd Command) Result {
-	cmd, present := normalize(cmd)
-	if !present {
-		return Result{Word: WordError, Reason: "no command", Err: fmt.Errorf("%w: nil Command", ErrInvalidCommand)}
+	args, failed := lower(cmd)
+	if failed != nil {
+		return *failed
 	}
+	return e.runArgs(ctx, path, args)
+}
+
+func init() {
+	// The command line runs its own form of the commands (its argument
+	// texts, verbatim) through the same engine.
+	sweepargs.Runner = func(ctx context.Context, clock func() time.Time, path string, cmd sweepargs.Command) any {
+		return (&Engine{Clock: clock}).runArgs(ctx, path, cmd)
+	}
+}
+
+// runArgs runs a command in the command line's form: RunContext's work
+// after lower.
+func (e *Engine) runArgs(ctx context.Context, path string, cmd sweepargs.Command) Result {
 	if res, valid := check(cmd); !valid {
 		return res
 	}
 	if err := ctx.Err(); err != nil {
 		return ended(err)
 	}
-	if cmd.mutating() {
+	if mutating(cmd) {
 		// A link at the state path stays a link: the write replaces the
 		// file it names, under that file's lock (spec §13.1).
 		target, err := durable.ResolveLink(path)
 		if err != nil {
-			return errorResult("cannot follow the state file's symbolic link")
+			return ioFailure("cannot follow the state file's symbolic link", err)
 		}
 		path = target
 		if err := durable.EnsureParent(path); err != nil {
-			return errorResult("cannot create the state file's parent directory")
+			return ioFailure("cannot create the state file's parent directory", err)
 		}
 		lock, err := durable.AcquireContext(ctx, durable.LockPath(path))
 		if ctxErr := ctx.Err(); err != nil && ctxErr != nil {
 			return ended(ctxErr)
 		}
 		if err != nil {
-			return errorResult("cannot lock the state file")
+			return ioFailure("cannot lock the state file", err)
 		}
 		defer lock.Unlock()
 	}
 	var legacy legacyFile
-	if imp, ok := cmd.(ImportLegacy); ok {
+	if imp, ok := cmd.(sweepargs.ImportLegacy); ok {
 		// Before the state: the items it names decide which the load
 		// parses.
 		legacy = parseLegacyFile(readLegacy(imp.File))
@@ -148,7 +142,7 @@ func (e *Engine) RunContext(ctx context.Context, path string, cmd Command) Resul
 		}
 	}
 	if err := durable.WriteFileFunc(path, emit); err != nil {
-		return errorResult("cannot write the state file")
+		return ioFailure("cannot write the state file", err)
 	}
 	return res
 }
@@ -160,16 +154,16 @@ func ended(err error) Result {
 
 // now resolves the command's --now: verbatim when given, else the clock in
 // Python's isoformat.
-func (e *Engine) now(cmd Command) string {
+func (e *Engine) now(cmd sweepargs.Command) string {
 	var given string
 	switch c := cmd.(type) {
-	case UpsertItem:
+	case sweepargs.UpsertItem:
 		given = c.Now
-	case CursorAdvance:
+	case sweepargs.CursorAdvance:
 		given = c.Now
-	case LeaseAcquire:
+	case sweepargs.LeaseAcquire:
 		given = c.Now
-	case Metrics:
+	case sweepargs.Metrics:
 		given = c.Now
 	default:
 		return ""
@@ -184,7 +178,14 @@ func (e *Engine) now(cmd Command) string {
 	return isotime.Format(clock())
 }
 
-func errorResult(reason string) Result { return Result{Word: WordError, Reason: reason} }
+// mutating reports whether cmd takes the file lock and may write.
+func mutating(cmd sweepargs.Command) bool {
+	switch cmd.(type) {
+	case sweepargs.Read, sweepargs.CursorGet, sweepargs.Metrics:
+		return false
+	}
+	return true
+}
 
 // corrupt is a CORRUPT answer with its fixed reason (never a value from
 // the file or the command line).
@@ -279,7 +280,7 @@ func loadText(text string) (loaded, *Result) {
 			continue
 		}
 		if _, isMap := v.(*value.Map); !isMap && k == "items" {
-			r := errorResult("the state file's items is not a mapping")
+			r := notAMapping("the state file's items is not a mapping")
 			return loaded{}, &r
 		}
 	}
@@ -376,11 +377,11 @@ func sourcesOf(doc *value.Map) (*value.Map, bool) {
 	return m, isMap
 }
 
-var errBadSources = errorResult("the state file's sources is not a mapping")
+var errBadSources = notAMapping("the state file's sources is not a mapping")
 
 // errBadSourceEntry answers a cursor set on a source entry that is not a
 // map, which the reference fails on.
-var errBadSourceEntry = errorResult("a source entry in the state file is not a mapping")
+var errBadSourceEntry = notAMapping("a source entry in the state file is not a mapping")
 
 // mapAt returns doc[k] as a map; load guarantees it for items (sources:
 // see sourcesOf).

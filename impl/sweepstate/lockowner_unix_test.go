@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/stateguard/stateguard/internal/engine/sweepargs"
 	"github.com/stateguard/stateguard/internal/storage/durable"
 )
 
@@ -42,7 +43,7 @@ func TestValidateHoldsTheFileLock(t *testing.T) {
 		return realSync(f)
 	}
 	defer durable.SetOps(ops)()
-	res := fixedEngine().Run(p, Validate{})
+	res := fixedEngine().run(p, sweepargs.Validate{})
 	if res.Word != WordOK || syncs != 1 {
 		t.Fatalf("validate: %s %q, %d writes; want OK and one write", res.Word, res.Reason, syncs)
 	}
@@ -78,7 +79,7 @@ func TestStateFileOfAnotherOwnerIsCorrupt(t *testing.T) {
 			t.Skipf("%s is not a regular file of another user here", p)
 		}
 	}
-	if res := fixedEngine().Run(p, Read{}); res.Word != WordCorrupt || res.Reason != reason {
+	if res := fixedEngine().run(p, sweepargs.Read{}); res.Word != WordCorrupt || res.Reason != reason {
 		t.Fatalf("read of a file another user owns: %s %q, want CORRUPT %q", res.Word, res.Reason, reason)
 	}
 }

@@ -59,7 +59,7 @@ var ErrNotAState = errors.New("sweepstate: not a state document")
 // the rules of spec/sweep-state.md §21 (a nil document is no state, as an
 // absent file is). It is pure: it reads no file and no clock, and changes
 // none of its arguments. The result is the document the engine would
-// write, in its canonical order (yamlsubset's emit gives the bytes).
+// write, in its canonical order (MergeTexts gives its bytes).
 func MergeDocuments(base, ours, theirs *value.Map, published Published) (*value.Map, MergeCounts, error) {
 	if err := checkPublished(published); err != nil {
 		return nil, MergeCounts{}, err

@@ -2,6 +2,7 @@ package sweepstate
 
 import (
 	"slices"
+	"time"
 
 	"github.com/stateguard/stateguard/internal/codec/isotime"
 	"github.com/stateguard/stateguard/internal/engine/sweeprules"
@@ -14,12 +15,9 @@ import (
 // payload.
 type Metrics struct {
 	// Now is the time the lease's and the last run's ages are measured
-	// at, read as lease-acquire reads its --now: "" means the engine's
-	// clock.
-	Now string
+	// at; the zero time means the engine's clock.
+	Now time.Time
 }
-
-func (Metrics) mutating() bool { return false }
 
 // ItemStatuses are the item statuses Metrics counts by name, in the
 // order of spec/sweep-state.md §3; any other status (or none) counts as

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stateguard/stateguard/impl/sweepstate"
+	"github.com/stateguard/stateguard/internal/engine/sweepargs"
 )
 
 // metricsFile writes text as a state file and returns its path.
@@ -65,7 +66,7 @@ last_run:
 `
 	p := metricsFile(t, state)
 	eng := sweepstate.Engine{Clock: func() time.Time { t.Fatal("clock read despite Now"); return time.Time{} }}
-	res := eng.Run(p, sweepstate.Metrics{Now: "2026-07-02T12:00:00Z"})
+	res := eng.Run(p, sweepstate.Metrics{Now: now})
 	items := zeroItems()
 	items["closed"], items["ingested"], items[sweepstate.StatusOther] = 1, 2, 4
 	want := &sweepstate.StateMetrics{
@@ -73,7 +74,7 @@ last_run:
 		LeaseHeld: true, LeaseStale: true, LeaseAgeKnown: true, LeaseAgeMicros: 3600_500_000,
 		LastRunRecorded: true, LastRunOutcome: "partial", LastRunAgeKnown: true, LastRunAgeMicros: 1800_000_000,
 	}
-	if res.Word != sweepstate.WordOK || res.Payload.Map != nil || !reflect.DeepEqual(res.Metrics, want) {
+	if res.Word != sweepstate.WordOK || !res.Payload.IsZero() || !reflect.DeepEqual(res.Metrics, want) {
 		t.Fatalf("%s %+v, want %+v", res.Word, res.Metrics, want)
 	}
 	// Exactly at the TTL the lease is live; the clock serves when Now is
@@ -84,7 +85,7 @@ last_run:
 		t.Fatalf("at the TTL: %+v", res.Metrics)
 	}
 	// A now that does not parse: held, not stale (7.5), no ages.
-	res = eng.Run(p, sweepstate.Metrics{Now: "garbage"})
+	res = runArgs(&eng, p, sweepargs.Metrics{Now: "garbage"})
 	if m := res.Metrics; m == nil || !m.LeaseHeld || m.LeaseStale || m.LeaseAgeKnown || m.LastRunAgeKnown || !m.LastRunRecorded {
 		t.Fatalf("unparseable now: %+v", m)
 	}
@@ -99,7 +100,6 @@ last_run:
 // No lease, an empty writer, no last run, an outcome outside the list and
 // a timestamp that does not parse.
 func TestMetricsWithoutLeaseOrRun(t *testing.T) {
-	const now = "2026-07-02T12:00:00Z"
 	for _, c := range []struct {
 		state string
 		want  sweepstate.StateMetrics
@@ -132,16 +132,16 @@ func TestMetricsAnswersAsRead(t *testing.T) {
 	}
 	for name, p := range cases {
 		read := (&sweepstate.Engine{}).Run(p, sweepstate.Read{})
-		res := (&sweepstate.Engine{}).Run(p, sweepstate.Metrics{Now: "2026-07-02T12:00:00Z"})
+		res := (&sweepstate.Engine{}).Run(p, sweepstate.Metrics{Now: now})
 		if res.Word != read.Word || res.Reason != read.Reason || res.Metrics != nil || read.Word == sweepstate.WordOK {
 			t.Errorf("%s: metrics %s %q, read %s %q", name, res.Word, res.Reason, read.Word, read.Reason)
 		}
 	}
-	res := (&sweepstate.Engine{}).Run(metricsFile(t, "schema_version: 1\nsources: 5\n"), sweepstate.Metrics{Now: "x"})
+	res := (&sweepstate.Engine{}).Run(metricsFile(t, "schema_version: 1\nsources: 5\n"), sweepstate.Metrics{Now: now})
 	if res.Word != sweepstate.WordError || res.Reason != "the state file's sources is not a mapping" || res.Metrics != nil {
 		t.Errorf("sources not a map: %s %q", res.Word, res.Reason)
 	}
-	res = (&sweepstate.Engine{}).Run(filepath.Join(dir, "absent.yml"), sweepstate.Metrics{Now: "bad\xff"})
+	res = runArgs(&sweepstate.Engine{}, filepath.Join(dir, "absent.yml"), sweepargs.Metrics{Now: "bad\xff"})
 	if !errors.Is(res.Err, sweepstate.ErrInvalidCommand) {
 		t.Errorf("Now not UTF-8: %s %v", res.Word, res.Err)
 	}

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/stateguard/stateguard/internal/engine/sweepargs"
 )
 
 // TestUnreadableNowIsRefused: a Now the staleness check cannot read is a
@@ -16,29 +18,25 @@ import (
 func TestUnreadableNowIsRefused(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "sub", "state.yml")
-	for _, cmd := range []Command{
-		LeaseAcquire{Writer: "w1", Now: "garbage"},
-		UpsertItem{Source: "s", ID: "1", JSON: "{}", Writer: "w1", Now: "2026-13-45T00:00:00Z"},
-		CursorAdvance{Source: "s", To: "2", PastItem: "1", Writer: "w1", Now: "12:00"},
+	for _, cmd := range []sweepargs.Command{
+		sweepargs.LeaseAcquire{Writer: "w1", Now: "garbage"},
+		sweepargs.UpsertItem{Source: "s", ID: "1", JSON: "{}", Writer: "w1", Now: "2026-13-45T00:00:00Z"},
+		sweepargs.CursorAdvance{Source: "s", To: "2", PastItem: "1", Writer: "w1", Now: "12:00"},
 	} {
-		res := fixedEngine().Run(p, cmd)
+		res := fixedEngine().run(p, cmd)
 		if res.Word != WordError || !errors.Is(res.Err, ErrInvalidCommand) {
 			t.Fatalf("%T with an unreadable Now: %s %v", cmd, res.Word, res.Err)
 		}
-		if want := cmd.(interface{ nowField() string }).nowField() + ": invalid time value"; res.Reason != want {
-			t.Errorf("%T: reason %q, want %q", cmd, res.Reason, want)
+		if field, _, _ := stampedNow(cmd); res.Reason != field+": invalid time value" {
+			t.Errorf("%T: reason %q, want %q", cmd, res.Reason, field+": invalid time value")
 		}
 	}
 	if _, err := os.Stat(filepath.Join(dir, "sub")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("a refused command made something: %v", err)
 	}
 	for _, now := range []string{"", "2026-07-02T12:00:00Z", "2026-07-02 12:00:00+05:30"} {
-		if res := fixedEngine().Run(p, LeaseAcquire{Writer: "w1", Now: now}); res.Word != WordOK {
+		if res := fixedEngine().run(p, sweepargs.LeaseAcquire{Writer: "w1", Now: now}); res.Word != WordOK {
 			t.Errorf("Now %q: %s %s", now, res.Word, res.Reason)
 		}
 	}
 }
-
-func (LeaseAcquire) nowField() string  { return "LeaseAcquire.Now" }
-func (UpsertItem) nowField() string    { return "UpsertItem.Now" }
-func (CursorAdvance) nowField() string { return "CursorAdvance.Now" }

@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/stateguard/stateguard/internal/codec/yamlsubset"
+	"github.com/stateguard/stateguard/internal/engine/sweepargs"
 	"github.com/stateguard/stateguard/internal/storage/outtext"
 )
 
@@ -14,18 +15,18 @@ type PayloadText struct{ text *outtext.Text }
 // Len is the length of the text in bytes; 0 when there is none.
 func (p PayloadText) Len() int { return p.text.Len() }
 
-// WriteTo writes the text to w. When the process turned UsePipeSplice on
-// and w is an *os.File that is a pipe (on Linux), the text's large chunks
-// go into it by reference rather than by copy: give the file itself, not
-// a buffer in front of it, to save that copy.
+// WriteTo writes the text to w. In the sweep-state command, whose process
+// ends after one call, the text's large chunks go into a pipe (an *os.File,
+// on Linux) by reference rather than by copy; in any other program they
+// are copied.
 func (p PayloadText) WriteTo(w io.Writer) (int64, error) { return p.text.WriteTo(w) }
 
 // ReadText answers Read as Run does, for a caller that prints the
-// payload: when the file is in the form this engine writes (see
-// yamlsubset.ReadJSON), an OK answer comes back with Result.Payload.Map
-// nil and its payload as text, the bytes Payload.MarshalJSON would write
-// for Run's answer, read from the file line by line without building the
-// document. Otherwise text is empty and the answer is Run's, word, reason
+// payload: when the file is in the form this engine writes (its own
+// emitter's layout, spec/sweep-state.md §19.2), an OK answer comes back
+// with no Result.Payload and its payload as text, the bytes
+// Payload.MarshalJSON would write for Run's answer, read from the file
+// line by line without building the document. Otherwise text is empty and the answer is Run's, word, reason
 // and payload. Either way the answer is the one Run gives
 // (FuzzReadText).
 func (e *Engine) ReadText(path string) (res Result, text PayloadText) {
@@ -52,6 +53,6 @@ func (e *Engine) ReadText(path string) (res Result, text PayloadText) {
 	if failed != nil {
 		return *failed, PayloadText{}
 	}
-	res, _ = decide(input{loaded: st}, Read{})
+	res, _ = decide(input{loaded: st}, sweepargs.Read{})
 	return res, PayloadText{}
 }

@@ -54,8 +54,8 @@ func TestReadTextAtTheCap(t *testing.T) {
 		t.Fatalf("the file is %v bytes (%v), want %d", fi.Size(), err, MaxFileSize)
 	}
 	res, text := (&Engine{}).ReadText(p)
-	if res.Word != WordOK || res.Payload.Map != nil || text.Len() == 0 {
-		t.Fatalf("at the cap: %s %q, document %v, %d bytes of text; want OK from the text", res.Word, res.Reason, res.Payload.Map != nil, text.Len())
+	if res.Word != WordOK || res.Payload.doc != nil || text.Len() == 0 {
+		t.Fatalf("at the cap: %s %q, document %v, %d bytes of text; want OK from the text", res.Word, res.Reason, res.Payload.doc != nil, text.Len())
 	}
 	text.text.Free()
 	g, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)

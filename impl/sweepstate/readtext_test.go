@@ -2,6 +2,7 @@ package sweepstate_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"testing"
 
@@ -19,9 +20,9 @@ func TestReadTextServesTheEngineText(t *testing.T) {
 	state := leased(t)
 	for _, c := range []sweepstate.Command{
 		sweepstate.UpsertItem{Source: "gh", ID: "1", Writer: "w", Now: now,
-			JSON: `{"title": "caf\u00e9 \ud83d\ude00", "n": 123456789012345678901234567890, "f": [1e16, -0.0, 0.1], "m": {"b": {}, "a": [1, "x", null]}}`},
+			Fields: json.RawMessage(`{"title": "caf\u00e9 \ud83d\ude00", "n": 123456789012345678901234567890, "f": [1e16, -0.0, 0.1], "m": {"b": {}, "a": [1, "x", null]}}`)},
 		sweepstate.CursorAdvance{Source: "gh", To: "7", PastItem: "1", Writer: "w", Now: now},
-		sweepstate.RunRecord{Writer: "w", Outcome: "partial", Counts: `{"ingested": 1}`, Timestamp: now},
+		sweepstate.RunRecord{Writer: "w", Outcome: sweepstate.OutcomePartial, Counts: map[string]int{"ingested": 1}, Timestamp: now},
 	} {
 		if res := eng.Run(state, c); res.Word != sweepstate.WordOK {
 			t.Fatalf("%T: %s %s", c, res.Word, res.Reason)
@@ -41,14 +42,14 @@ func TestReadTextServesTheEngineText(t *testing.T) {
 		want, _ := eng.Run(p, sweepstate.Read{}).Payload.MarshalJSON()
 		var got bytes.Buffer
 		text.WriteTo(&got)
-		if res.Word != sweepstate.WordOK || res.Payload.Map != nil || !bytes.Equal(got.Bytes(), want) {
-			t.Fatalf("%s: ReadText %s, document %v, text %s; want OK and the text %s", p, res.Word, res.Payload.Map != nil, got.Bytes(), want)
+		if res.Word != sweepstate.WordOK || !res.Payload.IsZero() || !bytes.Equal(got.Bytes(), want) {
+			t.Fatalf("%s: ReadText %s, document %v, text %s; want OK and the text %s", p, res.Word, !res.Payload.IsZero(), got.Bytes(), want)
 		}
 	}
 	if err := os.WriteFile(state, append([]byte("zz_note: 1\n"), engine...), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if res, text := eng.ReadText(state); res.Word != sweepstate.WordOK || res.Payload.Map == nil || text.Len() != 0 {
-		t.Fatalf("a key out of order: ReadText %s, document %v, %d bytes of text; want Run's document", res.Word, res.Payload.Map != nil, text.Len())
+	if res, text := eng.ReadText(state); res.Word != sweepstate.WordOK || res.Payload.IsZero() || text.Len() != 0 {
+		t.Fatalf("a key out of order: ReadText %s, document %v, %d bytes of text; want Run's document", res.Word, !res.Payload.IsZero(), text.Len())
 	}
 }

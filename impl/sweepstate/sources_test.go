@@ -1,6 +1,7 @@
 package sweepstate_test
 
 import (
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -16,7 +17,7 @@ func TestCursorGetRefusesSourcesThatIsNotAMapping(t *testing.T) {
 	state := leased(t)
 	eng := &sweepstate.Engine{}
 	for _, id := range []string{"1", "2", "3"} {
-		if res := eng.Run(state, sweepstate.UpsertItem{Source: "gh", ID: id, JSON: `{"status": "ingested"}`, Writer: "w", Now: now}); res.Word != sweepstate.WordOK {
+		if res := eng.Run(state, sweepstate.UpsertItem{Source: "gh", ID: id, Fields: map[string]string{"status": "ingested"}, Writer: "w", Now: now}); res.Word != sweepstate.WordOK {
 			t.Fatalf("setup: %s %s", res.Word, res.Reason)
 		}
 	}
@@ -24,10 +25,10 @@ func TestCursorGetRefusesSourcesThatIsNotAMapping(t *testing.T) {
 	if !strings.Contains(written, "\nsources: {}\n") {
 		t.Fatalf("the writer's empty sources changed:\n%s", written)
 	}
-	if res := eng.Run(state, sweepstate.CursorGet{Source: "gh"}); res.Word != sweepstate.WordOK || res.Payload.Map == nil {
+	if res := eng.Run(state, sweepstate.CursorGet{Source: "gh"}); res.Word != sweepstate.WordOK || res.Payload.IsZero() {
 		t.Fatalf("sources {}: %s %s", res.Word, res.Reason)
-	} else if c, _ := res.Payload.Get("cursor"); c != nil {
-		t.Fatalf("sources {}: cursor %v, want null", c)
+	} else if c, has := res.Cursor(); has {
+		t.Fatalf("sources {}: cursor %q, want null", c)
 	}
 	for _, odd := range []string{"5", "text", "[]", "[\"gh\"]", "null", "true", "\"{}\""} {
 		for _, form := range []string{"engine's text", "hand-edited text"} {
@@ -39,8 +40,8 @@ func TestCursorGetRefusesSourcesThatIsNotAMapping(t *testing.T) {
 				t.Fatal(err)
 			}
 			res := eng.Run(state, sweepstate.CursorGet{Source: "gh"})
-			if res.Word != sweepstate.WordError || res.Reason != "the state file's sources is not a mapping" || res.Payload.Map != nil {
-				t.Errorf("sources: %s (%s): answered %s %q %v, want ERROR with the sources reason and no payload", odd, form, res.Word, res.Reason, res.Payload.Map)
+			if res.Word != sweepstate.WordError || res.Reason != "the state file's sources is not a mapping" || !res.Payload.IsZero() || !errors.Is(res.Err, sweepstate.ErrNotAMapping) {
+				t.Errorf("sources: %s (%s): answered %s %q (Err %v) %v, want ERROR with the sources reason, ErrNotAMapping and no payload", odd, form, res.Word, res.Reason, res.Err, res.Payload)
 			}
 			if after := readFile(t, state); after != text {
 				t.Errorf("sources: %s (%s): the file changed", odd, form)

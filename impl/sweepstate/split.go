@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/stateguard/stateguard/internal/codec/yamlsubset"
+	"github.com/stateguard/stateguard/internal/engine/sweepargs"
 	"github.com/stateguard/stateguard/internal/engine/sweepfast"
 )
 
@@ -26,7 +27,7 @@ var errNotJoined = errors.New("sweepstate: split items could not be joined")
 // comes back without the items left out and with partial set, and
 // without them to put back; a decision that writes must load again
 // without streamed.
-func loadFor(ctx context.Context, path string, cmd Command, legacy legacyFile, streamed bool) (loaded, *yamlsubset.Split, *Result) {
+func loadFor(ctx context.Context, path string, cmd sweepargs.Command, legacy legacyFile, streamed bool) (loaded, *yamlsubset.Split, *Result) {
 	keep := touched(cmd, legacy)
 	if keep == nil || sweepfast.WholeFile(ctx) {
 		st, failed := load(path)
@@ -78,9 +79,9 @@ func loadFor(ctx context.Context, path string, cmd Command, legacy legacyFile, s
 
 // streams reports the commands loadFor may stream: those that write
 // nothing, or only in a case they can tell from the items they keep.
-func streams(cmd Command) bool {
+func streams(cmd sweepargs.Command) bool {
 	switch cmd.(type) {
-	case CursorGet, Validate:
+	case sweepargs.CursorGet, sweepargs.Validate:
 		return true
 	}
 	return false
@@ -89,20 +90,20 @@ func streams(cmd Command) bool {
 // touched is the set of items cmd may read or change, as a test on an
 // item's key and its text in the engine's form, or nil when cmd needs all
 // of them. legacy is import-legacy's parsed file.
-func touched(cmd Command, legacy legacyFile) func(key, block string) bool {
+func touched(cmd sweepargs.Command, legacy legacyFile) func(key, block string) bool {
 	switch c := cmd.(type) {
-	case ImportLegacy:
+	case sweepargs.ImportLegacy:
 		return legacyTouches(legacy)
-	case UpsertItem:
+	case sweepargs.UpsertItem:
 		key := c.Source + ":" + c.ID
 		return func(k, _ string) bool { return k == key }
-	case CursorAdvance:
+	case sweepargs.CursorAdvance:
 		key := c.Source + ":" + c.PastItem
 		return func(k, _ string) bool { return k == key }
-	case Validate:
+	case sweepargs.Validate:
 		// Only a closed item can change.
 		return func(_, block string) bool { return closedStatus(block) }
-	case CursorGet, LeaseAcquire, LeaseRelease, RunRecord:
+	case sweepargs.CursorGet, sweepargs.LeaseAcquire, sweepargs.LeaseRelease, sweepargs.RunRecord:
 		return func(string, string) bool { return false }
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/stateguard/stateguard/internal/codec/yamlsubset"
+	"github.com/stateguard/stateguard/internal/engine/sweepargs"
 	"github.com/stateguard/stateguard/internal/engine/sweepfast"
 	"github.com/stateguard/stateguard/internal/testsupport/benchseed"
 	"github.com/stateguard/stateguard/model/value"
@@ -27,19 +28,19 @@ func TestLoadForSplitsTheEngineText(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		cmd         Command
+		cmd         sweepargs.Command
 		parsed, off int
 		legacy      legacyFile
 	}{
-		{UpsertItem{Source: "slack:C42", ID: "1719900000.000002", Writer: "w1", JSON: "{}"}, 1, 4, legacyFile{}},
-		{UpsertItem{Source: "slack:C42", ID: "new", Writer: "w1", JSON: "{}"}, 0, 5, legacyFile{}},
-		{CursorAdvance{Source: "slack:C42", PastItem: "1719900000.000004", To: "9"}, 1, 4, legacyFile{}},
-		{Validate{}, 0, 5, legacyFile{}},
-		{LeaseAcquire{Writer: "w1"}, 0, 5, legacyFile{}},
-		{CursorGet{Source: "slack:C42"}, 0, 5, legacyFile{}},
-		{Read{}, 5, -1, legacyFile{}},
-		{ImportLegacy{}, 0, 5, legacyFile{}},                                       // no legacy file: it names no item
-		{ImportLegacy{}, 0, 5, legacyNaming("slack:C42:1719900000.000001", "new")}, // every field there
+		{sweepargs.UpsertItem{Source: "slack:C42", ID: "1719900000.000002", Writer: "w1", JSON: "{}"}, 1, 4, legacyFile{}},
+		{sweepargs.UpsertItem{Source: "slack:C42", ID: "new", Writer: "w1", JSON: "{}"}, 0, 5, legacyFile{}},
+		{sweepargs.CursorAdvance{Source: "slack:C42", PastItem: "1719900000.000004", To: "9"}, 1, 4, legacyFile{}},
+		{sweepargs.Validate{}, 0, 5, legacyFile{}},
+		{sweepargs.LeaseAcquire{Writer: "w1"}, 0, 5, legacyFile{}},
+		{sweepargs.CursorGet{Source: "slack:C42"}, 0, 5, legacyFile{}},
+		{sweepargs.Read{}, 5, -1, legacyFile{}},
+		{sweepargs.ImportLegacy{}, 0, 5, legacyFile{}},                                       // no legacy file: it names no item
+		{sweepargs.ImportLegacy{}, 0, 5, legacyNaming("slack:C42:1719900000.000001", "new")}, // every field there
 	} {
 		st, others, failed := loadFor(context.Background(), state, c.cmd, c.legacy, false)
 		if failed != nil {
@@ -62,7 +63,7 @@ func TestLoadForSplitsTheEngineText(t *testing.T) {
 			t.Errorf("%T streamed: %d items parsed, %d split off, partial %v; want %d, %d, %v", c.cmd, n, others.Len(), st.partial, c.parsed, wantOff, wantPartial)
 		}
 	}
-	st, others, _ := loadFor(sweepfast.WithWholeFile(context.Background()), state, LeaseAcquire{Writer: "w1"}, legacyFile{}, true)
+	st, others, _ := loadFor(sweepfast.WithWholeFile(context.Background()), state, sweepargs.LeaseAcquire{Writer: "w1"}, legacyFile{}, true)
 	if mapAt(st.doc, "items").Len() != 5 || others != nil {
 		t.Errorf("fast path off: %d items parsed, %d split off; want the whole file", mapAt(st.doc, "items").Len(), others.Len())
 	}
@@ -77,18 +78,18 @@ func TestLoadForSplitsTheEngineText(t *testing.T) {
 	}
 	for _, c := range []struct {
 		file         string
-		cmd          Command
+		cmd          sweepargs.Command
 		streamed     bool
 		parsed, off  int
 		wantsPartial bool
 	}{
-		{python, UpsertItem{Source: "slack:C42", ID: "1719900000.000001", Writer: "w1", JSON: "{}"}, true, 2, 3, false},
-		{python, LeaseAcquire{Writer: "w1"}, true, 1, 4, false},
-		{python, CursorGet{Source: "slack:C42"}, true, 0, 0, true},
-		{python, Validate{}, false, 1, 4, false},
-		{python, Validate{}, true, 0, 0, true},
-		{closed, Validate{}, true, 1, 0, true},
-		{closed, CursorGet{Source: "slack:C42"}, true, 0, 0, true},
+		{python, sweepargs.UpsertItem{Source: "slack:C42", ID: "1719900000.000001", Writer: "w1", JSON: "{}"}, true, 2, 3, false},
+		{python, sweepargs.LeaseAcquire{Writer: "w1"}, true, 1, 4, false},
+		{python, sweepargs.CursorGet{Source: "slack:C42"}, true, 0, 0, true},
+		{python, sweepargs.Validate{}, false, 1, 4, false},
+		{python, sweepargs.Validate{}, true, 0, 0, true},
+		{closed, sweepargs.Validate{}, true, 1, 0, true},
+		{closed, sweepargs.CursorGet{Source: "slack:C42"}, true, 0, 0, true},
 	} {
 		if err := os.WriteFile(state, []byte(c.file), 0o600); err != nil {
 			t.Fatal(err)
@@ -108,16 +109,16 @@ func TestLoadForSplitsTheEngineText(t *testing.T) {
 	// the whole file.
 	for _, c := range []struct {
 		file         string
-		cmd          Command
+		cmd          sweepargs.Command
 		parsed, off  int
 		wantsPartial bool
 	}{
-		{"# a hand edit\n" + string(text), LeaseAcquire{Writer: "w1"}, 0, 5, false},
-		{"# a hand edit\n" + string(text), CursorGet{Source: "slack:C42"}, 0, 0, true},
-		{string(text) + "# a hand edit\n", LeaseAcquire{Writer: "w1"}, 1, 4, false},
-		{string(text) + "# a hand edit\n", CursorGet{Source: "slack:C42"}, 1, 0, true},
-		{"zz_note: 1\n" + string(text), LeaseAcquire{Writer: "w1"}, 5, 0, false},
-		{"zz_note: 1\n" + string(text), CursorGet{Source: "slack:C42"}, 5, 0, false},
+		{"# a hand edit\n" + string(text), sweepargs.LeaseAcquire{Writer: "w1"}, 0, 5, false},
+		{"# a hand edit\n" + string(text), sweepargs.CursorGet{Source: "slack:C42"}, 0, 0, true},
+		{string(text) + "# a hand edit\n", sweepargs.LeaseAcquire{Writer: "w1"}, 1, 4, false},
+		{string(text) + "# a hand edit\n", sweepargs.CursorGet{Source: "slack:C42"}, 1, 0, true},
+		{"zz_note: 1\n" + string(text), sweepargs.LeaseAcquire{Writer: "w1"}, 5, 0, false},
+		{"zz_note: 1\n" + string(text), sweepargs.CursorGet{Source: "slack:C42"}, 5, 0, false},
 	} {
 		if err := os.WriteFile(state, []byte(c.file), 0o600); err != nil {
 			t.Fatal(err)
@@ -159,7 +160,7 @@ func TestValidateKeepsTheClosedItems(t *testing.T) {
 		"  \"x\\\"y\":\n    source: \"s\"\n" + closed + // a key escaped,
 		"  \"x:1\":\n" + closed + // and quoted raw
 		"last_run: {}\n"
-	keep := touched(Validate{}, legacyFile{})
+	keep := touched(sweepargs.Validate{}, legacyFile{})
 	var closedKeys []string
 	seen := 0
 	check := func(key, block string) bool {

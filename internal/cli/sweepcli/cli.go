@@ -12,7 +12,7 @@ import (
 	"github.com/stateguard/stateguard/impl/sweepstate"
 	"github.com/stateguard/stateguard/internal/cli/argparse"
 	"github.com/stateguard/stateguard/internal/cli/version"
-	"github.com/stateguard/stateguard/internal/codec/pyjson"
+	"github.com/stateguard/stateguard/internal/engine/sweepargs"
 	"github.com/stateguard/stateguard/internal/engine/sweeprules"
 )
 
@@ -32,7 +32,7 @@ type subcommand struct {
 	name    string
 	summary string
 	spec    parserSpec
-	build   func(v map[string]string) sweepstate.Command
+	build   func(v map[string]string) sweepargs.Command
 }
 
 // acting is a subcommand that runs on its own rather than as one Command
@@ -136,39 +136,39 @@ func outcomeOption() optionSpec {
 // commands is the command table, in help order.
 var commands = []subcommand{
 	{"read", "print the whole state as JSON", parserSpec{options: []optionSpec{stateOpt}},
-		func(map[string]string) sweepstate.Command { return sweepstate.Read{} }},
+		func(map[string]string) sweepargs.Command { return sweepargs.Read{} }},
 	{"validate", "downgrade closed items that lack evidence to fix_pending", parserSpec{options: []optionSpec{stateOpt}},
-		func(map[string]string) sweepstate.Command { return sweepstate.Validate{} }},
+		func(map[string]string) sweepargs.Command { return sweepargs.Validate{} }},
 	{"upsert-item", "merge a JSON object into item <source>:<id> (lease holder only)", parserSpec{options: []optionSpec{
 		stateOpt, req("--source", "S", "source id"), req("--id", "I", "item id within the source"),
 		req("--json", "OBJ", "JSON object of fields to set"), writerOpt, nowOpt}},
-		func(v map[string]string) sweepstate.Command {
-			return sweepstate.UpsertItem{Source: v["--source"], ID: v["--id"], JSON: v["--json"], Writer: v["--writer"], Now: v["--now"]}
+		func(v map[string]string) sweepargs.Command {
+			return sweepargs.UpsertItem{Source: v["--source"], ID: v["--id"], JSON: v["--json"], Writer: v["--writer"], Now: v["--now"]}
 		}},
 	{"cursor-get", "print a source's resume cursor", parserSpec{options: []optionSpec{stateOpt, req("--source", "S", "source id")}},
-		func(v map[string]string) sweepstate.Command { return sweepstate.CursorGet{Source: v["--source"]} }},
+		func(v map[string]string) sweepargs.Command { return sweepargs.CursorGet{Source: v["--source"]} }},
 	{"cursor-advance", "move a source's cursor forward past a recorded item (lease holder only)", parserSpec{options: []optionSpec{
 		stateOpt, req("--source", "S", "source id"), req("--to", "C", "new cursor"),
 		req("--past-item", "I", "id of the item the cursor moves past"), writerOpt, nowOpt}},
-		func(v map[string]string) sweepstate.Command {
-			return sweepstate.CursorAdvance{Source: v["--source"], To: v["--to"], PastItem: v["--past-item"], Writer: v["--writer"], Now: v["--now"]}
+		func(v map[string]string) sweepargs.Command {
+			return sweepargs.CursorAdvance{Source: v["--source"], To: v["--to"], PastItem: v["--past-item"], Writer: v["--writer"], Now: v["--now"]}
 		}},
 	{"lease-acquire", "take, refresh or reclaim the single-writer lease", parserSpec{options: []optionSpec{
 		stateOpt, writerOpt, ttlOption(), nowOpt}},
-		func(v map[string]string) sweepstate.Command {
-			c := sweepstate.LeaseAcquire{Writer: v["--writer"], Now: v["--now"]}
+		func(v map[string]string) sweepargs.Command {
+			c := sweepargs.LeaseAcquire{Writer: v["--writer"], Now: v["--now"]}
 			if s, ok := v["--ttl-minutes"]; ok {
 				c.TTLMinutes, _ = sweeprules.ParseTTL(s) // checked by the parse
 			}
 			return c
 		}},
 	{"lease-release", "give the lease up", parserSpec{options: []optionSpec{stateOpt, writerOpt}},
-		func(v map[string]string) sweepstate.Command { return sweepstate.LeaseRelease{Writer: v["--writer"]} }},
+		func(v map[string]string) sweepargs.Command { return sweepargs.LeaseRelease{Writer: v["--writer"]} }},
 	{"run-record", "record the outcome of a run in last_run", parserSpec{options: []optionSpec{
 		stateOpt, writerOpt, outcomeOption(), req("--counts", "JSON", "JSON counts"),
 		req("--timestamp", "T", "time of the run, stored verbatim")}},
-		func(v map[string]string) sweepstate.Command {
-			return sweepstate.RunRecord{Writer: v["--writer"], Outcome: v["--outcome"], Counts: v["--counts"], Timestamp: v["--timestamp"]}
+		func(v map[string]string) sweepargs.Command {
+			return sweepargs.RunRecord{Writer: v["--writer"], Outcome: v["--outcome"], Counts: v["--counts"], Timestamp: v["--timestamp"]}
 		}},
 	{"metrics", "print counts for monitoring in Prometheus's text format", parserSpec{options: []optionSpec{
 		stateOpt, opt("--now", "T", "time the lease's and last run's ages are measured at (default: current UTC time)"),
@@ -177,8 +177,8 @@ var commands = []subcommand{
 	{"import-legacy", "import cursors and items from a legacy state file", parserSpec{options: []optionSpec{
 		stateOpt, req("--file", "F", "legacy file (JSON or the YAML subset)"),
 		opt("--source-map", "JSON", "JSON object mapping channel ids to source ids")}},
-		func(v map[string]string) sweepstate.Command {
-			c := sweepstate.ImportLegacy{File: v["--file"]}
+		func(v map[string]string) sweepargs.Command {
+			c := sweepargs.ImportLegacy{File: v["--file"]}
 			if s, ok := v["--source-map"]; ok {
 				c.SourceMap = &s
 			}
@@ -340,18 +340,22 @@ func parseCommandLine(args []string) (commandLine, error) {
 	return commandLine{sub: sub, values: p.Values}, nil
 }
 
-func run(ctx context.Context, cmd sweepstate.Command, state string, stdout, stderr io.Writer) int {
-	eng := sweepstate.Engine{Clock: Clock}
+func run(ctx context.Context, cmd sweepargs.Command, state string, stdout, stderr io.Writer) int {
 	var res sweepstate.Result
 	var text sweepstate.PayloadText
-	if _, isRead := cmd.(sweepstate.Read); isRead {
+	if _, isRead := cmd.(sweepargs.Read); isRead {
 		// read's payload is the whole document: from a file this engine
 		// wrote it comes as text, transcoded without building the tree.
-		res, text = eng.ReadText(state)
+		res, text = (&sweepstate.Engine{Clock: Clock}).ReadText(state)
 	} else {
-		res = eng.RunContext(ctx, state, cmd)
+		res = runArgs(ctx, state, cmd)
 	}
 	return answer(res, text, stdout, stderr)
+}
+
+// runArgs runs cmd, its argument texts verbatim, through the engine.
+func runArgs(ctx context.Context, state string, cmd sweepargs.Command) sweepstate.Result {
+	return sweepargs.Runner(ctx, Clock, state, cmd).(sweepstate.Result)
 }
 
 // answer prints res (and read's payload text) and returns the exit status.
@@ -377,8 +381,8 @@ func answer(res sweepstate.Result, text sweepstate.PayloadText, stdout, stderr i
 				out.WriteByte('\n')
 			}
 		}
-	case res.Payload.Map != nil:
-		pyjson.EncodeTo(out, res.Payload.Map)
+	case !res.Payload.IsZero():
+		res.Payload.WriteTo(out)
 		out.WriteByte('\n')
 	}
 	if err == nil {
@@ -399,7 +403,7 @@ func answer(res sweepstate.Result, text sweepstate.PayloadText, stdout, stderr i
 // sweep_state_up 0, and a file that cannot be written is ERROR.
 func runMetrics(v map[string]string, stdout, stderr io.Writer) int {
 	to := v["--to"]
-	res := (&sweepstate.Engine{Clock: Clock}).Run(v["--state"], sweepstate.Metrics{Now: v["--now"]})
+	res := runArgs(context.Background(), v["--state"], sweepargs.Metrics{Now: v["--now"]})
 	var text string
 	if res.Word == sweepstate.WordOK && res.Metrics != nil {
 		text = metricsText(res.Metrics)

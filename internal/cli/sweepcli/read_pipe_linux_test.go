@@ -9,7 +9,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/stateguard/stateguard/impl/sweepstate"
 	"github.com/stateguard/stateguard/internal/cli/sweepcli"
 	"github.com/stateguard/stateguard/internal/storage/outtext"
 	"github.com/stateguard/stateguard/internal/testsupport/benchseed"
@@ -25,8 +24,8 @@ import (
 // text through the general path (the file with another writer's indent,
 // which no fast path takes) is the reference.
 func TestReadPrintsTheSameIntoAPipe(t *testing.T) {
-	sweepstate.UsePipeSplice(true) // as cmd/sweep-state does
-	defer sweepstate.UsePipeSplice(false)
+	sweepcli.SetOneCallProcess(true) // as cmd/sweep-state does
+	defer sweepcli.SetOneCallProcess(false)
 	dir := t.TempDir()
 	state := filepath.Join(dir, "state.yml")
 	if err := os.WriteFile(state, benchseed.SweepState(3000), 0o600); err != nil {

@@ -9,8 +9,8 @@ import "sync/atomic"
 var hugePages atomic.Bool
 
 // UseHugePages turns the huge-page advice for large read and output
-// buffers on or off for the whole process (sweepstate.UseHugePages is the
-// Go API's switch; cmd/sweep-state turns it on).
+// buffers on or off for the whole process (cmd/sweep-state turns it on,
+// through sweepcli.SetOneCallProcess).
 func UseHugePages(on bool) { hugePages.Store(on) }
 
 // advise is adviseHugePages, or a test's recorder.

@@ -33,7 +33,8 @@ var mapAtLeast = 1 << 20
 var ownMemory atomic.Bool
 
 // UseOwnMemory turns memory of their own for large chunks on or off for
-// the whole process (sweepstate.UsePipeSplice is the Go API's switch).
+// the whole process (cmd/sweep-state turns it on, through
+// sweepcli.SetOneCallProcess).
 func UseOwnMemory(on bool) { ownMemory.Store(on) }
 
 // memory is the mappings of one Text, unmapped by a cleanup once the Text
