@@ -4,17 +4,22 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"math"
 	"math/big"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stateguard/stateguard/impl/sweepstate"
 	"github.com/stateguard/stateguard/internal/cli/sweepcli"
+	"github.com/stateguard/stateguard/internal/codec/pyjson"
+	"pgregory.net/rapid"
 )
 
 // cli runs the sweep-state command in process and returns its stdout.
@@ -275,3 +280,71 @@ func TestPayloadWriteToReportsTheWritersError(t *testing.T) {
 type failingWriter struct{}
 
 func (failingWriter) Write([]byte) (int, error) { return 0, io.ErrShortWrite }
+
+// exactValue draws a JSON value kept exact through the typed API, and the
+// value Decode must give back: integers of up to 40 digits and floats as
+// json.Number in Python's text (which the engine writes back unchanged),
+// any valid strings (keys too), lists and maps nested three deep.
+func exactValue(t *rapid.T, depth int) any {
+	kinds := 6
+	if depth == 0 {
+		kinds = 4
+	}
+	switch rapid.IntRange(0, kinds-1).Draw(t, "kind") {
+	case 0:
+		digits := rapid.StringMatching(`-?[1-9][0-9]{0,39}|0`).Draw(t, "int")
+		return json.Number(digits)
+	case 1:
+		f := rapid.Float64().Filter(func(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }).Draw(t, "float")
+		return json.Number(pyjson.FormatFloat(f))
+	case 2:
+		return rapid.String().Draw(t, "string")
+	case 3:
+		return rapid.SampledFrom([]any{true, false, nil}).Draw(t, "word")
+	case 4:
+		n := rapid.IntRange(0, 3).Draw(t, "len")
+		list := make([]any, n)
+		for i := range list {
+			list[i] = exactValue(t, depth-1)
+		}
+		return list
+	default:
+		return exactMap(t, depth-1)
+	}
+}
+
+func exactMap(t *rapid.T, depth int) map[string]any {
+	m := map[string]any{}
+	for range rapid.IntRange(0, 3).Draw(t, "keys") {
+		m[rapid.String().Draw(t, "key")] = exactValue(t, depth)
+	}
+	return m
+}
+
+// Any exact value survives a typed round trip: upserted as Go values with
+// json.Number, read back with Decode, it is the same value, every number's
+// text included (the property behind 2^70 and 1.0 above, over generated
+// trees).
+func TestTypedRoundTripProperty(t *testing.T) {
+	state := leased(t)
+	eng := &sweepstate.Engine{}
+	id := 0
+	rapid.Check(t, func(rt *rapid.T) {
+		id++
+		fields := map[string]any{"payload": exactMap(rt, 3)}
+		key := fmt.Sprintf("gen:%d", id)
+		up := sweepstate.UpsertItem{Source: "gen", ID: strconv.Itoa(id), Writer: "w", Now: now, Fields: fields}
+		if res := eng.Run(state, up); res.Word != sweepstate.WordOK {
+			rt.Fatalf("upsert: %s %s", res.Word, res.Reason)
+		}
+		var doc struct {
+			Items map[string]map[string]any `json:"items"`
+		}
+		if err := eng.Run(state, sweepstate.Read{}).Decode(&doc); err != nil {
+			rt.Fatal(err)
+		}
+		if got := doc.Items[key]["payload"]; !reflect.DeepEqual(got, fields["payload"]) {
+			rt.Fatalf("decoded\n%#v\nwant\n%#v", got, fields["payload"])
+		}
+	})
+}
