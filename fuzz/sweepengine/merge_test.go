@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stateguard/stateguard/fuzz/internal/memdir"
 	"github.com/stateguard/stateguard/internal/codec/pyjson"
 	"github.com/stateguard/stateguard/internal/codec/yamlsubset"
 	"github.com/stateguard/stateguard/internal/testsupport/benchseed"
@@ -91,7 +92,21 @@ zz_custom: "kept"
 // appears beside the inputs but ours' lock.
 func FuzzMergeTexts(f *testing.F) {
 	big := string(benchseed.SweepState(3))
+	// Sides of big in the engine's own form, which the merge reads split
+	// into its items entries: a new lease, a further cursor, a source
+	// made sensitive, an item closed without evidence, an item marked
+	// sensitive that keeps its body, a comment line.
+	newLease := strings.Replace(big, `writer: "w1"`, `writer: "w2"`, 1)
+	furtherCursor := strings.Replace(big, `cursor: "1719900000.000100"`, `cursor: "1719900000.000200"`, 1)
+	sensitiveSource := strings.Replace(big, "\n    cursor:", "\n    sensitive: true\n    cursor:", 1)
+	closedNoEvidence := strings.Replace(newLease, `status: "analyzed"`, `status: "closed"`, 1)
+	sensitiveItem := strings.Replace(big, `status: "analyzed"`+"\n", `status: "analyzed"`+"\n    sensitive: true\n", 1)
 	for _, seed := range [][3]string{
+		{big, newLease, sensitiveSource},
+		{big, closedNoEvidence, furtherCursor},
+		{sensitiveItem, strings.Replace(sensitiveItem, `writer: "w1"`, `writer: "w2"`, 1),
+			strings.Replace(sensitiveItem, `cursor: "1719900000.000100"`, `cursor: "1719900000.000200"`, 1)},
+		{big, "# a note\n" + newLease, strings.Replace(big, "Item 2:", "Item two:", 1)},
 		{mergeSeedBase, mergeSeedOurs, mergeSeedTheirs},
 		{mergeSeedBase, mergeSeedTheirs, mergeSeedOurs},
 		{"", mergeSeedOurs, mergeSeedTheirs},
@@ -106,7 +121,7 @@ func FuzzMergeTexts(f *testing.F) {
 		f.Add(seed[0], seed[1], seed[2], true)
 	}
 	f.Fuzz(func(t *testing.T, base, ours, theirs string, oursPublished bool) {
-		dir := t.TempDir()
+		dir := memdir.TempDir(t) // fsync is free there: the oracle is not about durability
 		paths := map[string]string{}
 		for name, text := range map[string]string{"base.yml": base, "ours.yml": ours, "theirs.yml": theirs} {
 			paths[name] = filepath.Join(dir, name)

@@ -1,6 +1,7 @@
 package sweepstate
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -104,18 +105,39 @@ func checkPublished(p Published) error {
 // load gives an input it cannot read (CORRUPT, whose Reason names the
 // input first, or ERROR) and no text. It does no I/O.
 func MergeTexts(base, ours, theirs string, published Published) (Result, []byte) {
-	res, doc := mergeTexts(base, ours, theirs, published)
-	if doc == nil {
+	res, write := mergeTexts(base, ours, theirs, published)
+	if write == nil {
 		return res, nil
 	}
-	return res, yamlsubset.Emit(doc)
+	var b bytes.Buffer
+	b.Grow(max(len(ours), len(theirs)) + 4096)
+	if err := write(&b); err != nil {
+		// A buffer in memory takes every write.
+		return errorResult("cannot write the merged text"), nil
+	}
+	return res, b.Bytes()
 }
 
-// mergeTexts is MergeTexts with the merged document instead of its text.
-func mergeTexts(base, ours, theirs string, published Published) (Result, *value.Map) {
+// mergeTexts is MergeTexts with a function that writes the merged text
+// (nil when the answer is not OK). Texts in the engine's own form take
+// the fast path (mergeTextsFast), which gives the same answer and bytes.
+func mergeTexts(base, ours, theirs string, published Published) (Result, func(io.Writer) error) {
 	if err := checkPublished(published); err != nil {
 		return Result{Word: WordError, Reason: "Published: not a side", Err: err}, nil
 	}
+	if res, write, ok := mergeTextsFast(base, ours, theirs, published); ok {
+		return res, write
+	}
+	res, doc := mergeTextsWhole(base, ours, theirs, published)
+	if doc == nil {
+		return res, nil
+	}
+	return res, func(w io.Writer) error { return yamlsubset.EmitTo(w, doc) }
+}
+
+// mergeTextsWhole is the merge of three texts parsed whole: the general
+// path, taken when the fast path declines, and its test's oracle.
+func mergeTextsWhole(base, ours, theirs string, published Published) (Result, *value.Map) {
 	var docs [3]*value.Map
 	for i, text := range []string{base, ours, theirs} {
 		st, failed := loadText(text)
@@ -183,12 +205,11 @@ func (e *Engine) merge(base, ours, theirs string, published Published, locked bo
 		}
 		texts[i] = text
 	}
-	res, doc := mergeTexts(texts[0], texts[1], texts[2], published)
+	// Streamed: the new text is never held whole beside the three.
+	res, write := mergeTexts(texts[0], texts[1], texts[2], published)
 	if res.Word != WordOK {
 		return res
 	}
-	// Streamed: the new text is never held whole beside the three.
-	write := func(w io.Writer) error { return yamlsubset.EmitTo(w, doc) }
 	if err := durable.WriteFileFunc(ours, write); err != nil {
 		return errorResult("cannot write the state file")
 	}
@@ -264,6 +285,15 @@ func mergeLoaded(o, a, b *value.Map, published Published) (*value.Map, MergeCoun
 	case value.Equal(a, o):
 		return withVersion(b, writtenVersion(b)), MergeCounts{}
 	}
+	return mergeChanged(o, a, b, published, func(m *merger, sources [3]*value.Map) value.Value {
+		return m.items(mapAt(o, "items"), mapAt(a, "items"), mapAt(b, "items"), sources)
+	})
+}
+
+// mergeChanged is mergeLoaded where no side is the result whole: the top
+// level merged key by key, the items by mergeItems (given the merger and
+// ours', theirs' and the result's sources).
+func mergeChanged(o, a, b *value.Map, published Published, mergeItems func(*merger, [3]*value.Map) value.Value) (*value.Map, MergeCounts) {
 	m := &merger{published: published}
 	out := value.NewMap()
 	version := writtenVersion(a)
@@ -285,7 +315,7 @@ func mergeLoaded(o, a, b *value.Map, published Published) (*value.Map, MergeCoun
 		case "sources":
 			r = opt{mergedSources, true}
 		case "items":
-			r = opt{m.items(mapAt(o, k), mapAt(a, k), mapAt(b, k), sourceMaps), true}
+			r = opt{mergeItems(m, sourceMaps), true}
 		case "last_run":
 			r = m.lastRun(optAt(o, k), optAt(a, k), optAt(b, k))
 		default: // the lease and any other key
@@ -417,7 +447,7 @@ func (m *merger) items(o, a, b *value.Map, sources [3]*value.Map) *value.Map {
 	for i := range a.Len() {
 		k, v := a.At(i)
 		ia, ib := opt{v, true}, optAt(b, k)
-		out.Set(k, m.finish(k, m.item(o, k, ia, ib), ia, ib, sources))
+		out.Set(k, m.finish(k, m.item(ia, ib, func() opt { return optAt(o, k) }), ia, ib, sources))
 	}
 	for i := range b.Len() {
 		k, v := b.At(i)
@@ -430,14 +460,14 @@ func (m *merger) items(o, a, b *value.Map, sources [3]*value.Map) *value.Map {
 	return out
 }
 
-// item merges the item k present on ours (ia); theirs may lack it. The
-// base (o) is looked up only when the sides differ: most items are the
-// same on both.
-func (m *merger) item(o *value.Map, k string, ia, ib opt) value.Value {
+// item merges an item present on ours (ia); theirs may lack it. The
+// base's (base) is looked up only when the sides differ: most items are
+// the same on both.
+func (m *merger) item(ia, ib opt, base func() opt) value.Value {
 	if !ib.ok || ia.same(ib) {
 		return ia.v
 	}
-	io := optAt(o, k)
+	io := base()
 	switch {
 	case ib.same(io):
 		return ia.v
