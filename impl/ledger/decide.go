@@ -219,3 +219,42 @@ func checkedNow(now float64, err error) (float64, error) {
 	}
 	return now, nil
 }
+
+// decideReconcileTimeout is reconcile's step 1 for one running task it
+// found stale at p.now (spec 7.2): timed out, with deadline_exceeded when
+// its deadline has passed, else restart_stale. The SQLite engine applies
+// the same rule as one statement (runningStaleSQL, timeoutCodeSQL).
+func decideReconcileTimeout(task Task, p reconcileParams) decision {
+	code := codeRestartStale
+	if task.DeadlineAt != nil && *task.DeadlineAt <= p.now {
+		code = codeDeadlineExceeded
+	}
+	at := p.now
+	next := task
+	next.Status = StatusTimedOut
+	next.UpdatedAt = at
+	next.EndedAt = &at
+	next.TerminalCode = textPtr(code)
+	next.Version++
+	return decision{changed: true, task: next, at: at,
+		event: taskEvent{eventTaskTransition, textPtr(string(StatusRunning)), string(StatusTimedOut), textPtr(code)}}
+}
+
+// decideReconcileClose is reconcile's step 2 for one terminal task whose
+// pending delivery it closes at p.now (spec 7.3): failed with
+// delivery_grace_expired when delivery is required, else not_applicable
+// with internal_task.
+func decideReconcileClose(task Task, p reconcileParams) decision {
+	to, code := DeliveryNotApplicable, codeInternalTask
+	if task.DeliveryRequired {
+		to, code = DeliveryFailed, codeGraceExpired
+	}
+	at := p.now
+	next := task
+	next.DeliveryStatus = to
+	next.DeliveryUpdatedAt = at
+	next.DeliveryCode = textPtr(code)
+	next.Version++
+	return decision{changed: true, task: next, at: at,
+		event: taskEvent{eventDeliveryTransition, textPtr(string(DeliveryPending)), string(to), textPtr(code)}}
+}

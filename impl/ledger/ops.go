@@ -445,6 +445,9 @@ func (l *Ledger) ChildrenOfContext(ctx context.Context, id string) ([]Task, erro
 	if err != nil {
 		return nil, err
 	}
+	if l.server != nil {
+		return l.serverChildren(ctx, cid)
+	}
 	var out []Task
 	err = l.lockedReadTx(ctx, "read", true, func(t *txn) error {
 		out = out[:0] // a read-only read may be retried

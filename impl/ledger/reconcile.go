@@ -109,16 +109,17 @@ type examination struct {
 
 // active decides on one checked queued or running row (its columns in
 // taskColumns order).
-func (e *examination) active(queued bool, v []driver.Value) {
+// It reports whether step 1 times the task out.
+func (e *examination) active(queued bool, v []driver.Value) (stale bool) {
 	if queued {
 		e.queued++
-		return
+		return false
 	}
 	e.running++
 	p := &e.p
 	deadline, updated := v[11], v[9]
 	if !((deadline != nil && sqlCompare(deadline, p.now) <= 0) || sqlCompare(updated, p.staleBefore) <= 0) {
-		return
+		return false
 	}
 	e.stale++
 	if deadline != nil && sqlCompare(deadline, p.now) <= 0 {
@@ -136,16 +137,17 @@ func (e *examination) active(queued bool, v []driver.Value) {
 			e.staleDeliveryAfterNow++
 		}
 	}
+	return true
 }
 
 // pendingRow decides on one checked terminal row whose delivery is
-// pending.
-func (e *examination) pendingRow(v []driver.Value) {
+// pending, and reports whether step 2 closes it.
+func (e *examination) pendingRow(v []driver.Value) (closes bool) {
 	e.pending++
 	p := &e.p
 	ended := v[10]
 	if ended == nil || sqlCompare(ended, p.deliveryCutoff) > 0 {
-		return
+		return false
 	}
 	e.closes++
 	if required(v[4]) {
@@ -154,6 +156,7 @@ func (e *examination) pendingRow(v []driver.Value) {
 	if sqlCompare(ended, p.now) > 0 || sqlCompare(v[12], p.now) > 0 || sqlCompare(v[7], p.now) > 0 {
 		e.closeBackwards++
 	}
+	return true
 }
 
 // required is requiredSQL over the driver's value.
@@ -322,6 +325,9 @@ func (l *Ledger) ReconcileContext(ctx context.Context, opts ReconcileOptions) (R
 func (l *Ledger) ReconcileSeconds(ctx context.Context, activeGrace, deliveryGrace float64, dryRun bool) (ReconcileReport, error) {
 	if !validSeconds(activeGrace) || !validSeconds(deliveryGrace) {
 		return ReconcileReport{}, invalidInput("grace must be a finite, non-negative number")
+	}
+	if l.server != nil {
+		return l.serverReconcile(ctx, activeGrace, deliveryGrace, dryRun)
 	}
 	var rep ReconcileReport
 	run := func(t *txn) error {

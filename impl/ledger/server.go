@@ -1,8 +1,11 @@
 package ledger
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"slices"
+	"strings"
 
 	"github.com/stateguard/stateguard/impl/ledger/internal/serverstore"
 )
@@ -207,4 +210,129 @@ func (l *Ledger) serverGet(ctx context.Context, id string) (Task, error) {
 		return err
 	})
 	return out, err
+}
+
+// serverChildren is ChildrenOfContext's read on a server.
+func (l *Ledger) serverChildren(ctx context.Context, id string) ([]Task, error) {
+	out := []Task{}
+	err := l.serverRead(ctx, func(tx serverstore.ReadTx) error {
+		if _, err := serverLoad(tx.Task(id)); err != nil {
+			return err
+		}
+		rows, err := tx.Children(id)
+		if err != nil {
+			return err
+		}
+		for _, row := range rows {
+			task, err := taskFromRow(row)
+			if err != nil {
+				return err
+			}
+			out = append(out, task)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// serverReconcile is ReconcileSeconds on a server. The rows are counted
+// and the plan made as on SQLite (examination, planReconcile); an apply
+// first locks the tasks against every other writer, then reads the clock,
+// and writes each change the plan counted with decideReconcileTimeout and
+// decideReconcileClose, in the order the SQLite engine's statements
+// append their events (step 1 by created_at then id, step 2 by ended_at
+// then id).
+func (l *Ledger) serverReconcile(ctx context.Context, activeGrace, deliveryGrace float64, dryRun bool) (ReconcileReport, error) {
+	var rep ReconcileReport
+	run := func(tx serverstore.ReadTx, w serverstore.WriteTx) error {
+		if w != nil {
+			if err := w.LockTasks(); err != nil {
+				return err
+			}
+		}
+		now, nowErr := checkedNow(tx.Now())
+		e := examination{p: reconcileParams{now: now, staleBefore: now - activeGrace, deliveryCutoff: now - deliveryGrace}}
+		var stale, closing []Task
+		// A damaged row outranks a clock that failed, as on SQLite: the
+		// rows are checked either way.
+		err := tx.ReconcileRows(func(active bool, row serverstore.Row) error {
+			if !rowOK(row) {
+				return errDamagedRow
+			}
+			if nowErr != nil {
+				return nil
+			}
+			var chosen *[]Task
+			if active && e.active(row[2] == string(StatusQueued), row) {
+				chosen = &stale
+			} else if !active && e.pendingRow(row) {
+				chosen = &closing
+			}
+			if chosen != nil && w != nil {
+				task, err := taskFromRow(row)
+				if err != nil {
+					return err
+				}
+				*chosen = append(*chosen, task)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if nowErr != nil {
+			return nowErr
+		}
+		var plan reconcilePlan
+		rep, plan, err = planReconcile(e)
+		if err != nil || w == nil {
+			return err
+		}
+		byTime := func(at func(Task) float64) func(a, b Task) int {
+			return func(a, b Task) int {
+				if c := cmp.Compare(at(a), at(b)); c != 0 {
+					return c
+				}
+				return strings.Compare(a.ID, b.ID)
+			}
+		}
+		slices.SortFunc(stale, byTime(func(t Task) float64 { return t.CreatedAt }))
+		for _, task := range stale {
+			d := decideReconcileTimeout(task, e.p)
+			if err := storeServerDecision(w, d, false); err != nil {
+				return err
+			}
+			if d.task.DeliveryStatus == DeliveryPending && !(*d.task.EndedAt > e.p.deliveryCutoff) {
+				closing = append(closing, d.task)
+			}
+		}
+		slices.SortFunc(closing, byTime(func(t Task) float64 { return *t.EndedAt }))
+		for _, task := range closing {
+			if err := storeServerDecision(w, decideReconcileClose(task, e.p), false); err != nil {
+				return err
+			}
+		}
+		if len(stale) != plan.timedOut || len(closing) != plan.closed {
+			return internal("reconcile apply", errors.New("changed rows differ from the plan"))
+		}
+		return nil
+	}
+	var err error
+	if dryRun {
+		err = l.serverRead(ctx, func(tx serverstore.ReadTx) error { return run(tx, nil) })
+	} else {
+		if err := l.refuseMutation(); err != nil {
+			return ReconcileReport{}, err
+		}
+		err = l.serverWrite(ctx, func(tx serverstore.WriteTx) error { return run(tx, tx) })
+	}
+	if err != nil {
+		return ReconcileReport{}, err
+	}
+	rep.DryRun = dryRun
+	rep.Applied = !dryRun
+	return rep, nil
 }

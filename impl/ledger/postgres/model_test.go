@@ -57,7 +57,8 @@ func asModel(t ledger.Task) model.Task {
 }
 
 // TestMatchesModel drives a ledger on PostgreSQL and model/ledger with the
-// same random create, start, heartbeat, close, delivery and get calls at a
+// same random create, start, heartbeat, close, delivery, get, children
+// and reconcile (applied or dry) calls at a
 // scripted test clock that sometimes steps back: after every call the
 // answer's class, the task returned, every task row and the event log must
 // agree. Each check runs in a fresh schema. A failure prints the
@@ -106,7 +107,7 @@ func TestMatchesModel(t *testing.T) {
 		steps := rapid.IntRange(20, 40).Draw(rt, "steps")
 		for i := 0; i < steps; i++ {
 			now += rapid.SampledFrom([]float64{30, -1, 0, 0.5, 700}).Draw(rt, "dt")
-			switch rapid.IntRange(0, 5).Draw(rt, "op") {
+			switch rapid.IntRange(0, 7).Draw(rt, "op") {
 			case 0:
 				var timeout *float64
 				if rapid.Bool().Draw(rt, "with timeout") {
@@ -151,6 +152,37 @@ func TestMatchesModel(t *testing.T) {
 				got, gotErr := l.Get(tid)
 				want, wantErr := m.Get(tid)
 				check("get", got, gotErr, want, wantErr)
+			case 6:
+				tid := id("id")
+				got, gotErr := l.ChildrenOf(tid)
+				want, wantErr := m.ChildrenOf(tid)
+				if engineClass(gotErr) != modelClass(wantErr) {
+					rt.Fatalf("children: engine %s (%v), model %s (%v)", engineClass(gotErr), gotErr, modelClass(wantErr), wantErr)
+				}
+				var gotText, wantText []string
+				for _, task := range got {
+					gotText = append(gotText, showTask(asModel(task)))
+				}
+				for _, task := range want {
+					wantText = append(wantText, showTask(task))
+				}
+				if strings.Join(gotText, "\n") != strings.Join(wantText, "\n") {
+					rt.Fatalf("children differ\nengine:\n%s\nmodel:\n%s", strings.Join(gotText, "\n"), strings.Join(wantText, "\n"))
+				}
+			case 7:
+				grace := func(label string) float64 {
+					return rapid.SampledFrom([]float64{0, 0.5, 30, 600, 1e10, -1, math.NaN()}).Draw(rt, label)
+				}
+				active, delivery := grace("active grace"), grace("delivery grace")
+				dry := rapid.Bool().Draw(rt, "dry run")
+				got, gotErr := l.ReconcileSeconds(ctx, active, delivery, dry)
+				want, wantErr := m.Reconcile(now, active, delivery, dry)
+				if engineClass(gotErr) != modelClass(wantErr) {
+					rt.Fatalf("reconcile: engine %s (%v), model %s (%v)", engineClass(gotErr), gotErr, modelClass(wantErr), wantErr)
+				}
+				if gotErr == nil && fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
+					rt.Fatalf("reconcile report\nengine %+v\nmodel  %+v", got, want)
+				}
 			}
 			compareRows(rt, conn, schema, l, &m)
 		}

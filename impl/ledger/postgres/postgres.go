@@ -151,12 +151,12 @@ func (e *store) Write(ctx context.Context, fn func(serverstore.WriteTx) error) e
 	if e.readOnly {
 		return &serverstore.Fault{Op: "write on a read-only store"}
 	}
-	return e.inTx(ctx, false, func(tx pgx.Tx) error { return fn(&writeTx{readTx{ctx, tx}, e}) })
+	return e.inTx(ctx, false, func(tx pgx.Tx) error { return fn(&writeTx{readTx{ctx, tx, e}}) })
 }
 
 // Read runs fn in one read-only snapshot.
 func (e *store) Read(ctx context.Context, fn func(serverstore.ReadTx) error) error {
-	return e.inTx(ctx, true, func(tx pgx.Tx) error { return fn(&readTx{ctx, tx}) })
+	return e.inTx(ctx, true, func(tx pgx.Tx) error { return fn(&readTx{ctx, tx, e}) })
 }
 
 // taskColumns selects a task's columns in serverstore.Row's order, the
@@ -168,6 +168,7 @@ const taskColumns = `id, parent_id, status, delivery_status, delivery_required::
 type readTx struct {
 	ctx context.Context
 	tx  pgx.Tx
+	e   *store
 }
 
 func (r *readTx) task(id, lock string) (serverstore.Row, bool, error) {
@@ -193,9 +194,57 @@ func (r *readTx) task(id, lock string) (serverstore.Row, bool, error) {
 // Task reads one task's row.
 func (r *readTx) Task(id string) (serverstore.Row, bool, error) { return r.task(id, "") }
 
+// Children reads a task's children, ordered as SQLite's BINARY collation
+// orders ids.
+func (r *readTx) Children(id string) ([]serverstore.Row, error) {
+	var out []serverstore.Row
+	err := r.each(`SELECT `+taskColumns+` FROM tasks WHERE parent_id = $1 ORDER BY created_at, id COLLATE "C"`, []any{id}, func(row serverstore.Row) error {
+		out = append(out, row)
+		return nil
+	})
+	return out, err
+}
+
+// ReconcileRows streams the active tasks and the terminal ones whose
+// delivery is pending, each marked, through the state indexes.
+func (r *readTx) ReconcileRows(each func(active bool, row serverstore.Row) error) error {
+	err := r.each(`SELECT `+taskColumns+` FROM tasks WHERE status IN ('queued','running')`, nil, func(row serverstore.Row) error {
+		return each(true, row)
+	})
+	if err != nil {
+		return err
+	}
+	return r.each(`SELECT `+taskColumns+` FROM tasks WHERE delivery_status = 'pending' AND status IN ('succeeded','failed','timed_out','cancelled')`, nil, func(row serverstore.Row) error {
+		return each(false, row)
+	})
+}
+
+// each runs a query selecting taskColumns and hands every row to fn; an
+// error of fn passes unchanged.
+func (r *readTx) each(sqlText string, params []any, fn func(serverstore.Row) error) error {
+	rows, err := r.tx.Query(r.ctx, sqlText, params...)
+	if err != nil {
+		return fault(r.ctx, "read", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		vals, err := rows.Values()
+		if err != nil {
+			return fault(r.ctx, "read", err)
+		}
+		row := make(serverstore.Row, len(vals))
+		for i, v := range vals {
+			row[i] = v
+		}
+		if err := fn(row); err != nil {
+			return err
+		}
+	}
+	return fault(r.ctx, "read", rows.Err())
+}
+
 type writeTx struct {
 	readTx
-	e *store
 }
 
 // LockTask reads a row FOR UPDATE.
@@ -218,16 +267,25 @@ func (w *writeTx) ReserveID(id string) error {
 // Now is the server's clock_timestamp() (not now(), the transaction's
 // start, which a transaction that waited for a lock would find earlier
 // than the time its predecessor wrote), unless a test clock is set.
-func (w *writeTx) Now() (float64, error) {
-	if w.e.testClock != nil {
-		return w.e.testClock(), nil
+func (r *readTx) Now() (float64, error) {
+	if r.e.testClock != nil {
+		return r.e.testClock(), nil
 	}
 	var now float64
-	err := w.tx.QueryRow(w.ctx, `SELECT extract(epoch FROM clock_timestamp())::double precision`).Scan(&now)
+	err := r.tx.QueryRow(r.ctx, `SELECT extract(epoch FROM clock_timestamp())::double precision`).Scan(&now)
 	if err != nil {
-		return 0, fault(w.ctx, "read clock", err)
+		return 0, fault(r.ctx, "read clock", err)
 	}
 	return now, nil
+}
+
+// LockTasks locks the table in EXCLUSIVE mode, which conflicts with the
+// row locks of the per-task writes (they wait at their first statement,
+// before their clock is read) and not with readers. Taken first, in a
+// transaction that takes no row lock before it: no deadlock with them.
+func (w *writeTx) LockTasks() error {
+	_, err := w.tx.Exec(w.ctx, `LOCK TABLE tasks IN EXCLUSIVE MODE`)
+	return fault(w.ctx, "write", err)
 }
 
 // InsertTask adds a row.

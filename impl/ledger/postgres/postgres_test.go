@@ -122,8 +122,8 @@ func TestSchemaFingerprint(t *testing.T) {
 // Options.Clock, as an embedder sets it) share one ledger and agree,
 // because the time comes from the server: the one behind heartbeats and
 // closes a task the one ahead started without "clock moved backwards",
-// and every time written lies within the test's bracket of the server's
-// clock.
+// the one ahead reconciles without timing it out, and every time written
+// lies within the test's bracket of the server's clock.
 func TestTwoClocks(t *testing.T) {
 	url := pgtest.Database(t)
 	ctx := context.Background()
@@ -149,6 +149,15 @@ func TestTwoClocks(t *testing.T) {
 	}
 	if _, err := behind.Heartbeat(task.ID); err != nil {
 		t.Fatalf("heartbeat from the host behind: %v", err)
+	}
+	// 700 s ahead is past the default active grace of 600 s: by its own
+	// clock the host ahead would time the task out.
+	rep, err := ahead.Reconcile(ledger.ReconcileOptions{})
+	if err != nil {
+		t.Fatalf("reconcile from the host ahead: %v", err)
+	}
+	if rep.ActiveExamined != 1 || rep.TasksTimedOut != 0 {
+		t.Fatalf("reconcile from the host ahead: %+v, want the running task examined and kept", rep)
 	}
 	closed, err := behind.CloseTask(task.ID, ledger.StatusSucceeded, ledger.CodeCompleted)
 	if err != nil {
@@ -234,14 +243,12 @@ func TestOperationsNotYetOnAServer(t *testing.T) {
 	ended := 0.0
 	dir := t.TempDir()
 	calls := map[string]func() error{
-		"children":  func() error { _, err := l.ChildrenOf(task.ID); return err },
-		"list":      func() error { _, err := l.List(ledger.ListFilter{}); return err },
-		"reconcile": func() error { _, err := l.Reconcile(ledger.ReconcileOptions{DryRun: true}); return err },
-		"doctor":    func() error { _, err := l.Doctor(); return err },
-		"prune":     func() error { _, err := l.Prune(ledger.PruneOptions{EndedBefore: &ended, DryRun: true}); return err },
-		"history":   func() error { _, err := l.History(task.ID); return err },
-		"metrics":   func() error { _, err := l.MetricsContext(ctx, ledger.MetricsOptions{}); return err },
-		"backup":    func() error { _, err := l.Backup(dir + "/copy.sqlite"); return err },
+		"list":    func() error { _, err := l.List(ledger.ListFilter{}); return err },
+		"doctor":  func() error { _, err := l.Doctor(); return err },
+		"prune":   func() error { _, err := l.Prune(ledger.PruneOptions{EndedBefore: &ended, DryRun: true}); return err },
+		"history": func() error { _, err := l.History(task.ID); return err },
+		"metrics": func() error { _, err := l.MetricsContext(ctx, ledger.MetricsOptions{}); return err },
+		"backup":  func() error { _, err := l.Backup(dir + "/copy.sqlite"); return err },
 	}
 	for name, call := range calls {
 		if err := call(); err == nil || errors.Is(err, ledger.ErrStateConflict) || errors.Is(err, ledger.ErrInvalidInput) {

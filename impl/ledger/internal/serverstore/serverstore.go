@@ -50,6 +50,16 @@ type Store interface {
 type ReadTx interface {
 	// Task reads one task's row; found is false when there is none.
 	Task(id string) (row Row, found bool, err error)
+	// Children reads the rows whose parent is id, ordered by created_at,
+	// then id by its bytes.
+	Children(id string) ([]Row, error)
+	// ReconcileRows hands each row reconcile examines to each: the
+	// queued and running tasks (active true), and the terminal tasks
+	// whose delivery is pending (active false), in any order.
+	ReconcileRows(each func(active bool, row Row) error) error
+	// Now is the operation's time, read after the transaction's locks
+	// are held.
+	Now() (float64, error)
 }
 
 // WriteTx reads and writes inside a write transaction. Every lock is held
@@ -65,9 +75,9 @@ type WriteTx interface {
 	// ReserveID makes the creates of one id wait for each other, so a
 	// second create of the id finds the first one's row.
 	ReserveID(id string) error
-	// Now is the operation's time, read after the transaction's locks
-	// are held.
-	Now() (float64, error)
+	// LockTasks keeps every other writer from the tasks until the
+	// transaction ends (reconcile and prune), while readers go on.
+	LockTasks() error
 	// InsertTask adds a task's row.
 	InsertTask(row Row) error
 	// UpdateTask writes every column of an existing task's row.
