@@ -85,6 +85,9 @@ func (l *Ledger) HistoryContext(ctx context.Context, id string) ([]Event, error)
 	if err != nil {
 		return nil, err
 	}
+	if l.server != nil {
+		return l.serverHistory(ctx, cid)
+	}
 	var out []Event
 	err = l.lockedReadTx(ctx, "read", true, func(t *txn) error {
 		out = out[:0] // a read-only read may be retried

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"math"
 	"slices"
 	"strings"
 
@@ -335,4 +336,72 @@ func (l *Ledger) serverReconcile(ctx context.Context, activeGrace, deliveryGrace
 	rep.DryRun = dryRun
 	rep.Applied = !dryRun
 	return rep, nil
+}
+
+// serverHistory is HistoryContext's read on a server: each event must
+// stand somewhere in the chain its task's row implies (eventPosition),
+// else the read is refused as on SQLite.
+func (l *Ledger) serverHistory(ctx context.Context, id string) ([]Event, error) {
+	out := []Event{}
+	err := l.serverRead(ctx, func(tx serverstore.ReadTx) error {
+		task, err := serverLoad(tx.Task(id))
+		if err != nil {
+			return err
+		}
+		events, err := tx.Events(id)
+		if err != nil {
+			return err
+		}
+		for _, ev := range events {
+			e := Event{Kind: EventKind(ev.Kind), From: ev.From, To: ev.To, Code: ev.Code, OccurredAt: ev.OccurredAt}
+			if eventPosition(task, e) < 0 || math.IsNaN(e.OccurredAt) || math.IsInf(e.OccurredAt, 0) {
+				return errDamagedEvent
+			}
+			out = append(out, e)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// eventPosition is the place an event of task holds in the chain the
+// task's row implies (spec 8.4), or -1 when no event of that task can be
+// it: 0 its creation, then its start (when it started), its terminal
+// transition (when it ended), its delivery's transition (when settled).
+// The SQLite engine reads the same rule as SQL (eventPositionSQL), over
+// values whose types a file does not fix.
+func eventPosition(task Task, ev Event) int {
+	started, ended := 0, 0
+	left := string(StatusQueued) // the state a terminal transition left
+	if task.StartedAt != nil {
+		started, left = 1, string(StatusRunning)
+	}
+	if isTerminal(task.Status) {
+		ended = 1
+	}
+	from := func(want string) bool { return ev.From != nil && *ev.From == want }
+	sameCode := func(stored *string) bool {
+		if ev.Code == nil || stored == nil {
+			return ev.Code == nil && stored == nil
+		}
+		return *ev.Code == *stored
+	}
+	switch {
+	case ev.Kind == EventCreated && ev.From == nil && ev.To == string(StatusQueued) &&
+		ev.Code != nil && *ev.Code == codeCreated && ev.OccurredAt == task.CreatedAt:
+		return 0
+	case ev.Kind == EventTaskTransition && from(string(StatusQueued)) && ev.To == string(StatusRunning) &&
+		ev.Code != nil && *ev.Code == codeStarted && task.StartedAt != nil && ev.OccurredAt == *task.StartedAt:
+		return 1
+	case ev.Kind == EventTaskTransition && from(left) &&
+		task.EndedAt != nil && ev.OccurredAt == *task.EndedAt && ev.To == string(task.Status) && ended == 1 && sameCode(task.TerminalCode):
+		return 1 + started
+	case ev.Kind == EventDeliveryTransition && from(string(DeliveryPending)) && ev.OccurredAt == task.DeliveryUpdatedAt &&
+		ev.To == string(task.DeliveryStatus) && task.DeliveryStatus != DeliveryPending && sameCode(task.DeliveryCode):
+		return 1 + started + ended
+	}
+	return -1
 }

@@ -57,8 +57,8 @@ func asModel(t ledger.Task) model.Task {
 }
 
 // TestMatchesModel drives a ledger on PostgreSQL and model/ledger with the
-// same random create, start, heartbeat, close, delivery, get, children
-// and reconcile (applied or dry) calls at a
+// same random create, start, heartbeat, close, delivery, get, children,
+// reconcile (applied or dry) and history calls at a
 // scripted test clock that sometimes steps back: after every call the
 // answer's class, the task returned, every task row and the event log must
 // agree. Each check runs in a fresh schema. A failure prints the
@@ -107,7 +107,7 @@ func TestMatchesModel(t *testing.T) {
 		steps := rapid.IntRange(20, 40).Draw(rt, "steps")
 		for i := 0; i < steps; i++ {
 			now += rapid.SampledFrom([]float64{30, -1, 0, 0.5, 700}).Draw(rt, "dt")
-			switch rapid.IntRange(0, 7).Draw(rt, "op") {
+			switch rapid.IntRange(0, 8).Draw(rt, "op") {
 			case 0:
 				var timeout *float64
 				if rapid.Bool().Draw(rt, "with timeout") {
@@ -183,6 +183,25 @@ func TestMatchesModel(t *testing.T) {
 				if gotErr == nil && fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
 					rt.Fatalf("reconcile report\nengine %+v\nmodel  %+v", got, want)
 				}
+			case 8:
+				tid := id("id")
+				got, gotErr := l.History(tid)
+				_, wantErr := m.Get(tid)
+				if engineClass(gotErr) != modelClass(wantErr) {
+					rt.Fatalf("history: engine %s (%v), model %s (%v)", engineClass(gotErr), gotErr, modelClass(wantErr), wantErr)
+				}
+				var gotText, wantText []string
+				for _, ev := range got {
+					gotText = append(gotText, showEvent(tid, string(ev.Kind), ev.From, ev.To, ev.OccurredAt, ev.Code))
+				}
+				for _, ev := range m.Events() {
+					if ev.TaskID == tid {
+						wantText = append(wantText, showEvent(tid, ev.Kind, ev.From, ev.To, ev.OccurredAt, ev.Code))
+					}
+				}
+				if strings.Join(gotText, "\n") != strings.Join(wantText, "\n") {
+					rt.Fatalf("history differs\nengine:\n%s\nmodel:\n%s", strings.Join(gotText, "\n"), strings.Join(wantText, "\n"))
+				}
 			}
 			compareRows(rt, conn, schema, l, &m)
 		}
@@ -236,21 +255,14 @@ func compareRows(rt *rapid.T, conn *pgx.Conn, schema string, l *ledger.Ledger, m
 			rt.Fatalf("event sequence %d after %d", seq, last)
 		}
 		last = seq
-		events = append(events, fmt.Sprintf("%s %s %s>%s at %v code %s", id, kind, from, to, at, code))
+		events = append(events, showEvent(id, kind, nullable(from), to, at, nullable(code)))
 	}
 	if err := rows.Err(); err != nil {
 		rt.Fatal(err)
 	}
 	var wantEvents []string
 	for _, ev := range m.Events() {
-		from, code := "null", "null"
-		if ev.From != nil {
-			from = *ev.From
-		}
-		if ev.Code != nil {
-			code = *ev.Code
-		}
-		wantEvents = append(wantEvents, fmt.Sprintf("%s %s %s>%s at %v code %s", ev.TaskID, ev.Kind, from, ev.To, ev.OccurredAt, code))
+		wantEvents = append(wantEvents, showEvent(ev.TaskID, ev.Kind, ev.From, ev.To, ev.OccurredAt, ev.Code))
 	}
 	if strings.Join(events, "\n") != strings.Join(wantEvents, "\n") {
 		rt.Fatalf("event logs differ\nengine:\n%s\nmodel:\n%s", strings.Join(events, "\n"), strings.Join(wantEvents, "\n"))
@@ -276,4 +288,23 @@ func showTask(t model.Task) string {
 		t.ID, s(t.ParentID), t.Status, t.DeliveryStatus, t.DeliveryRequired, s(t.PayloadHash), f(t.TimeoutSeconds),
 		f(&t.CreatedAt), f(t.StartedAt), f(&t.UpdatedAt), f(t.EndedAt), f(t.DeadlineAt), f(&t.DeliveryUpdatedAt),
 		s(t.TerminalCode), s(t.DeliveryCode), t.Version)
+}
+
+// nullable reads the text the event query gives for NULL back as nil.
+func nullable(s string) *string {
+	if s == "null" {
+		return nil
+	}
+	return &s
+}
+
+// showEvent prints one event, bit-exact for its time.
+func showEvent(taskID, kind string, from *string, to string, at float64, code *string) string {
+	s := func(p *string) string {
+		if p == nil {
+			return "null"
+		}
+		return *p
+	}
+	return fmt.Sprintf("%s %s %s>%s at %v/%x code %s", taskID, kind, s(from), to, at, math.Float64bits(at), s(code))
 }

@@ -219,6 +219,24 @@ func (r *readTx) ReconcileRows(each func(active bool, row serverstore.Row) error
 	})
 }
 
+// Events reads a task's events by sequence.
+func (r *readTx) Events(taskID string) ([]serverstore.Event, error) {
+	rows, err := r.tx.Query(r.ctx, `SELECT task_id, event_kind, from_value, to_value, occurred_at, code FROM task_events WHERE task_id = $1 ORDER BY sequence`, taskID)
+	if err != nil {
+		return nil, fault(r.ctx, "read", err)
+	}
+	defer rows.Close()
+	var out []serverstore.Event
+	for rows.Next() {
+		var ev serverstore.Event
+		if err := rows.Scan(&ev.TaskID, &ev.Kind, &ev.From, &ev.To, &ev.OccurredAt, &ev.Code); err != nil {
+			return nil, fault(r.ctx, "read", err)
+		}
+		out = append(out, ev)
+	}
+	return out, fault(r.ctx, "read", rows.Err())
+}
+
 // each runs a query selecting taskColumns and hands every row to fn; an
 // error of fn passes unchanged.
 func (r *readTx) each(sqlText string, params []any, fn func(serverstore.Row) error) error {

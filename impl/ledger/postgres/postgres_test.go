@@ -235,8 +235,7 @@ func TestErrorsNameNoServer(t *testing.T) {
 func TestOperationsNotYetOnAServer(t *testing.T) {
 	url := pgtest.Database(t)
 	l := openForTest(t, url, ledger.Options{AllowExternalACL: onWindows}, settings{})
-	task, err := l.Create(ledger.CreateParams{})
-	if err != nil {
+	if _, err := l.Create(ledger.CreateParams{}); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
@@ -246,7 +245,6 @@ func TestOperationsNotYetOnAServer(t *testing.T) {
 		"list":    func() error { _, err := l.List(ledger.ListFilter{}); return err },
 		"doctor":  func() error { _, err := l.Doctor(); return err },
 		"prune":   func() error { _, err := l.Prune(ledger.PruneOptions{EndedBefore: &ended, DryRun: true}); return err },
-		"history": func() error { _, err := l.History(task.ID); return err },
 		"metrics": func() error { _, err := l.MetricsContext(ctx, ledger.MetricsOptions{}); return err },
 		"backup":  func() error { _, err := l.Backup(dir + "/copy.sqlite"); return err },
 	}
@@ -257,5 +255,31 @@ func TestOperationsNotYetOnAServer(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("backup made %v", entries)
+	}
+}
+
+// TestHistoryRefusesAnEventItsTaskCannotHold: an event that stands nowhere
+// in the chain its task's row implies (here a second start at another
+// time) makes History StateConflict, as on SQLite, and returns nothing.
+func TestHistoryRefusesAnEventItsTaskCannotHold(t *testing.T) {
+	url := pgtest.Database(t)
+	l := openForTest(t, url, ledger.Options{AllowExternalACL: onWindows}, settings{schema: "history"})
+	task, err := l.Create(ledger.CreateParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Start(task.ID); err != nil {
+		t.Fatal(err)
+	}
+	if events, err := l.History(task.ID); err != nil || len(events) != 2 {
+		t.Fatalf("history of a started task: %v, %v", events, err)
+	}
+	if _, err := direct(t, url).Exec(context.Background(), `INSERT INTO history.task_events (task_id, event_kind, from_value, to_value, occurred_at, code)
+		VALUES ($1, 'task_transition', 'queued', 'running', 1, 'started')`, task.ID); err != nil {
+		t.Fatal(err)
+	}
+	events, err := l.History(task.ID)
+	if !errors.Is(err, ledger.ErrStateConflict) || ledger.Reason(err) != "stored event is not consistent with its task" || events != nil {
+		t.Fatalf("history with a foreign event: %v, %v; want StateConflict and nothing", events, err)
 	}
 }

@@ -57,6 +57,8 @@ type ReadTx interface {
 	// queued and running tasks (active true), and the terminal tasks
 	// whose delivery is pending (active false), in any order.
 	ReconcileRows(each func(active bool, row Row) error) error
+	// Events reads one task's events in the order they were appended.
+	Events(taskID string) ([]Event, error)
 	// Now is the operation's time, read after the transaction's locks
 	// are held.
 	Now() (float64, error)
