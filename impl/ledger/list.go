@@ -62,6 +62,9 @@ func (l *Ledger) ListContext(ctx context.Context, f ListFilter) (ListPage, error
 	if err != nil {
 		return ListPage{}, err
 	}
+	if l.server != nil {
+		return l.serverList(ctx, f, q)
+	}
 	var page ListPage
 	err = l.lockedReadTx(ctx, "list", true, func(t *txn) error {
 		page = ListPage{Tasks: []Task{}} // a read-only read may be retried
@@ -132,6 +135,7 @@ type listQuery struct {
 	// Each filter's term, the column it reads first, and its arguments.
 	status, delivery, updated, ended, parent *listTerm
 	after                                    string
+	parentID                                 string // canonical, for a server
 }
 
 // listTerm is one WHERE term; column is what a scan plan prefixes with
@@ -201,6 +205,7 @@ func newListQuery(f ListFilter) (*listQuery, error) {
 			return nil, err
 		}
 		q.parent = &listTerm{sql: "%s = ?", col: "parent_id", args: []any{id}}
+		q.parentID = id
 	}
 	if f.After != "" {
 		id, err := ParseTaskID(f.After)

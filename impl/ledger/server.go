@@ -405,3 +405,38 @@ func eventPosition(task Task, ev Event) int {
 	}
 	return -1
 }
+
+// serverList is ListContext's read on a server, from the filter
+// newListQuery validated: one row past the page says a next page exists.
+func (l *Ledger) serverList(ctx context.Context, f ListFilter, q *listQuery) (ListPage, error) {
+	sq := serverstore.ListQuery{UpdatedBefore: f.UpdatedBefore, EndedBefore: f.EndedBefore, ParentID: q.parentID, After: q.after, Rows: q.limit + 1}
+	for _, s := range f.Statuses {
+		sq.Statuses = append(sq.Statuses, string(s))
+	}
+	for _, s := range f.Deliveries {
+		sq.Deliveries = append(sq.Deliveries, string(s))
+	}
+	page := ListPage{Tasks: []Task{}}
+	err := l.serverRead(ctx, func(tx serverstore.ReadTx) error {
+		rows, err := tx.List(sq)
+		if err != nil {
+			return err
+		}
+		for _, row := range rows {
+			task, err := taskFromRow(row)
+			if err != nil {
+				return err
+			}
+			if len(page.Tasks) == q.limit {
+				page.Next = page.Tasks[q.limit-1].ID
+				break
+			}
+			page.Tasks = append(page.Tasks, task)
+		}
+		return nil
+	})
+	if err != nil {
+		return ListPage{}, err
+	}
+	return page, nil
+}

@@ -58,7 +58,7 @@ func asModel(t ledger.Task) model.Task {
 
 // TestMatchesModel drives a ledger on PostgreSQL and model/ledger with the
 // same random create, start, heartbeat, close, delivery, get, children,
-// reconcile (applied or dry) and history calls at a
+// reconcile (applied or dry), history and list calls at a
 // scripted test clock that sometimes steps back: after every call the
 // answer's class, the task returned, every task row and the event log must
 // agree. Each check runs in a fresh schema. A failure prints the
@@ -107,7 +107,7 @@ func TestMatchesModel(t *testing.T) {
 		steps := rapid.IntRange(20, 40).Draw(rt, "steps")
 		for i := 0; i < steps; i++ {
 			now += rapid.SampledFrom([]float64{30, -1, 0, 0.5, 700}).Draw(rt, "dt")
-			switch rapid.IntRange(0, 8).Draw(rt, "op") {
+			switch rapid.IntRange(0, 9).Draw(rt, "op") {
 			case 0:
 				var timeout *float64
 				if rapid.Bool().Draw(rt, "with timeout") {
@@ -201,6 +201,50 @@ func TestMatchesModel(t *testing.T) {
 				}
 				if strings.Join(gotText, "\n") != strings.Join(wantText, "\n") {
 					rt.Fatalf("history differs\nengine:\n%s\nmodel:\n%s", strings.Join(gotText, "\n"), strings.Join(wantText, "\n"))
+				}
+			case 9:
+				var f ledger.ListFilter
+				var mf model.ListFilter
+				if rapid.Bool().Draw(rt, "by status") {
+					st := rapid.SampledFrom([]string{"queued", "running", "succeeded", "timed_out"}).Draw(rt, "status")
+					f.Statuses, mf.Statuses = []ledger.Status{ledger.Status(st)}, []string{st}
+				}
+				if rapid.Bool().Draw(rt, "by delivery") {
+					d := rapid.SampledFrom([]string{"pending", "delivered", "not_applicable"}).Draw(rt, "delivery")
+					f.Deliveries, mf.Deliveries = []ledger.DeliveryStatus{ledger.DeliveryStatus(d)}, []string{d}
+				}
+				if rapid.Bool().Draw(rt, "by update") {
+					v := now - rapid.SampledFrom([]float64{0, 30, 700}).Draw(rt, "before")
+					f.UpdatedBefore, mf.UpdatedBefore = &v, &v
+				}
+				if rapid.Bool().Draw(rt, "by end") {
+					v := now - rapid.SampledFrom([]float64{0, 30}).Draw(rt, "ended before")
+					f.EndedBefore, mf.EndedBefore = &v, &v
+				}
+				if rapid.Bool().Draw(rt, "by parent") {
+					f.ParentID = id("parent")
+					mf.ParentID = f.ParentID
+				}
+				if rapid.Bool().Draw(rt, "after") {
+					f.After = id("after")
+					mf.After = f.After
+				}
+				f.Limit = rapid.IntRange(1, 3).Draw(rt, "limit")
+				mf.Limit = f.Limit
+				got, gotErr := l.List(f)
+				want, next, wantErr := m.List(mf)
+				if engineClass(gotErr) != modelClass(wantErr) {
+					rt.Fatalf("list: engine %s (%v), model %s (%v)", engineClass(gotErr), gotErr, modelClass(wantErr), wantErr)
+				}
+				var gotText, wantText []string
+				for _, task := range got.Tasks {
+					gotText = append(gotText, showTask(asModel(task)))
+				}
+				for _, task := range want {
+					wantText = append(wantText, showTask(task))
+				}
+				if strings.Join(gotText, "\n") != strings.Join(wantText, "\n") || got.Next != next {
+					rt.Fatalf("list %+v differs\nengine (next %q):\n%s\nmodel (next %q):\n%s", mf, got.Next, strings.Join(gotText, "\n"), next, strings.Join(wantText, "\n"))
 				}
 			}
 			compareRows(rt, conn, schema, l, &m)

@@ -19,6 +19,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -217,6 +218,46 @@ func (r *readTx) ReconcileRows(each func(active bool, row serverstore.Row) error
 	return r.each(`SELECT `+taskColumns+` FROM tasks WHERE delivery_status = 'pending' AND status IN ('succeeded','failed','timed_out','cancelled')`, nil, func(row serverstore.Row) error {
 		return each(false, row)
 	})
+}
+
+// List reads a page of the filter's rows by id in byte order.
+func (r *readTx) List(q serverstore.ListQuery) ([]serverstore.Row, error) {
+	var where []string
+	var params []any
+	add := func(term string, v any) {
+		params = append(params, v)
+		where = append(where, strings.ReplaceAll(term, "$?", "$"+strconv.Itoa(len(params))))
+	}
+	if len(q.Statuses) > 0 {
+		add(`status = ANY($?)`, q.Statuses)
+	}
+	if len(q.Deliveries) > 0 {
+		add(`delivery_status = ANY($?)`, q.Deliveries)
+	}
+	if q.UpdatedBefore != nil {
+		add(`updated_at < $?`, *q.UpdatedBefore)
+	}
+	if q.EndedBefore != nil {
+		add(`ended_at < $?`, *q.EndedBefore)
+	}
+	if q.ParentID != "" {
+		add(`parent_id = $?`, q.ParentID)
+	}
+	if q.After != "" {
+		add(`id COLLATE "C" > $?`, q.After)
+	}
+	sqlText := `SELECT ` + taskColumns + ` FROM tasks`
+	if len(where) > 0 {
+		sqlText += ` WHERE ` + strings.Join(where, ` AND `)
+	}
+	params = append(params, q.Rows)
+	sqlText += ` ORDER BY id COLLATE "C" LIMIT $` + strconv.Itoa(len(params))
+	var out []serverstore.Row
+	err := r.each(sqlText, params, func(row serverstore.Row) error {
+		out = append(out, row)
+		return nil
+	})
+	return out, err
 }
 
 // Events reads a task's events by sequence.

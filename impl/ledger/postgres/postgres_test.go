@@ -242,7 +242,6 @@ func TestOperationsNotYetOnAServer(t *testing.T) {
 	ended := 0.0
 	dir := t.TempDir()
 	calls := map[string]func() error{
-		"list":    func() error { _, err := l.List(ledger.ListFilter{}); return err },
 		"doctor":  func() error { _, err := l.Doctor(); return err },
 		"prune":   func() error { _, err := l.Prune(ledger.PruneOptions{EndedBefore: &ended, DryRun: true}); return err },
 		"metrics": func() error { _, err := l.MetricsContext(ctx, ledger.MetricsOptions{}); return err },

@@ -57,6 +57,8 @@ type ReadTx interface {
 	// queued and running tasks (active true), and the terminal tasks
 	// whose delivery is pending (active false), in any order.
 	ReconcileRows(each func(active bool, row Row) error) error
+	// List reads up to q.Rows rows that match q, by id in byte order.
+	List(q ListQuery) ([]Row, error)
 	// Events reads one task's events in the order they were appended.
 	Events(taskID string) ([]Event, error)
 	// Now is the operation's time, read after the transaction's locks
@@ -86,6 +88,16 @@ type WriteTx interface {
 	UpdateTask(row Row) error
 	// AddEvent appends one event.
 	AddEvent(ev Event) error
+}
+
+// ListQuery is a validated list filter (the ledger checked every value);
+// a field left empty or nil does not filter.
+type ListQuery struct {
+	Statuses, Deliveries       []string
+	UpdatedBefore, EndedBefore *float64 // updated_at < value, ended_at < value
+	ParentID                   string
+	After                      string // ids that sort after it by their bytes
+	Rows                       int
 }
 
 // Settings are what the ledger resolved from its Options for a store.
