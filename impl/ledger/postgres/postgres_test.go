@@ -282,3 +282,44 @@ func TestHistoryRefusesAnEventItsTaskCannotHold(t *testing.T) {
 		t.Fatalf("history with a foreign event: %v, %v; want StateConflict and nothing", events, err)
 	}
 }
+
+// TestConcurrentCreatesOfOneID: workers on their own connections create
+// one id at once; every one answers the same task (one creates it, the
+// others find it and compare parameters, as on SQLite), and the ledger
+// holds one row and one event.
+func TestConcurrentCreatesOfOneID(t *testing.T) {
+	url := pgtest.Database(t)
+	const workers = 4
+	ledgers := make([]*ledger.Ledger, workers)
+	for i := range ledgers {
+		ledgers[i] = openForTest(t, url, ledger.Options{AllowExternalACL: onWindows}, settings{schema: "race"})
+	}
+	id := "0a0a0a0a-0000-4000-8000-00000000000a"
+	start := make(chan struct{})
+	answers := make(chan string, workers)
+	for _, l := range ledgers {
+		go func() {
+			<-start
+			task, err := l.Create(ledger.CreateParams{TaskID: id})
+			if err != nil {
+				answers <- "error: " + err.Error()
+				return
+			}
+			answers <- fmt.Sprintf("%s created %v", task.ID, task.CreatedAt)
+		}()
+	}
+	close(start)
+	first := <-answers
+	for range workers - 1 {
+		if got := <-answers; got != first {
+			t.Errorf("creates of one id answered %q and %q", first, got)
+		}
+	}
+	var tasks, events int
+	if err := direct(t, url).QueryRow(context.Background(), `SELECT (SELECT count(*) FROM race.tasks), (SELECT count(*) FROM race.task_events)`).Scan(&tasks, &events); err != nil {
+		t.Fatal(err)
+	}
+	if tasks != 1 || events != 1 {
+		t.Errorf("after %d creates of one id: %d tasks, %d events; want 1 and 1", workers, tasks, events)
+	}
+}
