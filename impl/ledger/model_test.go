@@ -188,6 +188,12 @@ func compareTask(t *rapid.T, op string, got ledger.Task, gerr error, want model.
 	if classOf(gerr) != classOf(werr) {
 		t.Fatalf("%s: ledger %s (%v), model %s (%v)", op, classOf(gerr), gerr, classOf(werr), werr)
 	}
+	// The clock refusal apart from the other StateConflicts: a write that
+	// skipped it would store a row that the read back refuses as damaged,
+	// a StateConflict too.
+	if errors.Is(gerr, ledger.ErrClockBackwards) != errors.Is(werr, model.ErrClockBackwards) {
+		t.Fatalf("%s: ledger %v, model %v: one refused for the clock, the other not", op, gerr, werr)
+	}
 	if gerr == nil && !reflect.DeepEqual(toModel(got), want) {
 		t.Fatalf("%s: task differs\nledger %s\nmodel  %s", op, show(toModel(got)), show(want))
 	}
