@@ -323,3 +323,43 @@ func TestConcurrentCreatesOfOneID(t *testing.T) {
 		t.Errorf("after %d creates of one id: %d tasks, %d events; want 1 and 1", workers, tasks, events)
 	}
 }
+
+// TestReadOnlyServerLedger: a ledger opened read-only reads (get, list,
+// history, a dry run) and refuses every write with ErrReadOnly, changing
+// nothing.
+func TestReadOnlyServerLedger(t *testing.T) {
+	url := pgtest.Database(t)
+	w := openForTest(t, url, ledger.Options{AllowExternalACL: onWindows}, settings{schema: "ro"})
+	task, err := w.Create(ledger.CreateParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := openForTest(t, url, ledger.Options{AllowExternalACL: onWindows, ReadOnly: true}, settings{schema: "ro"})
+	if got, err := r.Get(task.ID); err != nil || got.ID != task.ID {
+		t.Fatalf("read-only get: %v, %v", got, err)
+	}
+	if page, err := r.List(ledger.ListFilter{}); err != nil || len(page.Tasks) != 1 {
+		t.Fatalf("read-only list: %v, %v", page, err)
+	}
+	if events, err := r.History(task.ID); err != nil || len(events) != 1 {
+		t.Fatalf("read-only history: %v, %v", events, err)
+	}
+	if rep, err := r.Reconcile(ledger.ReconcileOptions{DryRun: true}); err != nil || rep.ActiveExamined != 1 {
+		t.Fatalf("read-only dry run: %+v, %v", rep, err)
+	}
+	writes := map[string]func() error{
+		"create":    func() error { _, err := r.Create(ledger.CreateParams{}); return err },
+		"start":     func() error { _, err := r.Start(task.ID); return err },
+		"heartbeat": func() error { _, err := r.Heartbeat(task.ID); return err },
+		"close":     func() error { _, err := r.CloseTask(task.ID, ledger.StatusCancelled, ledger.NoCode); return err },
+		"reconcile": func() error { _, err := r.Reconcile(ledger.ReconcileOptions{}); return err },
+	}
+	for name, write := range writes {
+		if err := write(); !errors.Is(err, ledger.ErrReadOnly) {
+			t.Errorf("read-only %s: %v, want ErrReadOnly", name, err)
+		}
+	}
+	if got, err := w.Get(task.ID); err != nil || got.Version != 0 || got.Status != ledger.StatusQueued {
+		t.Errorf("after the refused writes: %+v, %v", got, err)
+	}
+}
