@@ -21,7 +21,8 @@ import (
 // 44 -> 35 ms, read 35 -> 26 ms, maxrss 15.5 -> 15.0 MiB).
 const gcPercent = 400
 
-// mergeGCPercent is the GC target of a merge (merge, merge-driver): it
+// mergeGCPercent is the GC target of a merge (merge, merge-driver): on
+// inputs it parses whole (not in the engine's own form, spec 21.7) it
 // holds three trees, all live until the process exits, and a collection
 // near the end of the parse re-marks them to find almost no garbage
 // (100,000 items: one collection of about 0.4 s of CPU for 20 of 240 MB);
