@@ -15,21 +15,66 @@ import (
 // decision added a key it was not given). Nothing was written.
 var errNotJoined = errors.New("sweepstate: split items could not be joined")
 
-// loadFor loads the state file for cmd. A ctx with sweepfast's option
-// loads every file whole (the tests that hold the fast paths to it). For a command that touches few
-// items, a file in the engine's own form is parsed without the items the
-// command neither reads nor changes (yamlsubset.SplitItems): others are
-// those items, which the write puts back as they were. Any other file,
-// and every other command, is loaded whole (others nil).
-//
-// With streamed set, for cursor-get and validate, such a file is read
-// through a buffer and not kept (yamlsubset.ScanItems): the document
-// comes back without the items left out and with partial set, and
-// without them to put back; a decision that writes must load again
-// without streamed.
+// loadPath is the way a command's load reads a state file in the
+// engine's own form. A file in any other form, or one a fast path
+// declines, is parsed whole whatever the way.
+type loadPath int
+
+const (
+	// wholeFile: the general parser on the whole file (every command
+	// that needs every item; read through Run, whose fast path is
+	// ReadText's yamlsubset.ReadJSON, the document's JSON without a
+	// tree).
+	wholeFile loadPath = iota
+	// splitItems: yamlsubset.SplitItems; only the items keep wants are
+	// parsed, and a write puts the others back as the file had them.
+	splitItems
+	// scanItems: yamlsubset.ScanItems through a buffer, for a command
+	// that writes nothing or only in a case it can tell from the items
+	// it keeps; the items keep does not want are dropped, so a decision
+	// that writes loads again by splitItems.
+	scanItems
+)
+
+// loadPlan is the one table of the way each command's load takes and
+// the items it parses (keep: a test on an item's key and its text in the
+// engine's form; nil with wholeFile). legacy is import-legacy's parsed
+// file.
+func loadPlan(cmd sweepargs.Command, legacy legacyFile) (loadPath, func(key, block string) bool) {
+	switch c := cmd.(type) {
+	case sweepargs.CursorGet:
+		return scanItems, keepNone
+	case sweepargs.Validate:
+		// Only a closed item can change.
+		return scanItems, func(_, block string) bool { return closedStatus(block) }
+	case sweepargs.LeaseAcquire, sweepargs.LeaseRelease, sweepargs.RunRecord:
+		return splitItems, keepNone
+	case sweepargs.UpsertItem:
+		return splitItems, keepKey(c.Source + ":" + c.ID)
+	case sweepargs.CursorAdvance:
+		return splitItems, keepKey(c.Source + ":" + c.PastItem)
+	case sweepargs.ImportLegacy:
+		return splitItems, legacyTouches(legacy)
+	}
+	return wholeFile, nil
+}
+
+func keepNone(string, string) bool { return false }
+
+func keepKey(key string) func(string, string) bool {
+	return func(k, _ string) bool { return k == key }
+}
+
+// loadFor loads the state file for cmd the way loadPlan says. A ctx with
+// sweepfast's option loads every file whole (the tests that hold the fast
+// paths to the general one). By splitItems, others are the items left
+// out, which the write puts back as they were; otherwise others is nil.
+// With streamed unset, scanItems is taken as splitItems: the document
+// comes back with partial set only from a streamed load, which keeps
+// nothing to write back.
 func loadFor(ctx context.Context, path string, cmd sweepargs.Command, legacy legacyFile, streamed bool) (loaded, *yamlsubset.Split, *Result) {
-	keep := touched(cmd, legacy)
-	if keep == nil || sweepfast.WholeFile(ctx) {
+	way, keep := loadPlan(cmd, legacy)
+	if way == wholeFile || sweepfast.WholeFile(ctx) {
 		st, failed := load(path)
 		return st, nil, failed
 	}
@@ -41,7 +86,7 @@ func loadFor(ctx context.Context, path string, cmd sweepargs.Command, legacy leg
 		return loaded{doc: freshDoc(), fresh: true}, nil, nil
 	}
 	defer f.Close()
-	if streamed && streams(cmd) && fi.Size() <= MaxFileSize {
+	if streamed && way == scanItems && fi.Size() <= MaxFileSize {
 		if reduced, ok := yamlsubset.ScanItems(f, MaxFileSize, keep); ok {
 			if st, failed := loadText(reduced); failed == nil {
 				st.partial = true
@@ -75,38 +120,6 @@ func loadFor(ctx context.Context, path string, cmd sweepargs.Command, legacy leg
 		return st, nil, failed // reduced is text
 	}
 	return st, others, nil
-}
-
-// streams reports the commands loadFor may stream: those that write
-// nothing, or only in a case they can tell from the items they keep.
-func streams(cmd sweepargs.Command) bool {
-	switch cmd.(type) {
-	case sweepargs.CursorGet, sweepargs.Validate:
-		return true
-	}
-	return false
-}
-
-// touched is the set of items cmd may read or change, as a test on an
-// item's key and its text in the engine's form, or nil when cmd needs all
-// of them. legacy is import-legacy's parsed file.
-func touched(cmd sweepargs.Command, legacy legacyFile) func(key, block string) bool {
-	switch c := cmd.(type) {
-	case sweepargs.ImportLegacy:
-		return legacyTouches(legacy)
-	case sweepargs.UpsertItem:
-		key := c.Source + ":" + c.ID
-		return func(k, _ string) bool { return k == key }
-	case sweepargs.CursorAdvance:
-		key := c.Source + ":" + c.PastItem
-		return func(k, _ string) bool { return k == key }
-	case sweepargs.Validate:
-		// Only a closed item can change.
-		return func(_, block string) bool { return closedStatus(block) }
-	case sweepargs.CursorGet, sweepargs.LeaseAcquire, sweepargs.LeaseRelease, sweepargs.RunRecord:
-		return func(string, string) bool { return false }
-	}
-	return nil
 }
 
 // legacyTouches is the set of items import-legacy of the parsed file

@@ -55,7 +55,9 @@ func TestLoadForSplitsTheEngineText(t *testing.T) {
 		if failed != nil {
 			t.Fatalf("%T streamed: %s", c.cmd, failed.Reason)
 		}
-		wantPartial, wantOff := streams(c.cmd), max(c.off, 0)
+		_, get := c.cmd.(sweepargs.CursorGet)
+		_, validate := c.cmd.(sweepargs.Validate)
+		wantPartial, wantOff := get || validate, max(c.off, 0)
 		if wantPartial {
 			wantOff = 0
 		}
@@ -160,7 +162,7 @@ func TestValidateKeepsTheClosedItems(t *testing.T) {
 		"  \"x\\\"y\":\n    source: \"s\"\n" + closed + // a key escaped,
 		"  \"x:1\":\n" + closed + // and quoted raw
 		"last_run: {}\n"
-	keep := touched(sweepargs.Validate{}, legacyFile{})
+	_, keep := loadPlan(sweepargs.Validate{}, legacyFile{})
 	var closedKeys []string
 	seen := 0
 	check := func(key, block string) bool {
