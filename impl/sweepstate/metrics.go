@@ -33,8 +33,8 @@ var ItemStatuses = []string{
 const StatusOther = "other"
 
 // StateMetrics is what Metrics counts. Ages are whole microseconds, exact
-// (isotime's instants), and may be negative when the time stamped lies
-// after now.
+// (the times are read as the lease's staleness check reads them, to the
+// microsecond), and may be negative when the time stamped lies after now.
 type StateMetrics struct {
 	// Items counts the items by status: every name of ItemStatuses and
 	// StatusOther is a key, zeros included.
