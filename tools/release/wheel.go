@@ -161,8 +161,9 @@ func metadataText(version string) string {
 // verifyWheel is the artifact check of a wheel: every member name is a safe
 // relative path, the members are exactly wheelMembers (order included), each
 // a regular file, RECORD lists each member once with its size and SHA-256,
-// and itself with neither, and WHEEL and METADATA name this target and
-// version.
+// and itself with neither, each binary is an executable of this target (by
+// its header: this runs for every target on any machine), and WHEEL and
+// METADATA name this target and version.
 func verifyWheel(file string, tg target, version string) error {
 	zr, err := zip.OpenReader(file)
 	if err != nil {
@@ -200,6 +201,12 @@ func verifyWheel(file string, tg target, version string) error {
 	di := distInfo(version)
 	if err := checkRecord(contents, di+"RECORD"); err != nil {
 		return err
+	}
+	for _, cli := range clis {
+		name := dataDir(version) + "scripts/" + tg.exe(cli)
+		if err := checkExecutable(contents[name], tg); err != nil {
+			return fmt.Errorf("member %q: %w", name, err)
+		}
 	}
 	if !slices.Contains(strings.Split(string(contents[di+"WHEEL"]), "\n"), "Tag: py3-none-"+platformTags[tg]) {
 		return errors.New("WHEEL does not carry the file name's tag")

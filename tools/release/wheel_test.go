@@ -139,7 +139,7 @@ func fakeWheel(t *testing.T, tg target) string {
 	bins := map[string]string{}
 	for _, cli := range clis {
 		bins[cli] = filepath.Join(dir, cli)
-		if err := os.WriteFile(bins[cli], []byte("binary of "+cli), 0o755); err != nil {
+		if err := os.WriteFile(bins[cli], append(fakeExecutable(tg), "binary of "+cli...), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -239,6 +239,22 @@ func TestVerifyWheelRefuses(t *testing.T) {
 	}
 	if err := verifyWheel(good, target{"darwin", "arm64"}, "1.2.3"); err == nil {
 		t.Errorf("a linux wheel passes as darwin's")
+	}
+	// A wheel whose RECORD is right but whose binaries are another
+	// target's: writeWheel checks what it wrote and refuses it.
+	dir := filepath.Dir(good)
+	other := target{"darwin", "arm64"}
+	bins := map[string]string{}
+	for _, cli := range clis {
+		bins[cli] = filepath.Join(dir, "other-"+cli)
+		if err := os.WriteFile(bins[cli], fakeExecutable(other), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := writeWheel(tg, "1.2.3", t.TempDir(), dir, bins); err == nil || !strings.Contains(err.Error(), "an executable for darwin/arm64, want linux/amd64") {
+		t.Errorf("a linux wheel holding darwin binaries: %v", err)
+	} else {
+		t.Logf("another target's binaries: %v", err)
 	}
 }
 
