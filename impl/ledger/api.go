@@ -1,15 +1,16 @@
 package ledger
 
 import (
-	"errors"
+	"github.com/stateguard/stateguard/impl/ledger/internal/ledgererr"
+	"github.com/stateguard/stateguard/impl/ledger/internal/storageguard"
 )
 
 // Error classes. Every error an operation returns wraps exactly one of these
 // (errors.Is), and its message never contains an input value, id or path.
 var (
-	ErrInvalidInput  = errors.New("InvalidInput")
-	ErrTaskNotFound  = errors.New("TaskNotFound")
-	ErrStateConflict = errors.New("StateConflict")
+	ErrInvalidInput  = ledgererr.ErrInvalidInput
+	ErrTaskNotFound  = ledgererr.ErrTaskNotFound
+	ErrStateConflict = ledgererr.ErrStateConflict
 )
 
 // Status is a task's state: queued, then running, then one of the four
@@ -143,4 +144,9 @@ type StorageInfo struct {
 	ForeignKeys     bool
 	JournalMode     string // "wal"
 	PermissionModel string // "posix_mode" or "external_acl"
+}
+
+// storage is what the storage guard reads of the options.
+func (o Options) storage() storageguard.Options {
+	return storageguard.Options{ReadOnly: o.ReadOnly, MustExist: o.MustExist, AllowExternalACL: o.AllowExternalACL, Fresh: o.fresh}
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"modernc.org/sqlite"
+
+	"github.com/stateguard/stateguard/impl/ledger/internal/storageguard"
 )
 
 // Backup writes a consistent copy of the ledger to target, a file that
@@ -61,14 +63,14 @@ func (l *Ledger) BackupContext(ctx context.Context, target string) (BackupReport
 		return BackupReport{}, errNotOnServer
 	}
 	// The target's own text first: the partial copy's name adds to it.
-	clean, err := checkPathText(target)
+	clean, err := storageguard.CheckPathText(target)
 	if err != nil {
 		return BackupReport{}, err
 	}
-	if _, err := lstat(clean); err == nil {
+	if _, err := storageguard.Lstat(clean); err == nil {
 		// An existing target is refused before anything is made; the
 		// rename at the end refuses one that appears meanwhile.
-		return BackupReport{}, errTargetExists
+		return BackupReport{}, storageguard.ErrTargetExists
 	}
 	staged, rep, err := l.stageCopy(ctx, clean+PartialSuffix, errPartialExists)
 	if err != nil {
@@ -76,22 +78,22 @@ func (l *Ledger) BackupContext(ctx context.Context, target string) (BackupReport
 	}
 	defer staged.discard()
 	// The target beside the partial copy, in the resolved directory.
-	final := strings.TrimSuffix(staged.g.path, PartialSuffix)
+	final := strings.TrimSuffix(staged.g.Path(), PartialSuffix)
 	// The handle goes before the rename: Windows renames no file a
 	// handle without delete sharing holds open.
-	staged.g.release()
-	if err := renameNoReplace(staged.g.path, final); err != nil {
+	staged.g.Release()
+	if err := storageguard.RenameNoReplace(staged.g.Path(), final); err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return BackupReport{}, errTargetExists
+			return BackupReport{}, storageguard.ErrTargetExists
 		}
 		return BackupReport{}, internal("rename backup into place", err)
 	}
 	staged.kept = true
-	syncDir := syncEntryDir
+	syncDir := storageguard.SyncEntryDir
 	if hooks.syncBackupDir != nil {
 		syncDir = hooks.syncBackupDir
 	}
-	if err := syncDir(filepath.Dir(staged.g.path)); err != nil {
+	if err := syncDir(filepath.Dir(staged.g.Path())); err != nil {
 		return BackupReport{}, internal("sync backup directory", err)
 	}
 	return rep, nil
@@ -100,7 +102,7 @@ func (l *Ledger) BackupContext(ctx context.Context, target string) (BackupReport
 // stagedCopy is a checked, synced copy of a ledger at a name of its own,
 // not yet published. Unless kept, discard removes it.
 type stagedCopy struct {
-	g    *guard
+	g    *storageguard.Guard
 	kept bool
 }
 
@@ -110,12 +112,12 @@ type stagedCopy struct {
 func (s *stagedCopy) discard() {
 	remove := false
 	if !s.kept {
-		info, err := lstat(s.g.path)
-		remove = err == nil && info.ident == s.g.ident
+		info, err := storageguard.Lstat(s.g.Path())
+		remove = err == nil && s.g.Holds(info)
 	}
-	s.g.release()
+	s.g.Release()
 	if remove {
-		removeFile(s.g.path)
+		storageguard.RemoveFile(s.g.Path())
 	}
 }
 
@@ -124,8 +126,8 @@ func (s *stagedCopy) discard() {
 // SQLite's online backup of one read transaction, checks it (checkCopy)
 // and syncs it. On success the copy's guard still holds it.
 func (l *Ledger) stageCopy(ctx context.Context, path string, exists error) (*stagedCopy, BackupReport, error) {
-	g, err := openGuard(path, Options{AllowExternalACL: l.allowExternalACL, fresh: true})
-	if errors.Is(err, errTargetExists) {
+	g, err := storageguard.Open(path, storageguard.Options{AllowExternalACL: l.allowExternalACL, Fresh: true})
+	if errors.Is(err, storageguard.ErrTargetExists) {
 		return nil, BackupReport{}, exists
 	}
 	if err != nil {
@@ -141,7 +143,7 @@ func (l *Ledger) stageCopy(ctx context.Context, path string, exists error) (*sta
 }
 
 // fillCopy copies l into the new file g holds, checks and syncs it.
-func (l *Ledger) fillCopy(ctx context.Context, g *guard) (BackupReport, error) {
+func (l *Ledger) fillCopy(ctx context.Context, g *storageguard.Guard) (BackupReport, error) {
 	err := l.lockedReadTx(ctx, "backup", true, func(t *txn) error {
 		return l.conn.Raw(func(dc any) error {
 			src, ok := dc.(interface {
@@ -150,7 +152,7 @@ func (l *Ledger) fillCopy(ctx context.Context, g *guard) (BackupReport, error) {
 			if !ok {
 				return errors.New("the SQLite driver has no online backup")
 			}
-			b, err := src.NewBackup(fileURI(g.path, "mode=rw"))
+			b, err := src.NewBackup(fileURI(g.Path(), "mode=rw"))
 			if err != nil {
 				return err
 			}
@@ -165,16 +167,16 @@ func (l *Ledger) fillCopy(ctx context.Context, g *guard) (BackupReport, error) {
 	if err != nil {
 		return BackupReport{}, err
 	}
-	rep, err := checkCopy(ctx, g.path, l.allowExternalACL)
+	rep, err := checkCopy(ctx, g.Path(), l.allowExternalACL)
 	if err != nil {
 		return BackupReport{}, err
 	}
-	st, err := g.held.f.Stat()
+	st, err := g.File().Stat()
 	if err != nil {
 		return BackupReport{}, internal("stat backup", err)
 	}
 	rep.Bytes = st.Size()
-	if err := g.held.f.Sync(); err != nil {
+	if err := g.File().Sync(); err != nil {
 		return BackupReport{}, internal("sync backup", err)
 	}
 	return rep, nil
@@ -207,7 +209,7 @@ func checkCopy(ctx context.Context, path string, allowExternalACL bool) (BackupR
 			return err
 		}
 		if !ok {
-			return errNotLedgerFile
+			return storageguard.ErrNotLedgerFile
 		}
 		if err := t.QueryRowContext(t.ctx, "SELECT count(*) FROM tasks").Scan(&rep.TaskCount); err != nil {
 			return err

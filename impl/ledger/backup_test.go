@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stateguard/stateguard/impl/ledger/internal/storageguard"
 	"github.com/stateguard/stateguard/internal/testsupport/platformtest"
 )
 
@@ -55,7 +56,7 @@ func TestBackupCopiesTheLedger(t *testing.T) {
 	check := func(target string, got BackupReport) {
 		t.Helper()
 		info, err := os.Lstat(target)
-		if err != nil || (posixModes && info.Mode().Perm() != 0o600) || !info.Mode().IsRegular() {
+		if err != nil || (storageguard.PosixModes && info.Mode().Perm() != 0o600) || !info.Mode().IsRegular() {
 			t.Fatalf("target: %v %v", info, err)
 		}
 		assertNoSidecars(t, target)
@@ -76,7 +77,7 @@ func TestBackupCopiesTheLedger(t *testing.T) {
 		}
 	}
 	target := filepath.Join(dir, "made", "copy.sqlite")
-	if !canCreateDirs {
+	if !storageguard.CanCreateDirs {
 		// Windows never makes a ledger's directory.
 		if err := os.Mkdir(filepath.Dir(target), 0o700); err != nil {
 			t.Fatal(err)
@@ -87,7 +88,7 @@ func TestBackupCopiesTheLedger(t *testing.T) {
 		t.Fatal(err)
 	}
 	check(target, rep)
-	if info, err := os.Stat(filepath.Dir(target)); err != nil || (posixModes && info.Mode().Perm() != 0o700) {
+	if info, err := os.Stat(filepath.Dir(target)); err != nil || (storageguard.PosixModes && info.Mode().Perm() != 0o700) {
 		t.Fatalf("made directory: %v %v", info, err)
 	}
 	l.Close()
@@ -161,7 +162,7 @@ func TestBackupNeverOverwrites(t *testing.T) {
 	if _, err := os.Lstat(appearing + PartialSuffix); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("the refused backup left its partial copy: %v", err)
 	}
-	if !posixModes {
+	if !storageguard.PosixModes {
 		return // no mode bits to make a directory world-writable
 	}
 	loose := filepath.Join(dir, "loose")
@@ -359,8 +360,8 @@ func TestBackupToAnExistingTargetMakesNothing(t *testing.T) {
 	if err := os.WriteFile(existing, []byte("keep me"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	hooks.beforeCreateFile = func(path string) { t.Errorf("a backup to an existing target created %s", path) }
-	t.Cleanup(func() { hooks.beforeCreateFile = nil })
+	storageguard.Hooks.BeforeCreateFile = func(path string) { t.Errorf("a backup to an existing target created %s", path) }
+	t.Cleanup(func() { storageguard.Hooks.BeforeCreateFile = nil })
 	_, err := l.Backup(existing)
 	if !errors.Is(err, ErrInvalidInput) || Reason(err) != "backup target already exists" {
 		t.Fatalf("existing target: %v", err)

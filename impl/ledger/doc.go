@@ -87,4 +87,38 @@
 // early: the error then matches context.Canceled or
 // context.DeadlineExceeded and nothing was written. A failed or interrupted
 // operation leaves the database as it was.
+//
+// # Where things are
+//
+// A map of the package's files for a maintainer:
+//
+//   - api.go, errors.go, ids.go: the public types, the error classes and
+//     the state and reason-code registries.
+//   - ledger.go: Open, Close and the connection's life; paths.go: the
+//     path forms a command line judges before opening (CheckPath,
+//     DatabaseMissing).
+//   - tx.go: one transaction on the pinned connection, the busy wait and
+//     a context's end; readonly.go: a read-only ledger's reads through the
+//     storage guard's view, retried while a writer moves the files.
+//   - schema.go: the schema, its fingerprint and the migration from v1.
+//   - ops.go: create, start, heartbeat, close and delivery; decide.go: the
+//     decision of each of them, a pure function every engine calls;
+//     rowcheck.go: the check of every row an operation reads; taskjson.go:
+//     a Task's JSON.
+//   - server.go: the same operations on a ledger a database server holds
+//     (OpenOnServer, through internal/serverstore; impl/ledger/postgres is
+//     such a store).
+//   - list.go, history.go: listing and a task's events.
+//   - reconcile.go: stale work after a restart; metrics.go: its counts
+//     without writing.
+//   - doctor.go, doctor_scan.go: the read-only check and its one pass
+//     over each table.
+//   - backup.go, restore.go: the checked copy out and back in.
+//   - prune.go, pruneplan.go: removing finished trees in planned batches.
+//   - hooks.go: the seams only this package's tests set.
+//
+// Beneath it, internal/storageguard keeps the storage boundary (the
+// directory and file checks per platform, network file systems, renames
+// that never replace, and the read-only view of a database and its -wal),
+// and internal/ledgererr holds the error classes both share.
 package ledger

@@ -1,20 +1,27 @@
 package ledger
 
-import "errors"
+import (
+	"errors"
 
-// classError carries one error class and a fixed message that never names
-// an input value, id or path.
-type classError struct {
-	class error
-	msg   string
-}
+	"github.com/stateguard/stateguard/impl/ledger/internal/ledgererr"
+)
 
-func (e *classError) Error() string { return e.class.Error() + ": " + e.msg }
-func (e *classError) Unwrap() error { return e.class }
+// The refusal constructors and error types live in ledgererr, which the
+// storage guard shares; these names keep the package's code short.
+type (
+	classError     = ledgererr.ClassError
+	internalError  = ledgererr.InternalError
+	cancelledError = ledgererr.CancelledError
+)
 
-func invalidInput(msg string) error  { return &classError{ErrInvalidInput, msg} }
-func taskNotFound(msg string) error  { return &classError{ErrTaskNotFound, msg} }
-func stateConflict(msg string) error { return &classError{ErrStateConflict, msg} }
+func invalidInput(msg string) error  { return ledgererr.InvalidInput(msg) }
+func taskNotFound(msg string) error  { return ledgererr.TaskNotFound(msg) }
+func stateConflict(msg string) error { return ledgererr.StateConflict(msg) }
+
+func internal(op string, err error) error { return ledgererr.Internal(op, err) }
+
+// cancelled is an operation ended by its context; see ledgererr.CancelledError.
+func cancelled(ctxErr error) error { return ledgererr.Cancelled(ctxErr) }
 
 // StateConflict refusals a caller may want to tell apart. Each is matched
 // by errors.Is on itself and also on ErrStateConflict, so code written
@@ -22,7 +29,7 @@ func stateConflict(msg string) error { return &classError{ErrStateConflict, msg}
 var (
 	// ErrBusy: another connection held SQLite's write lock for longer than
 	// the busy timeout. Retrying later may succeed.
-	ErrBusy = stateConflict("database is busy")
+	ErrBusy = ledgererr.ErrBusy
 	// ErrAlreadyTerminal: CloseTask on a task already closed with another
 	// status. The first close stands; retrying cannot succeed.
 	ErrAlreadyTerminal = stateConflict("task is already terminal")
@@ -46,38 +53,6 @@ var (
 // may be called again and then answers nil.
 var ErrClosed = errors.New("ledger: closed")
 
-// internalError is an unexpected failure with no contract class (the CLI's
-// InternalError). Its message names only the operation: OS errors carry
-// paths, so the cause is reachable through Unwrap but never printed.
-type internalError struct {
-	op    string
-	cause error
-}
-
-func (e *internalError) Error() string { return "ledger: " + e.op + " failed" }
-func (e *internalError) Unwrap() error { return e.cause }
-
-// internal wraps err as an internalError unless it already carries a class.
-func internal(op string, err error) error {
-	var ce *classError
-	if errors.As(err, &ce) {
-		return err
-	}
-	var ie *internalError
-	if errors.As(err, &ie) {
-		return err
-	}
-	return &internalError{op: op, cause: err}
-}
-
-// cancelledError is an operation ended by its context (the ...Context
-// methods) before it could finish; nothing was written. It matches
-// context.Canceled or context.DeadlineExceeded with errors.Is.
-type cancelledError struct{ cause error }
-
-func (e *cancelledError) Error() string { return "ledger: cancelled: " + e.cause.Error() }
-func (e *cancelledError) Unwrap() error { return e.cause }
-
 // Reason returns the fixed reason carried by an error from this package,
 // such as "database directory is group- or world-writable", or "" when err
 // carries none. A reason is one of a fixed set of phrases chosen where the
@@ -87,11 +62,11 @@ func (e *cancelledError) Unwrap() error { return e.cause }
 func Reason(err error) string {
 	var ce *classError
 	if errors.As(err, &ce) {
-		return ce.msg
+		return ce.Reason()
 	}
 	var ie *internalError
 	if errors.As(err, &ie) {
-		return ie.op + " failed"
+		return ie.Op + " failed"
 	}
 	if errors.Is(err, ErrClosed) {
 		return "ledger is closed"

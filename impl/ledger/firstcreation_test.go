@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/stateguard/stateguard/impl/ledger/internal/storageguard"
 )
 
 // TestKilledFirstCreationRecovers: a kill inside SQLite's first creation
@@ -31,8 +33,8 @@ func TestKilledFirstCreationRecovers(t *testing.T) {
 			if err == nil {
 				r.Close()
 			}
-			if !errors.Is(err, ErrStateConflict) || err.Error() != errNotLedgerFile.Error() {
-				t.Fatalf("read-only open: %v, want StateConflict %q", err, errNotLedgerFile)
+			if !errors.Is(err, ErrStateConflict) || err.Error() != storageguard.ErrNotLedgerFile.Error() {
+				t.Fatalf("read-only open: %v, want StateConflict %q", err, storageguard.ErrNotLedgerFile)
 			}
 			if !sameSnapshot(before, snapshotDir(t, filepath.Dir(p))) {
 				t.Fatal("the read-only open changed the files")

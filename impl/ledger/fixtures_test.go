@@ -4,6 +4,8 @@ import (
 	"errors"
 	"path/filepath"
 	"testing"
+
+	"github.com/stateguard/stateguard/impl/ledger/internal/storageguard"
 )
 
 // earlyReport is the doctor's answer on a schema that is not exactly v2.
@@ -65,8 +67,8 @@ func TestFixtureReadOnlyDoctor(t *testing.T) {
 
 func assertNoSidecars(t *testing.T, p string) {
 	t.Helper()
-	for _, s := range sidecarSuffixes {
-		if _, err := lstat(p + s); err == nil {
+	for _, s := range storageguard.SidecarSuffixes {
+		if _, err := storageguard.Lstat(p + s); err == nil {
 			t.Errorf("sidecar %s left behind", s)
 		}
 	}

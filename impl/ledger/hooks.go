@@ -1,19 +1,13 @@
 package ledger
 
-import (
-	"os"
-	"time"
-)
+import "time"
 
 // hooks gathers the seams through which this package's tests reach what
 // a test machine cannot show or time cannot place. Outside tests each
 // function is nil (production code calls it only when set) or, for the
-// pauses and readLocks, the product's own behaviour, which tests replace
-// and restore.
+// pause, the product's own behaviour, which tests replace and restore.
+// The storage guard's seams are storageguard.Hooks.
 var hooks = struct {
-	// statfs answers for the system's statfs of a ledger's directory,
-	// so that a test can present a network file system.
-	statfs func(dir string) (fsStat, error)
 	// pruneBatch runs in each applied batch of a prune: after the plan
 	// found trees to remove ("read"), inside the write transaction after
 	// the removals ("write"; an error rolls the batch back and ends the
@@ -24,16 +18,10 @@ var hooks = struct {
 	// I/O or memory failure would, so that a test can show that every
 	// failed check is counted and never reads as healthy.
 	doctorQueryFault func(query string) error
-	// beforeCreateFile runs right before a missing database file is
-	// created, so that a test can create it first as another opener would.
-	beforeCreateFile func(path string)
 	// beforeInstallMissing runs right before restore renames its copy to
 	// the missing ledger's path, so that a test can create the ledger
 	// there first, as an init beside the restore would.
 	beforeInstallMissing func(path string)
-	// beforeMakeDir runs before each missing directory is created, so
-	// that a test can create it first as another user would.
-	beforeMakeDir func(dir string)
 	// syncBackupDir, when set, syncs in place of the system the directory
 	// that received a backup's renamed copy (a rename is durable only once
 	// its directory is), so that a test can see when it runs and fail it.
@@ -49,17 +37,6 @@ var hooks = struct {
 	afterReadOnlyRead func(path string)
 	// readOnlyPause sleeps between a read-only read's attempts.
 	readOnlyPause func(time.Duration)
-	// lockPause sleeps while a read lock is taken.
-	lockPause func(time.Duration)
-	// readLocks is haveReadLocks; a test turns it off to see the change
-	// detection work alone, as it does where OFD locks do not exist.
-	readLocks bool
-	// effectiveUID is os.Geteuid; a test replaces it to show that only
-	// root's read-only opens pass another user's directory.
-	effectiveUID func() int
 }{
 	readOnlyPause: time.Sleep,
-	lockPause:     time.Sleep,
-	readLocks:     haveReadLocks,
-	effectiveUID:  os.Geteuid,
 }

@@ -16,6 +16,7 @@ import (
 	"modernc.org/sqlite/vfs"
 
 	"github.com/stateguard/stateguard/impl/ledger/internal/serverstore"
+	"github.com/stateguard/stateguard/impl/ledger/internal/storageguard"
 )
 
 // defaultBusyTimeoutMS is the busy_timeout when Options leaves it zero.
@@ -28,13 +29,13 @@ type Ledger struct {
 	mu       sync.Mutex
 	db       *sql.DB
 	conn     *sql.Conn
-	guard    *guard
+	guard    *storageguard.Guard
 	clock    Clock
 	newID    func() (string, error)
 	readOnly bool
-	view     *roView // what a read-only ledger reads (spec 12.3)
-	viewFS   *vfs.FS // the VFS that serves view to SQLite
-	schemaOf *roView // the view schema was read from
+	view     *storageguard.View // what a read-only ledger reads (spec 12.3)
+	viewFS   *vfs.FS            // the VFS that serves view to SQLite
+	schemaOf *storageguard.View // the view schema was read from
 	schema   schemaStatus
 	info     StorageInfo
 	stmts    map[string]*sql.Stmt
@@ -77,7 +78,7 @@ func Open(path string, opts Options) (*Ledger, error) {
 	if opts.BusyTimeoutMS == 0 {
 		opts.BusyTimeoutMS = defaultBusyTimeoutMS
 	}
-	g, err := openGuard(path, opts)
+	g, err := storageguard.Open(path, opts.storage())
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +94,7 @@ func Open(path string, opts Options) (*Ledger, error) {
 			BusyTimeoutMS:   opts.BusyTimeoutMS,
 			ForeignKeys:     true,
 			JournalMode:     "wal",
-			PermissionModel: g.model,
+			PermissionModel: g.PermissionModel(),
 		},
 	}
 	if l.clock == nil {
@@ -222,10 +223,10 @@ func (l *Ledger) openWritable(opts Options) error {
 	if err := l.refusalThroughView(); err != nil {
 		return err
 	}
-	if err := l.connect(fileURI(l.guard.path, "mode=rw")); err != nil {
+	if err := l.connect(fileURI(l.guard.Path(), "mode=rw")); err != nil {
 		return err
 	}
-	if err := l.guard.check(); err != nil {
+	if err := l.guard.Check(); err != nil {
 		return err
 	}
 	if err := l.setBusyAndKeys(); err != nil {
@@ -270,7 +271,7 @@ func (l *Ledger) openWritable(opts Options) error {
 	if got, err := l.pragmaInt("PRAGMA synchronous"); err != nil || got != 2 {
 		return internal("verify synchronous", errOrMismatch(err))
 	}
-	if err := l.guard.checkSidecars(); err != nil {
+	if err := l.guard.CheckSidecars(); err != nil {
 		return err
 	}
 	if st.empty || st.okV1() {
@@ -349,20 +350,20 @@ func sqliteBusy(err error) bool {
 // anything else (no -wal, a view that cannot be made, a failed read) leaves
 // the decision to the writable path, with its classes, as before.
 func (l *Ledger) refusalThroughView() error {
-	if present, _, err := sidecarState(l.guard.path + "-wal"); err != nil || !present {
+	if present, _, err := storageguard.SidecarState(l.guard.Path() + "-wal"); err != nil || !present {
 		return nil
 	}
-	v, err := newROView(l.guard, l.info.BusyTimeoutMS)
-	if errors.Is(err, errLogNotLedger) {
-		return errNotLedgerFile
+	v, err := storageguard.NewView(l.guard, l.info.BusyTimeoutMS)
+	if errors.Is(err, storageguard.ErrLogNotLedger) {
+		return storageguard.ErrNotLedgerFile
 	}
 	if err != nil {
 		return nil
 	}
 	defer l.dropView()
-	defer v.release()
+	defer v.Release()
 	refusal := l.viewRefusal(v)
-	if refusal == nil || v.unchanged(false) != nil {
+	if refusal == nil || v.Unchanged(false) != nil {
 		return nil
 	}
 	return refusal
@@ -372,14 +373,14 @@ func (l *Ledger) refusalThroughView() error {
 // writable path would answer. A damaged file is an answer too: the
 // writable connection would read the same pages and refuse with the same
 // class.
-func (l *Ledger) viewRefusal(v *roView) error {
+func (l *Ledger) viewRefusal(v *storageguard.View) error {
 	// An SQLite error the file's content causes (damaged pages, or a
 	// header value SQLite does not support, which the schema load in
 	// connectView meets first) is what the writable path answers too,
 	// through fileFault; I/O and memory failures are left to it.
 	if err := l.connectView(v); err != nil {
-		if errors.Is(fileFault(err), errNotLedgerFile) {
-			return errNotLedgerFile
+		if errors.Is(fileFault(err), storageguard.ErrNotLedgerFile) {
+			return storageguard.ErrNotLedgerFile
 		}
 		return nil
 	}
@@ -391,8 +392,8 @@ func (l *Ledger) viewRefusal(v *roView) error {
 	st, err := readSchema(ctx, l.conn)
 	switch {
 	case err != nil:
-		if errors.Is(fileFault(classifySQLite("read schema", err)), errNotLedgerFile) {
-			return errNotLedgerFile
+		if errors.Is(fileFault(classifySQLite("read schema", err)), storageguard.ErrNotLedgerFile) {
+			return storageguard.ErrNotLedgerFile
 		}
 	case st.empty || st.okV2():
 	case st.okV1():
@@ -425,7 +426,7 @@ func damaged(err error) bool {
 // anything else is internal.
 func classifySQLite(op string, err error) error {
 	if damaged(err) {
-		return errNotLedgerFile
+		return storageguard.ErrNotLedgerFile
 	}
 	var se *sqlite.Error
 	if errors.As(err, &se) {
@@ -476,7 +477,7 @@ func (l *Ledger) shutdown() error {
 	}
 	l.dropView()
 	if l.guard != nil {
-		l.guard.release()
+		l.guard.Release()
 	}
 	if err != nil {
 		return internal("close", err)

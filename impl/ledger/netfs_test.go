@@ -6,14 +6,16 @@ import (
 	"errors"
 	"path/filepath"
 	"testing"
+
+	"github.com/stateguard/stateguard/impl/ledger/internal/storageguard"
 )
 
 // presentFS makes every statfs of this package answer st until the test
 // ends.
-func presentFS(t *testing.T, st fsStat) {
+func presentFS(t *testing.T, st storageguard.FSStat) {
 	t.Helper()
-	hooks.statfs = func(string) (fsStat, error) { return st, nil }
-	t.Cleanup(func() { hooks.statfs = nil })
+	storageguard.Hooks.Statfs = func(string) (storageguard.FSStat, error) { return st, nil }
+	t.Cleanup(func() { storageguard.Hooks.Statfs = nil })
 }
 
 // TestNetworkFileSystemRefused: a ledger whose directory statfs places on
@@ -69,8 +71,10 @@ func TestNetworkFileSystemRefused(t *testing.T) {
 func TestStatfsFailureRefused(t *testing.T) {
 	dir := privateDir(t)
 	db := newLedgerFile(t, dir)
-	hooks.statfs = func(string) (fsStat, error) { return fsStat{}, errors.New("planted statfs failure") }
-	defer func() { hooks.statfs = nil }()
+	storageguard.Hooks.Statfs = func(string) (storageguard.FSStat, error) {
+		return storageguard.FSStat{}, errors.New("planted statfs failure")
+	}
+	defer func() { storageguard.Hooks.Statfs = nil }()
 	if l, err := Open(db, Options{ReadOnly: true}); err == nil {
 		l.Close()
 		t.Fatal("opened without knowing its file system")

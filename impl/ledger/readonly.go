@@ -9,6 +9,8 @@ import (
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 	"modernc.org/sqlite/vfs"
+
+	"github.com/stateguard/stateguard/impl/ledger/internal/storageguard"
 )
 
 // readOnlyPauses are the pauses between attempts of a read-only read
@@ -20,16 +22,10 @@ import (
 // them is real and fails closed.
 var readOnlyPauses = []time.Duration{2 * time.Millisecond, 8 * time.Millisecond, 32 * time.Millisecond, 128 * time.Millisecond}
 
-// The transient states of a read-only read; each is retried.
-var (
-	errSourceChanged = stateConflict("database changed while it was being read")
-	errJournal       = stateConflict("a rollback journal is present")
-)
-
 // retryableReadOnly reports whether a failed read-only attempt may
 // succeed once a writer has moved on.
 func retryableReadOnly(err error) bool {
-	return errors.Is(err, errSourceChanged) || errors.Is(err, errJournal) || errors.Is(err, errBusy) || errors.Is(err, errHeaderIncomplete)
+	return errors.Is(err, storageguard.ErrSourceChanged) || errors.Is(err, storageguard.ErrJournal) || errors.Is(err, errBusy) || errors.Is(err, storageguard.ErrHeaderIncomplete)
 }
 
 // openReadOnly opens an existing ledger without creating, migrating or
@@ -54,20 +50,20 @@ func (l *Ledger) readOnlyTx(ctx context.Context, op string, gated bool, fn func(
 	pinned := false
 	defer func() {
 		if pinned {
-			l.guard.held.unlockDatabaseShared()
+			l.guard.UnlockDatabaseShared()
 		}
 	}()
 	for attempt := 0; ; attempt++ {
 		err := l.readOnlyAttempt(ctx, op, gated, fn, &pinned)
-		if pinned && !errors.Is(err, errSourceChanged) {
-			l.guard.held.unlockDatabaseShared()
+		if pinned && !errors.Is(err, storageguard.ErrSourceChanged) {
+			l.guard.UnlockDatabaseShared()
 			pinned = false
 		}
 		if err == nil || !retryableReadOnly(err) || attempt == len(readOnlyPauses) {
 			return fileFault(err)
 		}
 		if cerr := ctx.Err(); cerr != nil {
-			return &cancelledError{cerr}
+			return cancelled(cerr)
 		}
 		hooks.readOnlyPause(readOnlyPauses[attempt])
 	}
@@ -87,34 +83,34 @@ func (l *Ledger) readOnlyAttempt(ctx context.Context, op string, gated bool, fn 
 	}
 	v := l.view
 	if v != nil {
-		if err := v.lock(ctx, l.info.BusyTimeoutMS); err != nil {
+		if err := v.Lock(ctx, l.info.BusyTimeoutMS); err != nil {
 			return err
 		}
-		if v.unchanged(true) != nil {
-			v.release()
+		if v.Unchanged(true) != nil {
+			v.Release()
 			l.dropView()
 			v = nil
 		}
 	}
 	if v == nil {
-		if v, err = newROViewContext(ctx, l.guard, l.info.BusyTimeoutMS); err != nil {
+		if v, err = storageguard.NewViewContext(ctx, l.guard, l.info.BusyTimeoutMS); err != nil {
 			return err
 		}
 		if err := l.connectView(v); err != nil {
-			v.release()
+			v.Release()
 			l.dropView()
 			return err
 		}
 	}
-	if v.dbLocked && !*pinned {
+	if v.DBLocked() && !*pinned {
 		// Cannot wait or fail: v holds this lock, so this only counts.
-		if err := l.guard.held.lockDatabaseShared(); err != nil {
-			v.release()
+		if err := l.guard.LockDatabaseShared(); err != nil {
+			v.Release()
 			return err
 		}
 		*pinned = true
 	}
-	defer v.release()
+	defer v.Release()
 	if l.schemaOf != v {
 		if err := l.loadSchemaReadOnly(); err != nil {
 			return l.settle(v, err)
@@ -134,11 +130,11 @@ func (l *Ledger) readOnlyAttempt(ctx context.Context, op string, gated bool, fn 
 		return l.settle(v, err)
 	}
 	if hooks.duringReadOnlyRead != nil {
-		hooks.duringReadOnlyRead(l.guard.path)
+		hooks.duringReadOnlyRead(l.guard.Path())
 	}
 	err = l.finish(ctx, fn(t), op)
 	if hooks.afterReadOnlyRead != nil {
-		hooks.afterReadOnlyRead(l.guard.path)
+		hooks.afterReadOnlyRead(l.guard.Path())
 	}
 	return l.settle(v, err)
 }
@@ -146,8 +142,8 @@ func (l *Ledger) readOnlyAttempt(ctx context.Context, op string, gated bool, fn 
 // settle checks, after a read, that the files did not change under it: a
 // change outranks whatever the read returned (it may have read a torn
 // database) and drops the view.
-func (l *Ledger) settle(v *roView, err error) error {
-	if cerr := v.unchanged(false); cerr != nil {
+func (l *Ledger) settle(v *storageguard.View, err error) error {
+	if cerr := v.Unchanged(false); cerr != nil {
 		l.dropView()
 		return cerr
 	}
@@ -155,16 +151,16 @@ func (l *Ledger) settle(v *roView, err error) error {
 }
 
 // connectView registers v as a read-only VFS and connects to it.
-func (l *Ledger) connectView(v *roView) error {
+func (l *Ledger) connectView(v *storageguard.View) error {
 	// The ledger owns the view from here, so that dropView closes it on
 	// every failure below.
 	l.view = v
-	name, fsys, err := vfs.New(roFS{v})
+	name, fsys, err := vfs.New(v.FS())
 	if err != nil {
 		return internal("register read-only view", err)
 	}
 	l.viewFS = fsys
-	if err := l.connect("file:" + roFileName + "?vfs=" + name + "&mode=ro"); err != nil {
+	if err := l.connect("file:" + storageguard.ViewFileName + "?vfs=" + name + "&mode=ro"); err != nil {
 		return err
 	}
 	if err := l.setBusyAndKeys(); err != nil {
@@ -196,7 +192,7 @@ func (l *Ledger) dropView() {
 		l.viewFS = nil
 	}
 	if l.view != nil {
-		l.view.close()
+		l.view.Close()
 		l.view = nil
 	}
 	l.schemaOf = nil
@@ -232,7 +228,7 @@ func fileFault(err error) error {
 	case sqlite3.SQLITE_NOMEM, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_FULL:
 		return err
 	}
-	return errNotLedgerFile
+	return storageguard.ErrNotLedgerFile
 }
 
 // loadSchemaReadOnly records the schema status in one read transaction.
@@ -242,7 +238,7 @@ func (l *Ledger) loadSchemaReadOnly() error {
 		return classifySQLite("begin", err)
 	}
 	if hooks.duringReadOnlyRead != nil {
-		hooks.duringReadOnlyRead(l.guard.path)
+		hooks.duringReadOnlyRead(l.guard.Path())
 	}
 	st, err := readSchema(ctx, l.conn)
 	if err == nil && st.okV1() {

@@ -60,7 +60,7 @@ func TestReadOnlyRetryBounded(t *testing.T) {
 // TestReadOnlyPersistentJournal: a rollback journal that outlasts every
 // retry fails closed with StateConflict after the last one, leaving the
 // files as they were; one that a writer clears during the retries does not
-// fail. (A lone -wal or -shm is read: see crashstate_test.go.)
+// fail. (A lone -wal or -shm is read: see readonly_crashstates_test.go.)
 func TestReadOnlyPersistentJournal(t *testing.T) {
 	p := newLedgerFile(t, privateDir(t))
 	if err := os.WriteFile(p+"-journal", []byte("x"), 0o600); err != nil {

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"modernc.org/sqlite"
+
+	"github.com/stateguard/stateguard/impl/ledger/internal/storageguard"
 )
 
 // RestorePartialSuffix names the checked copy of the backup that Restore
@@ -87,7 +89,7 @@ func RestoreContext(ctx context.Context, path, from string, opts Options) (Backu
 	if opts.BusyTimeoutMS == 0 {
 		opts.BusyTimeoutMS = defaultBusyTimeoutMS
 	}
-	clean, err := checkPathText(path)
+	clean, err := storageguard.CheckPathText(path)
 	if err != nil {
 		return BackupReport{}, err
 	}
@@ -96,7 +98,7 @@ func RestoreContext(ctx context.Context, path, from string, opts Options) (Backu
 		return BackupReport{}, err
 	}
 	defer src.Close()
-	if info, err := lstat(clean); err == nil && info.ident == src.guard.ident {
+	if info, err := storageguard.Lstat(clean); err == nil && src.guard.Holds(info) {
 		return BackupReport{}, errRestoreOntoItself
 	}
 	staged, rep, err := src.stageCopy(ctx, clean+RestorePartialSuffix, errRestorePartialExists)
@@ -104,11 +106,11 @@ func RestoreContext(ctx context.Context, path, from string, opts Options) (Backu
 		return BackupReport{}, err
 	}
 	defer staged.discard()
-	if err := healthyCopy(ctx, staged.g.path, opts); err != nil {
+	if err := healthyCopy(ctx, staged.g.Path(), opts); err != nil {
 		return BackupReport{}, err
 	}
-	final := strings.TrimSuffix(staged.g.path, RestorePartialSuffix)
-	if _, err := lstat(final); errors.Is(err, fs.ErrNotExist) {
+	final := strings.TrimSuffix(staged.g.Path(), RestorePartialSuffix)
+	if _, err := storageguard.Lstat(final); errors.Is(err, fs.ErrNotExist) {
 		return rep, installMissing(staged, final)
 	} else if err != nil {
 		return BackupReport{}, internal("stat database", err)
@@ -130,10 +132,10 @@ func installMissing(staged *stagedCopy, final string) error {
 	dir := filepath.Dir(final)
 	moved := false
 	for _, suffix := range []string{"-wal", "-shm"} {
-		if _, err := lstat(final + suffix); err != nil {
+		if _, err := storageguard.Lstat(final + suffix); err != nil {
 			continue
 		}
-		if err := renameNoReplace(final+suffix, final+SetAsideSuffix+suffix); err != nil {
+		if err := storageguard.RenameNoReplace(final+suffix, final+SetAsideSuffix+suffix); err != nil {
 			if errors.Is(err, fs.ErrExist) {
 				return errSetAsideExists
 			}
@@ -142,22 +144,22 @@ func installMissing(staged *stagedCopy, final string) error {
 		moved = true
 	}
 	if moved {
-		if err := syncEntryDir(dir); err != nil {
+		if err := storageguard.SyncEntryDir(dir); err != nil {
 			return internal("sync database directory", err)
 		}
 	}
-	staged.g.release()
+	staged.g.Release()
 	if hooks.beforeInstallMissing != nil {
 		hooks.beforeInstallMissing(final)
 	}
-	if err := renameNoReplace(staged.g.path, final); err != nil {
+	if err := storageguard.RenameNoReplace(staged.g.Path(), final); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return errLedgerAppeared
 		}
 		return internal("rename restored copy into place", err)
 	}
 	staged.kept = true
-	if err := syncEntryDir(dir); err != nil {
+	if err := storageguard.SyncEntryDir(dir); err != nil {
 		return internal("sync database directory", err)
 	}
 	return nil
@@ -175,14 +177,14 @@ func installMissing(staged *stagedCopy, final string) error {
 // every page of the copy in one transaction of the ledger (synchronous
 // FULL), which is checkpointed into the file when the connection closes.
 func installOver(ctx context.Context, staged *stagedCopy, final string, opts Options) (int64, error) {
-	g, err := openGuard(final, Options{MustExist: true, AllowExternalACL: opts.AllowExternalACL})
+	g, err := storageguard.Open(final, storageguard.Options{MustExist: true, AllowExternalACL: opts.AllowExternalACL})
 	if err != nil {
 		return 0, err
 	}
 	// The descriptor goes only after SQLite's connection closed, so that
 	// its locks are never dropped under it.
-	defer g.release()
-	db, err := sql.Open("sqlite", fileURI(g.path, "mode=rw"))
+	defer g.Release()
+	db, err := sql.Open("sqlite", fileURI(g.Path(), "mode=rw"))
 	if err != nil {
 		return 0, internal("open database", err)
 	}
@@ -203,7 +205,7 @@ func installOver(ctx context.Context, staged *stagedCopy, final string, opts Opt
 	if cerr != nil {
 		return 0, internal("close restored ledger", cerr)
 	}
-	st, err := g.held.f.Stat()
+	st, err := g.File().Stat()
 	if err != nil {
 		return 0, internal("stat database", err)
 	}
@@ -220,7 +222,7 @@ func restoreFault(op string, err error) error {
 }
 
 // restoreLocked is installOver's work on its connection.
-func restoreLocked(ctx context.Context, conn *sql.Conn, g *guard, staged *stagedCopy, final string, busyMS int) error {
+func restoreLocked(ctx context.Context, conn *sql.Conn, g *storageguard.Guard, staged *stagedCopy, final string, busyMS int) error {
 	for _, q := range []string{
 		"PRAGMA busy_timeout = " + strconv.Itoa(busyMS),
 		"PRAGMA locking_mode = EXCLUSIVE",
@@ -246,7 +248,7 @@ func restoreLocked(ctx context.Context, conn *sql.Conn, g *guard, staged *staged
 	}
 	// The path must still name the file the guard holds, now that no one
 	// else can change it.
-	if err := g.check(); err != nil {
+	if err := g.Check(); err != nil {
 		return err
 	}
 	aside, err := setAside(g, final)
@@ -260,7 +262,7 @@ func restoreLocked(ctx context.Context, conn *sql.Conn, g *guard, staged *staged
 		if !ok {
 			return errors.New("the SQLite driver has no restore")
 		}
-		b, err := dst.NewRestore(fileURI(staged.g.path, "mode=ro&immutable=1"))
+		b, err := dst.NewRestore(fileURI(staged.g.Path(), "mode=ro&immutable=1"))
 		if err != nil {
 			return err
 		}
@@ -280,8 +282,8 @@ func restoreLocked(ctx context.Context, conn *sql.Conn, g *guard, staged *staged
 	// removing the old -shm (set aside), which no connection uses while
 	// the lock is held and the next one would rebuild anyway.
 	conn.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)")
-	if info, err := lstat(final + "-shm"); err == nil && info.isReg && !info.isLink {
-		removeFile(final + "-shm")
+	if info, err := storageguard.Lstat(final + "-shm"); err == nil && info.RegularFile() {
+		storageguard.RemoveFile(final + "-shm")
 	}
 	return nil
 }
@@ -291,7 +293,7 @@ type asideFiles []string
 
 func (a asideFiles) remove() {
 	for _, p := range a {
-		removeFile(p)
+		storageguard.RemoveFile(p)
 	}
 }
 
@@ -300,10 +302,10 @@ func (a asideFiles) remove() {
 // -wal and -shm, if present and not empty, to new files named with SetAsideSuffix, and
 // syncs them and their directory. A name that is taken refuses the
 // restore before anything is written.
-func setAside(g *guard, final string) (asideFiles, error) {
+func setAside(g *storageguard.Guard, final string) (asideFiles, error) {
 	target := final + SetAsideSuffix
 	for _, suffix := range []string{"", "-wal", "-shm"} {
-		if _, err := lstat(target + suffix); err == nil {
+		if _, err := storageguard.Lstat(target + suffix); err == nil {
 			return nil, errSetAsideExists
 		}
 	}
@@ -313,8 +315,8 @@ func setAside(g *guard, final string) (asideFiles, error) {
 		return nil, err
 	}
 	copyTo := func(dst string, from io.Reader) error {
-		f, err := createPrivate(dst)
-		if errors.Is(err, errFileAppeared) {
+		f, err := storageguard.CreatePrivate(dst)
+		if errors.Is(err, storageguard.ErrFileAppeared) {
 			return errSetAsideExists
 		}
 		if err != nil {
@@ -333,27 +335,27 @@ func setAside(g *guard, final string) (asideFiles, error) {
 		}
 		return nil
 	}
-	st, err := g.held.f.Stat()
+	st, err := g.File().Stat()
 	if err != nil {
 		return fail(internal("stat database", err))
 	}
-	if err := copyTo(target, io.NewSectionReader(g.held.f, 0, st.Size())); err != nil {
+	if err := copyTo(target, io.NewSectionReader(g.File(), 0, st.Size())); err != nil {
 		return fail(err)
 	}
 	for _, suffix := range []string{"-wal", "-shm"} {
-		info, err := lstat(final + suffix)
+		info, err := storageguard.Lstat(final + suffix)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		if err != nil || info.isLink || !info.isReg {
+		if err != nil || !info.RegularFile() {
 			return fail(invalidInput("sidecar cannot be opened safely"))
 		}
-		if info.size == 0 {
+		if info.Size() == 0 {
 			// Empty, it holds nothing (this restore's own connection
 			// makes an empty -wal where none was).
 			continue
 		}
-		f, err := openNoFollow(final + suffix)
+		f, err := storageguard.OpenNoFollow(final + suffix)
 		if err != nil {
 			return fail(invalidInput("sidecar cannot be opened safely"))
 		}
@@ -363,7 +365,7 @@ func setAside(g *guard, final string) (asideFiles, error) {
 			return fail(err)
 		}
 	}
-	if err := syncEntryDir(filepath.Dir(final)); err != nil {
+	if err := storageguard.SyncEntryDir(filepath.Dir(final)); err != nil {
 		return fail(internal("sync database directory", err))
 	}
 	return made, nil

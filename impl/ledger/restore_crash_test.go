@@ -8,10 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/stateguard/stateguard/impl/ledger/internal/storageguard"
 )
 
 // These restores start from a writer that died with its -wal (the crash
-// files of crashstate_test.go, which build where a crash can be captured
+// files of readonly_crashstates_test.go, which build where a crash can be captured
 // this way).
 
 // crashedLedger is the ledger of the restore after a crash: 20 tasks, a
@@ -24,7 +26,7 @@ func crashedLedger(t *testing.T) (p, backup string) {
 	l, _, live := openTest(t)
 	createTasks(t, l, 20)
 	backup = filepath.Join(privateDir(t), "bk", "copy.sqlite")
-	if !canCreateDirs {
+	if !storageguard.CanCreateDirs {
 		if err := os.Mkdir(filepath.Dir(backup), 0o700); err != nil {
 			t.Fatal(err)
 		}
@@ -121,7 +123,7 @@ func TestRestoreOfAMissingLedger(t *testing.T) {
 		t.Fatalf("restored: %s", reportJSON(got))
 	}
 	assertEntries(t, filepath.Dir(p), "ledger.sqlite", "ledger.sqlite.before-restore-shm", "ledger.sqlite.before-restore-wal")
-	if !canCreateDirs {
+	if !storageguard.CanCreateDirs {
 		return
 	}
 	made := filepath.Join(privateDir(t), "a", "b", "ledger.sqlite")
@@ -129,7 +131,7 @@ func TestRestoreOfAMissingLedger(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, d := range []string{filepath.Dir(made), filepath.Dir(filepath.Dir(made))} {
-		if info, err := os.Stat(d); err != nil || (posixModes && info.Mode().Perm() != 0o700) {
+		if info, err := os.Stat(d); err != nil || (storageguard.PosixModes && info.Mode().Perm() != 0o700) {
 			t.Fatalf("made directory: %v %v", info, err)
 		}
 	}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/stateguard/stateguard/impl/ledger/internal/storageguard"
 )
 
 // foreignUID owns the ledger root reads in these tests (nobody).
@@ -174,8 +176,8 @@ func TestRootWritesToAnotherUsersLedgerAreRefused(t *testing.T) {
 		t.Errorf("a new ledger in the foreign directory: %v", err)
 	}
 	// Another non-root user: the read-only exception is root's alone.
-	defer func(prev func() int) { hooks.effectiveUID = prev }(hooks.effectiveUID)
-	hooks.effectiveUID = func() int { return 1000 }
+	defer func(prev func() int) { storageguard.Hooks.EffectiveUID = prev }(storageguard.Hooks.EffectiveUID)
+	storageguard.Hooks.EffectiveUID = func() int { return 1000 }
 	l, err := Open(db, Options{ReadOnly: true})
 	if l != nil {
 		l.Close()

@@ -56,12 +56,12 @@ func OpenOnServer(opts Options, connect func(serverstore.Settings) (serverstore.
 func serverError(op string, err error) error {
 	var ce *classError
 	var ie *internalError
-	var cancelled *cancelledError
+	var ended *cancelledError
 	switch {
-	case err == nil, errors.As(err, &ce), errors.As(err, &ie), errors.As(err, &cancelled), errors.Is(err, ErrClosed):
+	case err == nil, errors.As(err, &ce), errors.As(err, &ie), errors.As(err, &ended), errors.Is(err, ErrClosed):
 		return err
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return &cancelledError{err}
+		return cancelled(err)
 	case errors.Is(err, serverstore.ErrBusy):
 		return ErrBusy
 	case errors.Is(err, serverstore.ErrSchemaMismatch):
@@ -86,7 +86,7 @@ func serverLoad(row serverstore.Row, found bool, err error) (Task, error) {
 func (l *Ledger) serverWrite(ctx context.Context, fn func(serverstore.WriteTx) error) error {
 	return l.underWriteLock(func() error {
 		if err := ctx.Err(); err != nil {
-			return &cancelledError{err}
+			return cancelled(err)
 		}
 		return serverError("write", l.server.Write(ctx, fn))
 	})
@@ -100,7 +100,7 @@ func (l *Ledger) serverRead(ctx context.Context, fn func(serverstore.ReadTx) err
 		return ErrClosed
 	}
 	if err := ctx.Err(); err != nil {
-		return &cancelledError{err}
+		return cancelled(err)
 	}
 	return serverError("read", l.server.Read(ctx, fn))
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/windows"
+
+	"github.com/stateguard/stateguard/impl/ledger/internal/storageguard"
 )
 
 const (
@@ -92,7 +94,7 @@ func holdOpen(t *testing.T, path string, access, share, flags uint32) func() {
 // StateConflict after the retries. Before the fix the view answered
 // InvalidInput "sidecar cannot be opened safely" at once (about one
 // TestDryRunBesideWriters run in five under Wine on a loaded machine).
-// Broken on purpose by dropping errInUse from roView.load's retryable
+// Broken on purpose by dropping errInUse from storageguard.View.load's retryable
 // cases: both subtests fail with that InvalidInput.
 func TestWindowsReadBesideASidecarBeingDeleted(t *testing.T) {
 	t.Run("released during the retries", func(t *testing.T) {
@@ -122,8 +124,8 @@ func TestWindowsReadBesideASidecarBeingDeleted(t *testing.T) {
 		hooks.readOnlyPause = func(time.Duration) { pauses++ }
 		t.Cleanup(func() { hooks.readOnlyPause = time.Sleep })
 		_, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true})
-		if !errors.Is(err, ErrStateConflict) || !errors.Is(err, errSourceChanged) {
-			t.Fatalf("got %v, want StateConflict %q", err, Reason(errSourceChanged))
+		if !errors.Is(err, ErrStateConflict) || !errors.Is(err, storageguard.ErrSourceChanged) {
+			t.Fatalf("got %v, want StateConflict %q", err, Reason(storageguard.ErrSourceChanged))
 		}
 		if pauses != len(readOnlyPauses) {
 			t.Fatalf("%d pauses, want %d", pauses, len(readOnlyPauses))

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stateguard/stateguard/impl/ledger/internal/storageguard"
 	"github.com/stateguard/stateguard/internal/testsupport/platformtest"
 )
 
@@ -93,11 +94,11 @@ func TestOpenRaceOnFreshPath(t *testing.T) {
 // would create it.
 func plantBeforeCreate(t *testing.T, plant func(path string)) {
 	t.Helper()
-	hooks.beforeCreateFile = func(path string) {
-		hooks.beforeCreateFile = nil
+	storageguard.Hooks.BeforeCreateFile = func(path string) {
+		storageguard.Hooks.BeforeCreateFile = nil
 		plant(path)
 	}
-	t.Cleanup(func() { hooks.beforeCreateFile = nil })
+	t.Cleanup(func() { storageguard.Hooks.BeforeCreateFile = nil })
 }
 
 // TestOpenOfFileThatAppeared: when the database file appears between
@@ -176,7 +177,7 @@ func TestOpenOfFileThatAppeared(t *testing.T) {
 			path := filepath.Join(privateDir(t), "fleet.sqlite")
 			plantBeforeCreate(t, func(path string) { c.plant(t, path) })
 			l, err := Open(path, Options{AllowExternalACL: onWindows, Clock: func() float64 { return 200 }})
-			if hooks.beforeCreateFile != nil {
+			if storageguard.Hooks.BeforeCreateFile != nil {
 				t.Fatal("Open never came to create the file")
 			}
 			if l != nil {

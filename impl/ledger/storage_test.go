@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stateguard/stateguard/impl/ledger/internal/storageguard"
 )
 
 func TestPathRules(t *testing.T) {
@@ -451,14 +453,14 @@ func TestMissingDirCreatedMeanwhileByAnother(t *testing.T) {
 // already made, world-writable and owned by nobody (uid 65534), as another
 // user racing the open would leave it.
 func plantForeignDir(t *testing.T, target string) {
-	hooks.beforeMakeDir = func(dir string) {
+	storageguard.Hooks.BeforeMakeDir = func(dir string) {
 		if dir == target {
 			os.Mkdir(target, 0o700)
 			os.Chmod(target, 0o777)
 			os.Chown(target, 65534, 65534)
 		}
 	}
-	t.Cleanup(func() { hooks.beforeMakeDir = nil })
+	t.Cleanup(func() { storageguard.Hooks.BeforeMakeDir = nil })
 }
 
 // TestDotDotAfterSymlinkedParent: ".." after a symlinked directory names the
@@ -549,22 +551,6 @@ func TestMissingDirectoryUnderRoot(t *testing.T) {
 	}
 }
 
-// TestSplitLast: the split at the last separator keeps the root's own
-// separator and cleans nothing.
-func TestSplitLast(t *testing.T) {
-	if os.PathSeparator == '\\' {
-		t.Skip("POSIX separators")
-	}
-	for _, c := range [][3]string{
-		{"/x", "/", "x"}, {"/", "/", ""}, {"/a/b", "/a", "b"}, {"/a/", "/a", ""},
-		{"/a/..", "/a", ".."}, {"//x", "/", "x"}, {"xy", "xy", ""},
-	} {
-		if parent, name := splitLast(c[0]); parent != c[1] || name != c[2] {
-			t.Errorf("splitLast(%q) = %q, %q; want %q, %q", c[0], parent, name, c[1], c[2])
-		}
-	}
-}
-
 // TestMissingDirsSyncedIntoTheirParents (L6): each directory the open
 // makes is synced into its parent before anything is made inside it (a
 // new entry survives a power cut only once its directory is synced), so
@@ -573,15 +559,14 @@ func TestSplitLast(t *testing.T) {
 func TestMissingDirsSyncedIntoTheirParents(t *testing.T) {
 	base := privateDir(t)
 	var synced []string
-	prev := syncParentDir
-	syncParentDir = func(d string) error {
+	storageguard.Hooks.SyncParentDir = func(d string) error {
 		if _, err := os.Lstat(filepath.Join(base, "a", "b", "ledger.sqlite")); err == nil {
 			t.Errorf("synced %s after the database was created", d)
 		}
 		synced = append(synced, d)
-		return prev(d)
+		return nil
 	}
-	defer func() { syncParentDir = prev }()
+	defer func() { storageguard.Hooks.SyncParentDir = nil }()
 	l, err := Open(filepath.Join(base, "a", "b", "ledger.sqlite"), Options{AllowExternalACL: onWindows})
 	if err != nil {
 		t.Fatal(err)
@@ -600,7 +585,7 @@ func TestMissingDirsSyncedIntoTheirParents(t *testing.T) {
 		t.Errorf("existing directories synced again: %q", synced)
 	}
 	boom := errors.New("injected I/O error")
-	syncParentDir = func(string) error { return boom }
+	storageguard.Hooks.SyncParentDir = func(string) error { return boom }
 	_, err = Open(filepath.Join(base, "c", "ledger.sqlite"), Options{AllowExternalACL: onWindows})
 	var ie *internalError
 	if !errors.As(err, &ie) || !errors.Is(err, boom) {

@@ -68,7 +68,7 @@ func (l *Ledger) begin(ctx context.Context, beginSQL string) (*txn, error) {
 		return nil, errNotOnServer
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, &cancelledError{err}
+		return nil, cancelled(err)
 	}
 	if _, err := l.conn.ExecContext(ctx, beginSQL); err != nil {
 		// A context that ended as BEGIN ran may report the end although
@@ -76,12 +76,12 @@ func (l *Ledger) begin(ctx context.Context, beginSQL string) (*txn, error) {
 		// not meet "cannot start a transaction within a transaction".
 		l.rollback(ctx)
 		if cerr := ctx.Err(); cerr != nil {
-			return nil, &cancelledError{cerr}
+			return nil, cancelled(cerr)
 		}
 		return nil, classifySQLite("begin", err)
 	}
 	if l.guard != nil {
-		if err := l.guard.check(); err != nil {
+		if err := l.guard.Check(); err != nil {
 			l.rollback(ctx)
 			return nil, err
 		}
@@ -114,7 +114,7 @@ func (l *Ledger) finish(ctx context.Context, err error, op string) error {
 	if err != nil {
 		l.rollback(ctx)
 		if cerr := ctx.Err(); cerr != nil {
-			return &cancelledError{cerr}
+			return cancelled(cerr)
 		}
 		return classifySQLite(op, err)
 	}
@@ -150,7 +150,7 @@ func (l *Ledger) lockedReadTx(ctx context.Context, op string, gated bool, fn fun
 		return ErrClosed
 	}
 	if err := ctx.Err(); err != nil {
-		return &cancelledError{err}
+		return cancelled(err)
 	}
 	if l.server != nil {
 		return errNotOnServer

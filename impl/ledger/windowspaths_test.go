@@ -3,6 +3,7 @@ package ledger
 import (
 	"testing"
 
+	"github.com/stateguard/stateguard/impl/ledger/internal/storageguard"
 	"github.com/stateguard/stateguard/internal/testsupport/platformtest"
 )
 
@@ -39,7 +40,7 @@ func TestPathTextRulesOnEachPlatform(t *testing.T) {
 		if platformtest.Windows {
 			w = c.windows
 		}
-		got, err := checkPathText(c.in)
+		got, err := storageguard.CheckPathText(c.in)
 		if w.reason != "" {
 			if err == nil || Reason(err) != w.reason {
 				t.Errorf("%q: got %q, %v; want the refusal %q", c.in, got, err, w.reason)

@@ -33,7 +33,7 @@ func TestExplainPhrasesChangeOnlyWithAChangelogEntry(t *testing.T) {
 		}
 	}
 	now := map[string]string{}
-	for _, dir := range []string{".", filepath.Join("..", "..", "..", "impl", "ledger")} {
+	for _, dir := range ledgerSourceDirs {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil || len(files) == 0 {
 			t.Fatalf("no Go sources in %s: %v", dir, err)

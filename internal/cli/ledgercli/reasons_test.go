@@ -15,6 +15,16 @@ import (
 // reason shown by TASK_STATE_GUARD_EXPLAIN=1 (see ledger.Reason).
 var reasonCalls = map[string]bool{
 	"invalidInput": true, "taskNotFound": true, "stateConflict": true, "explained": true,
+	"InvalidInput": true, "TaskNotFound": true, "StateConflict": true, // in ledgererr
+}
+
+// ledgerSourceDirs are the folders whose sources give reasons: this CLI,
+// the ledger and the ledger's internal packages.
+var ledgerSourceDirs = []string{
+	".",
+	filepath.Join("..", "..", "..", "impl", "ledger"),
+	filepath.Join("..", "..", "..", "impl", "ledger", "internal", "storageguard"),
+	filepath.Join("..", "..", "..", "impl", "ledger", "internal", "ledgererr"),
 }
 
 // Every reason the ledger or this CLI can give is a string literal, and the
@@ -26,7 +36,7 @@ func TestEveryReasonHasATroubleshootingRow(t *testing.T) {
 		t.Fatal(err)
 	}
 	reasons := map[string]string{} // reason -> where
-	for _, dir := range []string{".", filepath.Join("..", "..", "..", "impl", "ledger")} {
+	for _, dir := range ledgerSourceDirs {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil || len(files) == 0 {
 			t.Fatalf("no Go sources in %s: %v", dir, err)

@@ -41,7 +41,7 @@ import (
 )
 
 var (
-	propsSeed = flag.Int64("props.seed", 1, "seed of the gopter properties in properties_test.go")
+	propsSeed = flag.Int64("props.seed", 1, "seed of the gopter properties in reconcile_laws_test.go")
 	propsN    = flag.Int("props.n", 80, "successful cases per gopter property")
 )
 

@@ -1,6 +1,6 @@
 //go:build windows
 
-package ledger
+package storageguard
 
 import (
 	"errors"
@@ -11,11 +11,11 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// posixModes: Windows privacy is an externally managed DACL; no mode bits.
-const posixModes = false
+// PosixModes: Windows privacy is an externally managed DACL; no mode bits.
+const PosixModes = false
 
-// canCreateDirs: on Windows the parent directory must already exist.
-const canCreateDirs = false
+// CanCreateDirs: on Windows the parent directory must already exist.
+const CanCreateDirs = false
 
 // permissionModel is what StorageInfo reports on this platform.
 const permissionModel = "external_acl"
@@ -31,10 +31,10 @@ func platformPreflight(opts Options) error {
 
 // handleInfo reads identity, link count and reparse attributes through a
 // handle opened on the path itself (a reparse point is not followed).
-func handleInfo(path string) (fileInfo, error) {
+func handleInfo(path string) (FileInfo, error) {
 	p, err := syscall.UTF16PtrFromString(path)
 	if err != nil {
-		return fileInfo{}, &fs.PathError{Op: "lstat", Path: path, Err: syscall.EINVAL}
+		return FileInfo{}, &fs.PathError{Op: "Lstat", Path: path, Err: syscall.EINVAL}
 	}
 	h, err := syscall.CreateFile(p, 0,
 		syscall.FILE_SHARE_READ|syscall.FILE_SHARE_WRITE|syscall.FILE_SHARE_DELETE,
@@ -42,23 +42,23 @@ func handleInfo(path string) (fileInfo, error) {
 		syscall.FILE_FLAG_BACKUP_SEMANTICS|syscall.FILE_FLAG_OPEN_REPARSE_POINT, 0)
 	if err != nil {
 		if err == syscall.ERROR_FILE_NOT_FOUND || err == syscall.ERROR_PATH_NOT_FOUND {
-			return fileInfo{}, &fs.PathError{Op: "lstat", Path: path, Err: fs.ErrNotExist}
+			return FileInfo{}, &fs.PathError{Op: "Lstat", Path: path, Err: fs.ErrNotExist}
 		}
-		return fileInfo{}, &fs.PathError{Op: "lstat", Path: path, Err: err}
+		return FileInfo{}, &fs.PathError{Op: "Lstat", Path: path, Err: err}
 	}
 	defer syscall.CloseHandle(h)
 	var d syscall.ByHandleFileInformation
 	if err := syscall.GetFileInformationByHandle(h, &d); err != nil {
-		return fileInfo{}, err
+		return FileInfo{}, err
 	}
 	return infoFromHandle(&d), nil
 }
 
-func infoFromHandle(d *syscall.ByHandleFileInformation) fileInfo {
+func infoFromHandle(d *syscall.ByHandleFileInformation) FileInfo {
 	attr := d.FileAttributes
 	isLink := attr&syscall.FILE_ATTRIBUTE_REPARSE_POINT != 0
 	isDir := attr&syscall.FILE_ATTRIBUTE_DIRECTORY != 0
-	return fileInfo{
+	return FileInfo{
 		ident:   fileIdent{dev: uint64(d.VolumeSerialNumber), ino: uint64(d.FileIndexHigh)<<32 | uint64(d.FileIndexLow)},
 		nlink:   uint64(d.NumberOfLinks),
 		perm:    0o600,
@@ -71,24 +71,24 @@ func infoFromHandle(d *syscall.ByHandleFileInformation) fileInfo {
 	}
 }
 
-// lstat reads path's metadata without following a reparse point.
-func lstat(path string) (fileInfo, error) { return handleInfo(path) }
+// Lstat reads path's metadata without following a reparse point.
+func Lstat(path string) (FileInfo, error) { return handleInfo(path) }
 
 // fstat reads an open file's metadata.
-func fstat(f *os.File) (fileInfo, error) {
+func fstat(f *os.File) (FileInfo, error) {
 	var d syscall.ByHandleFileInformation
 	if err := syscall.GetFileInformationByHandle(syscall.Handle(f.Fd()), &d); err != nil {
-		return fileInfo{}, err
+		return FileInfo{}, err
 	}
 	return infoFromHandle(&d), nil
 }
 
-// openNoFollow opens an existing database file read-only; the caller has
+// OpenNoFollow opens an existing database file read-only; the caller has
 // already refused reparse points and compares identities after opening.
 // An open that another handle's sharing refuses is errInUse: SQLite
 // deleting a sidecar (DeleteFile holds it with delete access for that
 // moment, which this open, like Go's, does not share) refuses it so.
-func openNoFollow(path string) (*os.File, error) {
+func OpenNoFollow(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY, 0)
 	switch {
 	case err == nil:
@@ -99,13 +99,13 @@ func openNoFollow(path string) (*os.File, error) {
 	return nil, err
 }
 
-// createPrivate creates a new database file exclusively. A file that
+// CreatePrivate creates a new database file exclusively. A file that
 // exists by now is errFileAppeared: another opener made it first.
-func createPrivate(path string) (*os.File, error) {
+func CreatePrivate(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return nil, errFileAppeared
+			return nil, ErrFileAppeared
 		}
 		return nil, internal("create database", err)
 	}
@@ -116,7 +116,7 @@ func createPrivate(path string) (*os.File, error) {
 // reparse point or not a directory; modes are the external DACL's business.
 func checkAncestors(dir string, _ bool) error { return checkFinalDir(dir, dir, false) }
 
-// makePrivateDir is never reached on Windows (canCreateDirs is false).
+// makePrivateDir is never reached on Windows (CanCreateDirs is false).
 func makePrivateDir(string) error {
 	return invalidInput("database directory does not exist")
 }
@@ -124,7 +124,7 @@ func makePrivateDir(string) error {
 // checkFinalDir requires the parent to be an existing real directory; the
 // directory's ACL, not an owner, decides who may use it.
 func checkFinalDir(dir, _ string, _ bool) error {
-	info, err := lstat(dir)
+	info, err := Lstat(dir)
 	if err != nil {
 		return invalidInput("database directory cannot be inspected")
 	}
@@ -134,6 +134,6 @@ func checkFinalDir(dir, _ string, _ bool) error {
 	return nil
 }
 
-// syncEntryDir does nothing on Windows, where a program cannot open a
+// SyncEntryDir does nothing on Windows, where a program cannot open a
 // directory to sync it; the file's own sync is what the platform offers.
-func syncEntryDir(string) error { return nil }
+func SyncEntryDir(string) error { return nil }

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stateguard/stateguard/impl/ledger/internal/storageguard"
 	"github.com/stateguard/stateguard/internal/storage/walfile"
 )
 
@@ -249,26 +250,26 @@ func TestReadOnlyViewIsCheckpointImage(t *testing.T) {
 	states, _ := crashStates(t)
 	for name, c := range states {
 		p := writeCrashFiles(t, c)
-		g, err := openGuard(p, Options{AllowExternalACL: onWindows, ReadOnly: true})
+		g, err := storageguard.Open(p, storageguard.Options{AllowExternalACL: onWindows, ReadOnly: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		v, err := newROView(g, 0)
+		v, err := storageguard.NewView(g, 0)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		image := make([]byte, v.size)
-		n, err := v.readAt(image, 0)
-		if err != nil || int64(n) != v.size {
-			t.Fatalf("%s: read %d of %d: %v", name, n, v.size, err)
+		image := make([]byte, v.Size())
+		n, err := v.ReadAt(image, 0)
+		if err != nil || int64(n) != v.Size() {
+			t.Fatalf("%s: read %d of %d: %v", name, n, v.Size(), err)
 		}
 		// The same bytes read in pieces that start inside pages (SQLite
 		// reads the change counter at offset 24 on its own), around bytes
 		// 18-19, and across the end.
 		var pieces []byte
-		for off := int64(0); off < v.size; off += 1000 {
-			buf := make([]byte, min(1000, v.size-off))
-			k, err := v.readAt(buf, off)
+		for off := int64(0); off < v.Size(); off += 1000 {
+			buf := make([]byte, min(1000, v.Size()-off))
+			k, err := v.ReadAt(buf, off)
 			if err != nil {
 				t.Fatalf("%s: read at %d: %v", name, off, err)
 			}
@@ -277,17 +278,17 @@ func TestReadOnlyViewIsCheckpointImage(t *testing.T) {
 		if string(pieces) != string(image) {
 			t.Fatalf("%s: the view read in 1000-byte pieces differs from one read", name)
 		}
-		for _, r := range [][2]int64{{0, 18}, {18, 1}, {19, 1}, {10, 20}, {v.pageSize / 2, v.pageSize + 100}, {v.size - 1, 1}, {v.size - 10, 100}, {v.size, 1}} {
+		for _, r := range [][2]int64{{0, 18}, {18, 1}, {19, 1}, {10, 20}, {v.PageSize() / 2, v.PageSize() + 100}, {v.Size() - 1, 1}, {v.Size() - 10, 100}, {v.Size(), 1}} {
 			buf := make([]byte, r[1])
-			k, err := v.readAt(buf, r[0])
-			want := image[min(r[0], v.size):min(r[0]+r[1], v.size)]
-			if string(buf[:k]) != string(want) || (err == io.EOF) != (r[0]+r[1] > v.size) || (err != nil && err != io.EOF) {
+			k, err := v.ReadAt(buf, r[0])
+			want := image[min(r[0], v.Size()):min(r[0]+r[1], v.Size())]
+			if string(buf[:k]) != string(want) || (err == io.EOF) != (r[0]+r[1] > v.Size()) || (err != nil && err != io.EOF) {
 				t.Fatalf("%s: %d bytes at %d: %d read, %v", name, r[1], r[0], k, err)
 			}
 		}
-		v.release()
-		v.close()
-		g.release()
+		v.Release()
+		v.Close()
+		g.Release()
 		if image[18] != 1 || image[19] != 1 {
 			t.Fatalf("%s: bytes 18-19 read as %d %d", name, image[18], image[19])
 		}

@@ -1,6 +1,6 @@
 //go:build linux || darwin
 
-package ledger
+package storageguard
 
 import (
 	"errors"
@@ -10,11 +10,11 @@ import (
 	"syscall"
 )
 
-// posixModes: permission bits, ownership and sticky ancestors are checked.
-const posixModes = true
+// PosixModes: permission bits, ownership and sticky ancestors are checked.
+const PosixModes = true
 
-// canCreateDirs: missing parent directories are created 0700.
-const canCreateDirs = true
+// CanCreateDirs: missing parent directories are created 0700.
+const CanCreateDirs = true
 
 // permissionModel is what StorageInfo reports on this platform.
 const permissionModel = "posix_mode"
@@ -22,9 +22,9 @@ const permissionModel = "posix_mode"
 // platformPreflight has nothing to check on POSIX.
 func platformPreflight(Options) error { return nil }
 
-func infoFromStat(st *syscall.Stat_t) fileInfo {
+func infoFromStat(st *syscall.Stat_t) FileInfo {
 	mode := uint32(st.Mode)
-	return fileInfo{
+	return FileInfo{
 		ident:   fileIdent{dev: uint64(st.Dev), ino: uint64(st.Ino)},
 		nlink:   uint64(st.Nlink),
 		perm:    fs.FileMode(mode & 0o777),
@@ -39,8 +39,8 @@ func infoFromStat(st *syscall.Stat_t) fileInfo {
 	}
 }
 
-// lstat reads path's metadata without following a final symlink.
-func lstat(path string) (fileInfo, error) {
+// Lstat reads path's metadata without following a final symlink.
+func Lstat(path string) (FileInfo, error) {
 	var st syscall.Stat_t
 	for {
 		err := syscall.Lstat(path, &st)
@@ -48,43 +48,43 @@ func lstat(path string) (fileInfo, error) {
 			continue
 		}
 		if err != nil {
-			return fileInfo{}, &fs.PathError{Op: "lstat", Path: path, Err: err}
+			return FileInfo{}, &fs.PathError{Op: "Lstat", Path: path, Err: err}
 		}
 		return infoFromStat(&st), nil
 	}
 }
 
 // fstat reads an open file's metadata.
-func fstat(f *os.File) (fileInfo, error) {
+func fstat(f *os.File) (FileInfo, error) {
 	var st syscall.Stat_t
 	raw, err := f.SyscallConn()
 	if err != nil {
-		return fileInfo{}, err
+		return FileInfo{}, err
 	}
 	var serr error
 	if err := raw.Control(func(fd uintptr) { serr = syscall.Fstat(int(fd), &st) }); err != nil {
-		return fileInfo{}, err
+		return FileInfo{}, err
 	}
 	if serr != nil {
-		return fileInfo{}, serr
+		return FileInfo{}, serr
 	}
 	return infoFromStat(&st), nil
 }
 
-// openNoFollow opens an existing database file read-only without following
+// OpenNoFollow opens an existing database file read-only without following
 // a symlink in the final component.
-func openNoFollow(path string) (*os.File, error) {
+func OpenNoFollow(path string) (*os.File, error) {
 	return os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
 }
 
-// createPrivate creates a new database file 0600 without following links,
+// CreatePrivate creates a new database file 0600 without following links,
 // and tightens it to 0600 whatever the umask did. A file that exists by
 // now is errFileAppeared: another opener made it first.
-func createPrivate(path string) (*os.File, error) {
+func CreatePrivate(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
 		if errors.Is(err, fs.ErrExist) {
-			return nil, errFileAppeared
+			return nil, ErrFileAppeared
 		}
 		return nil, internal("create database", err)
 	}
@@ -109,7 +109,7 @@ func checkAncestors(dir string, final bool) error {
 		}
 	}
 	for i := len(chain) - 1; i >= 0; i-- {
-		info, err := lstat(chain[i])
+		info, err := Lstat(chain[i])
 		if err != nil {
 			return invalidInput("database directory cannot be inspected")
 		}
@@ -135,7 +135,7 @@ func makePrivateDir(dir string) error {
 	if err := syncParentDir(filepath.Dir(dir)); err != nil {
 		return internal("sync parent directory", err)
 	}
-	info, err := lstat(dir)
+	info, err := Lstat(dir)
 	if err != nil || info.isLink || !info.isDir {
 		return invalidInput("database directory path has a non-directory component")
 	}
@@ -158,14 +158,14 @@ func makePrivateDir(dir string) error {
 // another user's directory only when no link led there, since the owner
 // of a link on the way could point root's read at a third user's ledger.
 func checkFinalDir(dir, given string, readOnly bool) error {
-	info, err := lstat(dir)
+	info, err := Lstat(dir)
 	if err != nil {
 		return invalidInput("database directory cannot be inspected")
 	}
 	if info.isLink || !info.isDir {
 		return invalidInput("database directory is not a directory")
 	}
-	if euid := hooks.effectiveUID(); info.uid != euid {
+	if euid := Hooks.EffectiveUID(); info.uid != euid {
 		if !readOnly || euid != 0 {
 			return invalidInput("database directory is not owned by the effective user")
 		}
@@ -180,8 +180,13 @@ func checkFinalDir(dir, given string, readOnly bool) error {
 }
 
 // syncParentDir syncs a directory so that the entries made in it survive
-// a power cut. A variable so that a test can record or fail it.
-var syncParentDir = syncDir
+// a power cut (Hooks.SyncParentDir in its place when a test set it).
+func syncParentDir(dir string) error {
+	if Hooks.SyncParentDir != nil {
+		return Hooks.SyncParentDir(dir)
+	}
+	return syncDir(dir)
+}
 
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
@@ -192,6 +197,6 @@ func syncDir(dir string) error {
 	return d.Sync()
 }
 
-// syncEntryDir syncs the directory holding a file this package created,
+// SyncEntryDir syncs the directory holding a file this package created,
 // so that the file's entry survives a power cut.
-func syncEntryDir(dir string) error { return syncParentDir(dir) }
+func SyncEntryDir(dir string) error { return syncParentDir(dir) }

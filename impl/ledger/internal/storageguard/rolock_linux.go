@@ -1,23 +1,25 @@
 //go:build linux
 
-package ledger
+package storageguard
 
 import (
 	"errors"
 	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/stateguard/stateguard/impl/ledger/internal/ledgererr"
 )
 
-// haveReadLocks: Linux has open-file-description (OFD) locks. Unlike
+// HaveReadLocks: Linux has open-file-description (OFD) locks. Unlike
 // classic POSIX record locks they belong to the descriptor, not to the
 // process, so taking and dropping them never touches the locks SQLite
 // holds in this process, and they conflict with SQLite's locks even when
 // SQLite runs in this same process.
-const haveReadLocks = true
+const HaveReadLocks = true
 
 // readLock takes a shared OFD lock on [start, start+n) of f without
-// waiting; a conflicting lock is errBusy.
+// waiting; a conflicting lock is ledgererr.ErrBusy.
 func readLock(f *os.File, start, n int64) error {
 	return ofdLock(f, unix.F_RDLCK, start, n)
 }
@@ -45,7 +47,7 @@ func ofdLock(f *os.File, typ int16, start, n int64) error {
 		return internal("lock", err)
 	}
 	if errors.Is(lerr, unix.EAGAIN) || errors.Is(lerr, unix.EACCES) {
-		return errBusy
+		return ledgererr.ErrBusy
 	}
 	if lerr != nil {
 		return internal("lock", lerr)

@@ -1,9 +1,9 @@
-package ledger
+package storageguard
 
 import "syscall"
 
 // statDirFS reads the type name of dir's file system.
-func statDirFS(dir string) (fsStat, error) {
+func statDirFS(dir string) (FSStat, error) {
 	var st syscall.Statfs_t
 	for {
 		err := syscall.Statfs(dir, &st)
@@ -11,7 +11,7 @@ func statDirFS(dir string) (fsStat, error) {
 			continue
 		}
 		if err != nil {
-			return fsStat{}, err
+			return FSStat{}, err
 		}
 		name := make([]byte, 0, len(st.Fstypename))
 		for _, c := range st.Fstypename {
@@ -20,7 +20,7 @@ func statDirFS(dir string) (fsStat, error) {
 			}
 			name = append(name, byte(c))
 		}
-		return fsStat{typeName: string(name)}, nil
+		return FSStat{TypeName: string(name)}, nil
 	}
 }
 
@@ -31,4 +31,4 @@ var networkTypeNames = map[string]bool{
 	"nfs": true, "smbfs": true, "afpfs": true, "webdav": true, "cifs": true, "ftp": true,
 }
 
-func onNetworkFS(st fsStat) bool { return networkTypeNames[st.typeName] }
+func onNetworkFS(st FSStat) bool { return networkTypeNames[st.TypeName] }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/stateguard/stateguard/impl/ledger/internal/storageguard"
 )
 
 // TestReadOnlyContextEndsTheLockWait: on a read-only ledger the
@@ -27,11 +29,11 @@ func TestReadOnlyContextEndsTheLockWait(t *testing.T) {
 	for _, name := range []string{"get", "doctor"} {
 		ctx, cancel := context.WithCancel(context.Background())
 		pauses := 0
-		hooks.lockPause = func(time.Duration) {
+		storageguard.Hooks.LockPause = func(time.Duration) {
 			pauses++
 			cancel()
 		}
-		t.Cleanup(func() { hooks.lockPause = time.Sleep })
+		t.Cleanup(func() { storageguard.Hooks.LockPause = time.Sleep })
 		if name == "get" {
 			_, err = l.GetContext(ctx, "00000000-0000-4000-8000-000000000001")
 		} else {

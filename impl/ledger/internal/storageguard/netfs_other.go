@@ -1,9 +1,9 @@
 //go:build !linux && !darwin
 
-package ledger
+package storageguard
 
 // statDirFS has nothing to read here: Windows refuses network paths by
 // their text (§11.3), and other platforms open no ledger.
-func statDirFS(string) (fsStat, error) { return fsStat{}, nil }
+func statDirFS(string) (FSStat, error) { return FSStat{}, nil }
 
-func onNetworkFS(fsStat) bool { return false }
+func onNetworkFS(FSStat) bool { return false }

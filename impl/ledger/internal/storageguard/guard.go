@@ -1,4 +1,4 @@
-package ledger
+package storageguard
 
 import (
 	"errors"
@@ -7,10 +7,10 @@ import (
 	"path/filepath"
 )
 
-// guard is the storage boundary of one open ledger (spec/task-state-guard.md §11): the
+// Guard is the storage boundary of one open ledger (spec/task-state-guard.md §11): the
 // resolved database path, the remembered identity of the file, and the
 // shared descriptor that keeps it open for the ledger's lifetime.
-type guard struct {
+type Guard struct {
 	path     string // resolved parent + final name
 	readOnly bool
 	ident    fileIdent
@@ -18,9 +18,9 @@ type guard struct {
 	model    string // StorageInfo.PermissionModel
 }
 
-// openGuard checks (and, when writable, prepares) the storage for path.
-func openGuard(path string, opts Options) (*guard, error) {
-	clean, err := checkPathText(path)
+// Open checks (and, when writable, prepares) the storage for path.
+func Open(path string, opts Options) (*Guard, error) {
+	clean, err := CheckPathText(path)
 	if err != nil {
 		return nil, err
 	}
@@ -31,7 +31,7 @@ func openGuard(path string, opts Options) (*guard, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(missing) > 0 && (opts.ReadOnly || opts.MustExist || !canCreateDirs) {
+	if len(missing) > 0 && (opts.ReadOnly || opts.MustExist || !CanCreateDirs) {
 		return nil, invalidInput("database directory does not exist")
 	}
 	if err := checkAncestors(dir, len(missing) == 0); err != nil {
@@ -44,8 +44,8 @@ func openGuard(path string, opts Options) (*guard, error) {
 	}
 	for i, name := range missing {
 		dir = filepath.Join(dir, name)
-		if hooks.beforeMakeDir != nil {
-			hooks.beforeMakeDir(dir)
+		if Hooks.BeforeMakeDir != nil {
+			Hooks.BeforeMakeDir(dir)
 		}
 		if err := makePrivateDir(dir); err != nil {
 			return nil, err
@@ -60,20 +60,20 @@ func openGuard(path string, opts Options) (*guard, error) {
 	if err := checkFinalDir(dir, givenDir(clean), opts.ReadOnly); err != nil {
 		return nil, err
 	}
-	g := &guard{path: filepath.Join(dir, filepath.Base(clean)), readOnly: opts.ReadOnly, model: permissionModel}
+	g := &Guard{path: filepath.Join(dir, filepath.Base(clean)), readOnly: opts.ReadOnly, model: permissionModel}
 
-	info, err := lstat(g.path)
-	if opts.fresh && !errors.Is(err, fs.ErrNotExist) {
-		return nil, errTargetExists
+	info, err := Lstat(g.path)
+	if opts.Fresh && !errors.Is(err, fs.ErrNotExist) {
+		return nil, ErrTargetExists
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		if opts.ReadOnly || opts.MustExist {
 			return nil, invalidInput("database does not exist")
 		}
-		if hooks.beforeCreateFile != nil {
-			hooks.beforeCreateFile(g.path)
+		if Hooks.BeforeCreateFile != nil {
+			Hooks.BeforeCreateFile(g.path)
 		}
-		f, cerr := createPrivate(g.path)
+		f, cerr := CreatePrivate(g.path)
 		switch {
 		case cerr == nil:
 			st, err := fstat(f)
@@ -83,15 +83,15 @@ func openGuard(path string, opts Options) (*guard, error) {
 			}
 			g.ident = st.ident
 			g.held = holdFile(f, st.ident)
-		case errors.Is(cerr, errFileAppeared) && opts.fresh:
-			return nil, errTargetExists
-		case errors.Is(cerr, errFileAppeared):
+		case errors.Is(cerr, ErrFileAppeared) && opts.Fresh:
+			return nil, ErrTargetExists
+		case errors.Is(cerr, ErrFileAppeared):
 			// Another opener (a worker started at the same moment)
 			// created the file between the lstat and the create: open
 			// it as the existing file it now is, with every check an
 			// existing ledger gets. A file that is gone again was
 			// removed under the open, which is a conflict.
-			info, err = lstat(g.path)
+			info, err = Lstat(g.path)
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil, stateConflict("database file changed while opening")
 			}
@@ -110,7 +110,7 @@ func openGuard(path string, opts Options) (*guard, error) {
 		if h := lookupHeld(info.ident); h != nil {
 			g.held = h
 		} else {
-			f, err := openNoFollow(g.path)
+			f, err := OpenNoFollow(g.path)
 			if err != nil {
 				return nil, invalidInput("database file cannot be opened safely")
 			}
@@ -134,17 +134,17 @@ func openGuard(path string, opts Options) (*guard, error) {
 	return g, nil
 }
 
-// errTargetExists refuses a backup target that exists: a backup never
+// ErrTargetExists refuses a backup target that exists: a backup never
 // overwrites a file.
-var errTargetExists = invalidInput("backup target already exists")
+var ErrTargetExists = invalidInput("backup target already exists")
 
-// errFileAppeared is createPrivate's answer when the file exists by the
+// ErrFileAppeared is createPrivate's answer when the file exists by the
 // time it is created; openGuard opens it as an existing file.
-var errFileAppeared = errors.New("database file appeared while opening")
+var ErrFileAppeared = errors.New("database file appeared while opening")
 
 // checkDBShape refuses a database path that is a link, not a regular file,
 // or a file with more than one name.
-func checkDBShape(info fileInfo) error {
+func checkDBShape(info FileInfo) error {
 	if info.isLink || !info.isReg {
 		return invalidInput("database path is not a regular file")
 	}
@@ -156,8 +156,8 @@ func checkDBShape(info fileInfo) error {
 
 // privateMode tightens a writable ledger's file to 0600 and requires a
 // read-only ledger's file to be private already.
-func (g *guard) privateMode(f *os.File, info fileInfo) error {
-	if !posixModes || info.perm == 0o600 {
+func (g *Guard) privateMode(f *os.File, info FileInfo) error {
+	if !PosixModes || info.perm == 0o600 {
 		return nil
 	}
 	if g.readOnly {
@@ -175,8 +175,8 @@ func (g *guard) privateMode(f *os.File, info fileInfo) error {
 // check re-verifies the storage before an operation: the path still names
 // the remembered file, which is still a regular single-link file, and the
 // sidecars are safe. It costs one lstat per file.
-func (g *guard) check() error {
-	info, err := lstat(g.path)
+func (g *Guard) check() error {
+	info, err := Lstat(g.path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return stateConflict("database file disappeared")
@@ -189,7 +189,7 @@ func (g *guard) check() error {
 	if info.ident != g.ident {
 		return stateConflict("database file was replaced")
 	}
-	if posixModes && info.perm != 0o600 {
+	if PosixModes && info.perm != 0o600 {
 		if g.readOnly {
 			if info.perm&0o077 != 0 {
 				return invalidInput("database file mode is not private")
@@ -204,10 +204,10 @@ func (g *guard) check() error {
 // checkSidecars refuses linked or irregular sidecars and tightens (or, read
 // only, requires) private modes. A sidecar with zero links is SQLite
 // unlinking it right now and is skipped.
-func (g *guard) checkSidecars() error {
-	for _, suffix := range sidecarSuffixes {
+func (g *Guard) checkSidecars() error {
+	for _, suffix := range SidecarSuffixes {
 		p := g.path + suffix
-		info, err := lstat(p)
+		info, err := Lstat(p)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -223,7 +223,7 @@ func (g *guard) checkSidecars() error {
 		if info.nlink != 1 {
 			return invalidInput("sidecar has more than one link")
 		}
-		if posixModes && info.perm != 0o600 {
+		if PosixModes && info.perm != 0o600 {
 			if g.readOnly {
 				if info.perm&0o077 != 0 {
 					return invalidInput("sidecar mode is not private")
@@ -243,22 +243,17 @@ func (g *guard) checkSidecars() error {
 
 // release drops the guard's reference to the shared descriptor. Call it
 // only after the ledger's SQLite connection is closed.
-func (g *guard) release() {
+func (g *Guard) release() {
 	if g.held != nil {
 		g.held.release()
 		g.held = nil
 	}
 }
 
-// DatabaseMissing reports, without creating, opening or changing anything,
-// whether no database file exists at path. It applies Open's path text and
-// platform checks first (and returns their error), then looks at the path
-// with one lstat. A caller that addresses an existing task can answer
-// ErrTaskNotFound for a missing ledger instead of letting Open create one
-// (the command line does: divergence L1). false says only that something
-// is there: whether it is a ledger is Open's to judge.
+// DatabaseMissing is the ledger's DatabaseMissing: Open's path text and
+// platform checks, then one lstat.
 func DatabaseMissing(path string, opts Options) (bool, error) {
-	clean, err := checkPathText(path)
+	clean, err := CheckPathText(path)
 	if err != nil {
 		return false, err
 	}
@@ -269,5 +264,5 @@ func DatabaseMissing(path string, opts Options) (bool, error) {
 	return errors.Is(err, fs.ErrNotExist), nil
 }
 
-// removeFile removes a file this package made and failed to finish.
-func removeFile(path string) { os.Remove(path) }
+// RemoveFile removes a file this package made and failed to finish.
+func RemoveFile(path string) { os.Remove(path) }

@@ -1,10 +1,10 @@
-package ledger
+package storageguard
 
-// fsStat is what the system's statfs tells of a directory's file system:
+// FSStat is what the system's statfs tells of a directory's file system:
 // on Linux its magic number, on macOS its type name.
-type fsStat struct {
-	magic    uint32
-	typeName string
+type FSStat struct {
+	Magic    uint32
+	TypeName string
 }
 
 // errNetworkFS refuses a ledger whose directory is on a network file
@@ -17,8 +17,8 @@ var errNetworkFS = invalidInput("database directory is on a network file system"
 // statfs that fails refuses too: the ledger cannot tell where it is.
 func checkLocalFS(dir string) error {
 	stat := statDirFS
-	if hooks.statfs != nil {
-		stat = hooks.statfs
+	if Hooks.Statfs != nil {
+		stat = Hooks.Statfs
 	}
 	st, err := stat(dir)
 	if err != nil {

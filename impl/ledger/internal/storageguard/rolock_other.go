@@ -1,13 +1,13 @@
 //go:build !linux
 
-package ledger
+package storageguard
 
 import "os"
 
-// haveReadLocks: without descriptor-owned locks, taking a lock here would
+// HaveReadLocks: without descriptor-owned locks, taking a lock here would
 // share the process's POSIX locks with SQLite and dropping it would drop
 // SQLite's, so a read-only view relies on detecting changes alone (12.4).
-const haveReadLocks = false
+const HaveReadLocks = false
 
 func readLock(*os.File, int64, int64) error { return nil }
 func readUnlock(*os.File, int64, int64)     {}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/stateguard/stateguard/impl/ledger/internal/storageguard"
 )
 
 // checkpointLock makes p's -shm (empty) and returns a function that sets
@@ -27,7 +29,7 @@ func checkpointLock(t *testing.T, p string) func(typ int16) {
 	}
 	t.Cleanup(func() { f.Close() })
 	return func(typ int16) {
-		lk := unix.Flock_t{Type: typ, Start: sqliteShmReadLock, Len: 1}
+		lk := unix.Flock_t{Type: typ, Start: storageguard.SQLiteShmReadLock, Len: 1}
 		if err := unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, &lk); err != nil {
 			t.Fatal(err)
 		}
@@ -43,13 +45,13 @@ func TestReadOnlyWaitsForCheckpointLock(t *testing.T) {
 	lock := checkpointLock(t, p)
 	lock(unix.F_WRLCK)
 	var waited []time.Duration
-	hooks.lockPause = func(d time.Duration) {
+	storageguard.Hooks.LockPause = func(d time.Duration) {
 		waited = append(waited, d)
 		if len(waited) == 3 {
 			lock(unix.F_UNLCK)
 		}
 	}
-	t.Cleanup(func() { hooks.lockPause = time.Sleep })
+	t.Cleanup(func() { storageguard.Hooks.LockPause = time.Sleep })
 	l, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true, BusyTimeoutMS: 1000})
 	if err != nil {
 		t.Fatalf("after %v: %v", waited, err)
@@ -61,7 +63,7 @@ func TestReadOnlyWaitsForCheckpointLock(t *testing.T) {
 
 	lock(unix.F_WRLCK)
 	waited = nil
-	hooks.lockPause = func(d time.Duration) { waited = append(waited, d) }
+	storageguard.Hooks.LockPause = func(d time.Duration) { waited = append(waited, d) }
 	pauses := recordPauses(t)
 	_, err = Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true, BusyTimeoutMS: 20})
 	wantClass(t, err, ErrStateConflict)
@@ -80,8 +82,8 @@ func TestReadOnlyWaitsForCheckpointLock(t *testing.T) {
 // even though the descriptor stays open for a writer of the same process.
 func TestReadOnlyBusyLeavesNoLock(t *testing.T) {
 	recordPauses(t)
-	hooks.lockPause = func(time.Duration) {}
-	t.Cleanup(func() { hooks.lockPause = time.Sleep })
+	storageguard.Hooks.LockPause = func(time.Duration) {}
+	t.Cleanup(func() { storageguard.Hooks.LockPause = time.Sleep })
 	p := newLedgerFile(t, privateDir(t))
 	w, err := Open(p, Options{AllowExternalACL: onWindows, Clock: fixedClock(1000)})
 	if err != nil {
@@ -96,15 +98,13 @@ func TestReadOnlyBusyLeavesNoLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	lk := unix.Flock_t{Type: unix.F_WRLCK, Start: sqliteShmReadLock, Len: 1}
+	lk := unix.Flock_t{Type: unix.F_WRLCK, Start: storageguard.SQLiteShmReadLock, Len: 1}
 	if err := unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, &lk); err != nil {
 		t.Fatal(err)
 	}
 	_, err = Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true, BusyTimeoutMS: 5})
 	wantClass(t, err, ErrStateConflict)
-	heldMu.Lock()
-	n := w.guard.held.dbLocks
-	heldMu.Unlock()
+	n, _ := w.guard.HeldLocks()
 	if n != 0 {
 		t.Fatalf("%d shared locks left on the database", n)
 	}
@@ -121,12 +121,11 @@ func TestReadOnlyLockWaitEndsAtTheBusyTimeout(t *testing.T) {
 	}
 	defer l.Close()
 	checkpointLock(t, p)(unix.F_WRLCK)
-	t.Cleanup(func() { hooks.lockPause = time.Sleep })
+	t.Cleanup(func() { storageguard.Hooks.LockPause = time.Sleep })
 	for _, busyMS := range []int{1, 3, 7, 200} {
 		var pauses []time.Duration
-		hooks.lockPause = func(d time.Duration) { pauses = append(pauses, d) }
-		v := &roView{g: l.guard}
-		if err := v.lock(context.Background(), busyMS); !errors.Is(err, ErrBusy) {
+		storageguard.Hooks.LockPause = func(d time.Duration) { pauses = append(pauses, d) }
+		if _, err := storageguard.LockedView(context.Background(), l.guard, busyMS); !errors.Is(err, ErrBusy) {
 			t.Fatalf("busy timeout %d ms: %v, want ErrBusy", busyMS, err)
 		}
 		var sum time.Duration

@@ -5,6 +5,8 @@ package ledger
 import (
 	"os"
 	"testing"
+
+	"github.com/stateguard/stateguard/impl/ledger/internal/storageguard"
 )
 
 // TestReadOnlyLogTruncatedWhileViewLoads: a writer truncates its fully
@@ -19,7 +21,7 @@ func TestReadOnlyLogTruncatedWhileViewLoads(t *testing.T) {
 	}
 	pauses := recordPauses(t)
 	calls := 0
-	viewLoading = func(string) {
+	storageguard.Hooks.ViewLoading = func(string) {
 		calls++
 		if calls != 1 {
 			return
@@ -32,7 +34,7 @@ func TestReadOnlyLogTruncatedWhileViewLoads(t *testing.T) {
 			t.Fatalf("-wal not truncated: %v %v", st, err)
 		}
 	}
-	t.Cleanup(func() { viewLoading = nil })
+	t.Cleanup(func() { storageguard.Hooks.ViewLoading = nil })
 	r, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true})
 	if err != nil {
 		t.Fatalf("read-only open: %v", err)

@@ -1,4 +1,4 @@
-package ledger
+package storageguard
 
 import (
 	"errors"
@@ -7,11 +7,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// renameNoReplace moves from to to unless to exists (an error that
+// RenameNoReplace moves from to to unless to exists (an error that
 // errors.Is fs.ErrExist), in one step of the file system. A file system
 // without RENAME_NOREPLACE gets a hard link and an unlink, which refuse an
 // existing target just the same.
-func renameNoReplace(from, to string) error {
+func RenameNoReplace(from, to string) error {
 	err := unix.Renameat2(unix.AT_FDCWD, from, unix.AT_FDCWD, to, unix.RENAME_NOREPLACE)
 	if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) {
 		return linkThenRemove(from, to)

@@ -1,4 +1,4 @@
-package ledger
+package storageguard
 
 import (
 	"errors"
@@ -8,11 +8,11 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// renameNoReplace moves from to to unless to exists (an error that
+// RenameNoReplace moves from to to unless to exists (an error that
 // errors.Is fs.ErrExist): without MOVEFILE_REPLACE_EXISTING the move never
 // replaces, and MOVEFILE_WRITE_THROUGH returns only once the move is on
 // disk (Windows cannot sync a directory, so this is the rename's sync).
-func renameNoReplace(from, to string) error {
+func RenameNoReplace(from, to string) error {
 	f, err := windows.UTF16PtrFromString(from)
 	if err != nil {
 		return err

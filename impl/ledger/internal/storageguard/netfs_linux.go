@@ -1,9 +1,9 @@
-package ledger
+package storageguard
 
 import "syscall"
 
 // statDirFS reads the magic number of dir's file system.
-func statDirFS(dir string) (fsStat, error) {
+func statDirFS(dir string) (FSStat, error) {
 	var st syscall.Statfs_t
 	for {
 		err := syscall.Statfs(dir, &st)
@@ -11,16 +11,16 @@ func statDirFS(dir string) (fsStat, error) {
 			continue
 		}
 		if err != nil {
-			return fsStat{}, err
+			return FSStat{}, err
 		}
 		// Magic numbers are 32 bits; Type is signed and 32 bits wide on
 		// some architectures, where the high ones read as negative.
-		return fsStat{magic: uint32(st.Type)}, nil
+		return FSStat{Magic: uint32(st.Type)}, nil
 	}
 }
 
-// networkMagics are the statfs magic numbers of the network and cluster
-// file systems a ledger refuses (linux/magic.h and the file systems' own
+// networkMagics are the statfs Magic numbers of the network and cluster
+// file systems a ledger refuses (linux/Magic.h and the file systems' own
 // headers). FUSE (0x65735546) is not among them: it carries local file
 // systems as well as remote ones (an encrypted home directory, the crash
 // file system of this project's tests, sshfs) and statfs cannot tell
@@ -39,7 +39,7 @@ var networkMagics = map[uint32]string{
 	0x7461636f: "ocfs2",
 }
 
-func onNetworkFS(st fsStat) bool {
-	_, ok := networkMagics[st.magic]
+func onNetworkFS(st FSStat) bool {
+	_, ok := networkMagics[st.Magic]
 	return ok
 }

@@ -1,6 +1,6 @@
 //go:build darwin
 
-package ledger
+package storageguard
 
 import "syscall"
 

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/stateguard/stateguard/impl/ledger/internal/storageguard"
 )
 
 // onRead installs hook as hooks.duringReadOnlyRead for the test and counts the
@@ -27,11 +29,11 @@ func onRead(t *testing.T, hook func(n int, path string)) *int {
 // withReadLocks runs the test with the OFD read locks on or off.
 func withReadLocks(t *testing.T, on bool) {
 	t.Helper()
-	if on && !haveReadLocks {
+	if on && !storageguard.HaveReadLocks {
 		t.Skip("no OFD locks on this platform")
 	}
-	hooks.readLocks = on
-	t.Cleanup(func() { hooks.readLocks = haveReadLocks })
+	storageguard.Hooks.ReadLocks = on
+	t.Cleanup(func() { storageguard.Hooks.ReadLocks = storageguard.HaveReadLocks })
 }
 
 // livePair makes a ledger whose -wal/-shm pair a live writer keeps (a
@@ -330,9 +332,7 @@ func TestReadOnlyShmDescriptorsBounded(t *testing.T) {
 			t.Fatal("the writer's close left its -shm")
 		}
 	}
-	heldMu.Lock()
-	n := len(r.guard.held.shms)
-	heldMu.Unlock()
+	_, n := r.guard.HeldLocks()
 	if n > 1 {
 		t.Fatalf("%d -shm descriptors kept", n)
 	}

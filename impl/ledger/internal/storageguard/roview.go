@@ -1,4 +1,4 @@
-package ledger
+package storageguard
 
 import (
 	"context"
@@ -10,18 +10,19 @@ import (
 	"os"
 	"time"
 
+	"github.com/stateguard/stateguard/impl/ledger/internal/ledgererr"
 	"github.com/stateguard/stateguard/internal/storage/walfile"
 )
 
-// roView is what a read-only ledger reads (spec 12.3): the database file
+// View is what a read-only ledger reads (spec 12.3): the database file
 // through the descriptor the storage guard holds, with the pages of the
 // committed frames of its -wal laid over it (read through a descriptor of
 // its own) and the file format bytes 18-19 presented as 1, so SQLite reads
 // it as a rollback-mode database and needs no WAL index. That is the
 // database the next writer sees once SQLite has recovered the -wal. Nothing
 // is copied: pages are read when SQLite asks for them.
-type roView struct {
-	g *guard
+type View struct {
+	g *Guard
 
 	wal      *os.File     // nil without a -wal
 	log      *walfile.Log // the committed part of the -wal
@@ -31,8 +32,8 @@ type roView struct {
 
 	// What the files looked like when the view was made, compared again
 	// after every read (unchanged).
-	db         fileInfo
-	walInfo    fileInfo
+	db         FileInfo
+	walInfo    FileInfo
 	walPresent bool
 	shmPresent bool
 	shmIdent   fileIdent
@@ -43,55 +44,61 @@ type roView struct {
 	lockedShm fileIdent
 }
 
-// errNotLedgerFile is a database file that cannot be a ledger at all.
-var errNotLedgerFile = stateConflict("database file is not a valid ledger")
+// The transient states of a read-only read; each is retried.
+var (
+	ErrSourceChanged = stateConflict("database changed while it was being read")
+	ErrJournal       = stateConflict("a rollback journal is present")
+)
 
-// errHeaderIncomplete is errNotLedgerFile for a header whose file format
+// ErrNotLedgerFile is a database file that cannot be a ledger at all.
+var ErrNotLedgerFile = stateConflict("database file is not a valid ledger")
+
+// ErrHeaderIncomplete is errNotLedgerFile for a header whose file format
 // versions are neither rollback (1) nor WAL (2), which a read can see
 // while another process writes a new ledger's first page: retried as a
 // change (readonly.go), then answered as errNotLedgerFile is.
-var errHeaderIncomplete = stateConflict("database file is not a valid ledger")
+var ErrHeaderIncomplete = stateConflict("database file is not a valid ledger")
 
-// errLogNotLedger is errNotLedgerFile decided by the -wal's own checksummed
+// ErrLogNotLedger is errNotLedgerFile decided by the -wal's own checksummed
 // header (an unknown format version, commits in another page size), which
 // no writer of this database writes: a writable open refuses on it too,
 // before its connection would recover or checkpoint that log (spec 9.5).
-var errLogNotLedger = fmt.Errorf("%w", errNotLedgerFile)
+var ErrLogNotLedger = fmt.Errorf("%w", ErrNotLedgerFile)
 
-// newROView looks at the files afresh and takes the read locks, waiting
+// NewView looks at the files afresh and takes the read locks, waiting
 // for them up to busyMS. The caller runs release when the read is over.
-func newROView(g *guard, busyMS int) (*roView, error) {
-	return newROViewContext(context.Background(), g, busyMS)
+func NewView(g *Guard, busyMS int) (*View, error) {
+	return NewViewContext(context.Background(), g, busyMS)
 }
 
-// newROViewContext is newROView whose wait for the locks also ends with ctx.
-func newROViewContext(ctx context.Context, g *guard, busyMS int) (*roView, error) {
-	v := &roView{g: g}
-	if err := v.lock(ctx, busyMS); err != nil {
+// NewViewContext is newROView whose wait for the locks also ends with ctx.
+func NewViewContext(ctx context.Context, g *Guard, busyMS int) (*View, error) {
+	v := &View{g: g}
+	if err := v.Lock(ctx, busyMS); err != nil {
 		return nil, err
 	}
 	if err := v.load(); err != nil {
-		v.release()
-		v.close()
+		v.Release()
+		v.Close()
 		return nil, err
 	}
 	return v, nil
 }
 
-// sidecarState is one lstat of a sidecar: present means it exists with at
+// SidecarState is one lstat of a sidecar: present means it exists with at
 // least one link (zero links is SQLite unlinking it right now).
-func sidecarState(path string) (present bool, info fileInfo, err error) {
-	info, err = lstat(path)
+func SidecarState(path string) (present bool, info FileInfo, err error) {
+	info, err = Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return false, fileInfo{}, nil
+		return false, FileInfo{}, nil
 	}
 	if err != nil {
-		return false, fileInfo{}, internal("stat sidecar", err)
+		return false, FileInfo{}, internal("stat sidecar", err)
 	}
 	return info.nlink > 0, info, nil
 }
 
-// lock takes the read locks that keep writers from changing the database
+// Lock takes the read locks that keep writers from changing the database
 // file under the view: a shared lock on the database's SHARED range (a
 // closing writer then cannot checkpoint and delete its -wal) and, when a
 // -shm exists, the -shm's first reader byte (no checkpoint copies pages
@@ -99,30 +106,30 @@ func sidecarState(path string) (present bool, info fileInfo, err error) {
 // or creates anything. A writer that holds a conflicting lock (a
 // checkpoint copying pages, a closing writer deleting its -wal) holds it
 // for moments, so the lock is retried, as SQLite's busy handler would,
-// for up to busyMS milliseconds; then it is errBusy. A ctx that ends
+// for up to busyMS milliseconds; then it is ledgererr.ErrBusy. A ctx that ends
 // ends the wait too, as it ends a writer's busy wait. On an error no lock
 // is left held.
-func (v *roView) lock(ctx context.Context, busyMS int) error {
+func (v *View) Lock(ctx context.Context, busyMS int) error {
 	waited := time.Duration(0)
 	for pause := time.Millisecond; ; pause = min(2*pause, 50*time.Millisecond) {
 		err := v.tryLock()
 		if err == nil {
 			return nil
 		}
-		v.release()
-		if !errors.Is(err, errBusy) || waited >= time.Duration(busyMS)*time.Millisecond {
+		v.Release()
+		if !errors.Is(err, ledgererr.ErrBusy) || waited >= time.Duration(busyMS)*time.Millisecond {
 			return err
 		}
 		if cerr := ctx.Err(); cerr != nil {
-			return &cancelledError{cerr}
+			return ledgererr.Cancelled(cerr)
 		}
-		hooks.lockPause(pause)
+		Hooks.LockPause(pause)
 		waited += pause
 	}
 }
 
-func (v *roView) tryLock() error {
-	if !hooks.readLocks {
+func (v *View) tryLock() error {
+	if !Hooks.ReadLocks {
 		return nil
 	}
 	h := v.g.held
@@ -130,7 +137,7 @@ func (v *roView) tryLock() error {
 		return err
 	}
 	v.dbLocked = true
-	present, info, err := sidecarState(v.g.path + "-shm")
+	present, info, err := SidecarState(v.g.path + "-shm")
 	if err != nil || !present {
 		return err
 	}
@@ -145,8 +152,8 @@ func (v *roView) tryLock() error {
 	return nil
 }
 
-// release drops the read locks; the view stays usable for a later check.
-func (v *roView) release() {
+// Release drops the read locks; the view stays usable for a later check.
+func (v *View) Release() {
 	if v.shmLocked {
 		v.g.held.unlockShm(v.lockedShm)
 		v.shmLocked = false
@@ -157,9 +164,9 @@ func (v *roView) release() {
 	}
 }
 
-// close releases the view's own -wal descriptor (no SQLite lock lives on
+// Close releases the view's own -wal descriptor (no SQLite lock lives on
 // a -wal file).
-func (v *roView) close() {
+func (v *View) Close() {
 	if v.wal != nil {
 		v.wal.Close()
 		v.wal = nil
@@ -167,24 +174,24 @@ func (v *roView) close() {
 }
 
 // checkSidecarShape applies the read-only sidecar rules of 11.2 to one
-// lstat.
-func checkSidecarShape(info fileInfo) error {
+// Lstat.
+func checkSidecarShape(info FileInfo) error {
 	if info.isLink || !info.isReg {
 		return invalidInput("sidecar is not a regular file")
 	}
 	if info.nlink > 1 {
 		return invalidInput("sidecar has more than one link")
 	}
-	if posixModes && info.perm&0o077 != 0 {
+	if PosixModes && info.perm&0o077 != 0 {
 		return invalidInput("sidecar mode is not private")
 	}
 	return nil
 }
 
 // load records the files' state and reads the -wal's committed frames.
-func (v *roView) load() error {
+func (v *View) load() error {
 	g := v.g
-	info, err := lstat(g.path)
+	info, err := Lstat(g.path)
 	if err != nil {
 		return stateConflict("database file disappeared")
 	}
@@ -194,13 +201,13 @@ func (v *roView) load() error {
 	if info.ident != g.ident {
 		return stateConflict("database file was replaced")
 	}
-	if present, _, err := sidecarState(g.path + "-journal"); err != nil || present {
+	if present, _, err := SidecarState(g.path + "-journal"); err != nil || present {
 		if err == nil {
-			err = errJournal
+			err = ErrJournal
 		}
 		return err
 	}
-	if v.shmPresent, info, err = sidecarState(g.path + "-shm"); err != nil {
+	if v.shmPresent, info, err = SidecarState(g.path + "-shm"); err != nil {
 		return err
 	}
 	v.shmIdent = info.ident
@@ -215,7 +222,7 @@ func (v *roView) load() error {
 		return internal("read database header", err)
 	}
 	if n < len(hdr) || string(hdr[:16]) != "SQLite format 3\x00" {
-		return errNotLedgerFile
+		return ErrNotLedgerFile
 	}
 	if hdr[18] == 1 && hdr[19] == 1 {
 		return invalidInput("database is not in WAL mode")
@@ -225,30 +232,30 @@ func (v *roView) load() error {
 		// process is writing as the read sees it (a ledger being
 		// created), or damage. Retried; a state that lasts is a file
 		// that is no ledger (yet).
-		return errHeaderIncomplete
+		return ErrHeaderIncomplete
 	}
 	v.pageSize = int64(binary.BigEndian.Uint16(hdr[16:]))
 	if v.pageSize == 1 {
 		v.pageSize = 65536
 	}
 	if v.pageSize < 512 || v.pageSize&(v.pageSize-1) != 0 {
-		return errNotLedgerFile
+		return ErrNotLedgerFile
 	}
 	v.size = v.physSize
 
-	present, info, err := sidecarState(g.path + "-wal")
+	present, info, err := SidecarState(g.path + "-wal")
 	if err != nil || !present {
 		return err
 	}
 	if err := checkSidecarShape(info); err != nil {
 		return err
 	}
-	f, err := openNoFollow(g.path + "-wal")
+	f, err := OpenNoFollow(g.path + "-wal")
 	if err != nil {
 		// Gone, or held by a writer's SQLite deleting it (Windows): the
 		// files are changing, so the attempt is retried.
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errInUse) {
-			return errSourceChanged
+			return ErrSourceChanged
 		}
 		return invalidInput("sidecar cannot be opened safely")
 	}
@@ -257,15 +264,15 @@ func (v *roView) load() error {
 		return internal("stat sidecar", err)
 	}
 	if v.walInfo.ident != info.ident {
-		return errSourceChanged
+		return ErrSourceChanged
 	}
 	v.walPresent = true
-	if viewLoading != nil {
-		viewLoading(g.path)
+	if Hooks.ViewLoading != nil {
+		Hooks.ViewLoading(g.path)
 	}
 	if v.log, err = walfile.Read(f, v.walInfo.size); err != nil {
 		if errors.Is(err, walfile.ErrVersion) {
-			return errLogNotLedger
+			return ErrLogNotLedger
 		}
 		return v.walReadFailed(err)
 	}
@@ -273,7 +280,7 @@ func (v *roView) load() error {
 		return nil
 	}
 	if int64(v.log.PageSize) != v.pageSize {
-		return errLogNotLedger
+		return ErrLogNotLedger
 	}
 	v.size = int64(v.log.DBPages) * v.pageSize
 	if err := v.checkHeaderWAL(); err != nil {
@@ -285,20 +292,16 @@ func (v *roView) load() error {
 // walReadFailed classes a failed read of the -wal while a view is made: a
 // writer may truncate a checkpointed -wal at any moment (no read lock holds
 // that off), and a -wal shorter than its stat said is a change to retry.
-func (v *roView) walReadFailed(err error) error {
+func (v *View) walReadFailed(err error) error {
 	if st, serr := fstat(v.wal); serr == nil && st.size < v.walInfo.size {
-		return errSourceChanged
+		return ErrSourceChanged
 	}
 	return internal("read sidecar", err)
 }
 
-// viewLoading, when set by a test, runs while a view is made, between the
-// -wal's stat and the reading of its frames.
-var viewLoading func(path string)
-
 // checkHeaderWAL requires the presented page 1, which may come from the
 // -wal, to say WAL mode as well.
-func (v *roView) checkHeaderWAL() error {
+func (v *View) checkHeaderWAL() error {
 	off, ok := v.log.Pages[1]
 	if !ok {
 		return nil
@@ -313,16 +316,16 @@ func (v *roView) checkHeaderWAL() error {
 	return nil
 }
 
-// unchanged reports whether the files are still what the view was made
+// Unchanged reports whether the files are still what the view was made
 // from. strict is the test before a view is used again: any change at all
 // makes a new view worth it. Otherwise it is the test after a read: with
 // the -shm lock held no checkpoint can have run, so frames appended to the
 // -wal after the view's last commit cannot have reached anything the view
 // read, and growth of the -wal is allowed. A database path that names
 // another file now is not retried: the guard holds the old one.
-func (v *roView) unchanged(strict bool) error {
+func (v *View) Unchanged(strict bool) error {
 	g := v.g
-	info, err := lstat(g.path)
+	info, err := Lstat(g.path)
 	if err != nil {
 		return stateConflict("database file disappeared")
 	}
@@ -334,24 +337,24 @@ func (v *roView) unchanged(strict bool) error {
 		return internal("stat database", err)
 	}
 	if db.size != v.db.size || db.modTime != v.db.modTime || db.chTime != v.db.chTime {
-		return errSourceChanged
+		return ErrSourceChanged
 	}
-	if present, _, err := sidecarState(g.path + "-journal"); err != nil || present {
-		return errOr(err, errSourceChanged)
+	if present, _, err := SidecarState(g.path + "-journal"); err != nil || present {
+		return errOr(err, ErrSourceChanged)
 	}
-	present, shm, err := sidecarState(g.path + "-shm")
+	present, shm, err := SidecarState(g.path + "-shm")
 	if err != nil || present != v.shmPresent || (present && shm.ident != v.shmIdent) {
-		return errOr(err, errSourceChanged)
+		return errOr(err, ErrSourceChanged)
 	}
-	present, walPath, err := sidecarState(g.path + "-wal")
+	present, walPath, err := SidecarState(g.path + "-wal")
 	if err != nil || present != v.walPresent {
-		return errOr(err, errSourceChanged)
+		return errOr(err, ErrSourceChanged)
 	}
 	if !present {
 		return nil
 	}
 	if walPath.ident != v.walInfo.ident {
-		return errSourceChanged
+		return ErrSourceChanged
 	}
 	wal, err := fstat(v.wal)
 	if err != nil {
@@ -363,7 +366,7 @@ func (v *roView) unchanged(strict bool) error {
 	// nothing the view read either.
 	grewOnly := !strict && checkpointsHeld && wal.size >= v.walInfo.size
 	if !grewOnly && (wal.size != v.walInfo.size || wal.modTime != v.walInfo.modTime || wal.chTime != v.walInfo.chTime) {
-		return errSourceChanged
+		return ErrSourceChanged
 	}
 	if v.walInfo.size >= walfile.HeaderSize {
 		var hdr [walfile.HeaderSize]byte
@@ -371,7 +374,7 @@ func (v *roView) unchanged(strict bool) error {
 			return v.walReadFailed(err)
 		}
 		if hdr != v.log.Header {
-			return errSourceChanged
+			return ErrSourceChanged
 		}
 	}
 	return nil
@@ -384,10 +387,10 @@ func errOr(err, otherwise error) error {
 	return otherwise
 }
 
-// readAt serves the presented database: page by page from the -wal's
+// ReadAt serves the presented database: page by page from the -wal's
 // committed frames or from the database file (zeros past its end, as
 // SQLite reads them), with bytes 18-19 reading as 1.
-func (v *roView) readAt(p []byte, off int64) (int, error) {
+func (v *View) ReadAt(p []byte, off int64) (int, error) {
 	if off >= v.size {
 		return 0, io.EOF
 	}
@@ -444,14 +447,14 @@ func readFullAt(f *os.File, b []byte, off int64) (int, error) {
 	return n, err
 }
 
-// roFS is the fs.FS the read-only VFS serves: one file, the view.
-type roFS struct{ v *roView }
+// ViewFS is the fs.FS the read-only VFS serves: one file, the view.
+type ViewFS struct{ v *View }
 
-// roFileName is the name the read-only connection opens.
-const roFileName = "ledger"
+// ViewFileName is the name the read-only connection opens.
+const ViewFileName = "ledger"
 
-func (r roFS) Open(name string) (fs.File, error) {
-	if name != roFileName {
+func (r ViewFS) Open(name string) (fs.File, error) {
+	if name != ViewFileName {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
 	}
 	return &roFile{v: r.v}, nil
@@ -459,12 +462,12 @@ func (r roFS) Open(name string) (fs.File, error) {
 
 // roFile is SQLite's handle on the view; the VFS seeks, then reads.
 type roFile struct {
-	v   *roView
+	v   *View
 	off int64
 }
 
 func (f *roFile) Read(p []byte) (int, error) {
-	n, err := f.v.readAt(p, f.off)
+	n, err := f.v.ReadAt(p, f.off)
 	f.off += int64(n)
 	return n, err
 }
@@ -489,7 +492,7 @@ func (f *roFile) Close() error               { return nil }
 
 type roInfo struct{ size int64 }
 
-func (i roInfo) Name() string       { return roFileName }
+func (i roInfo) Name() string       { return ViewFileName }
 func (i roInfo) Size() int64        { return i.size }
 func (i roInfo) Mode() fs.FileMode  { return 0o400 }
 func (i roInfo) ModTime() time.Time { return time.Time{} }

@@ -1,4 +1,4 @@
-package ledger
+package storageguard
 
 import (
 	"errors"
@@ -7,11 +7,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// renameNoReplace moves from to to unless to exists (an error that
+// RenameNoReplace moves from to to unless to exists (an error that
 // errors.Is fs.ErrExist), in one step of the file system. A file system
 // without RENAME_EXCL gets a hard link and an unlink, which refuse an
 // existing target just the same.
-func renameNoReplace(from, to string) error {
+func RenameNoReplace(from, to string) error {
 	err := unix.RenamexNp(from, to, unix.RENAME_EXCL)
 	if errors.Is(err, unix.ENOTSUP) || errors.Is(err, unix.EINVAL) {
 		return linkThenRemove(from, to)

@@ -1,4 +1,4 @@
-package ledger
+package storageguard
 
 import (
 	"errors"
@@ -16,16 +16,16 @@ import (
 // progress, retried as one (spec/task-state-guard.md 12.4).
 var errInUse = errors.New("file held by another handle")
 
-// sidecarSuffixes are the files SQLite keeps beside the database.
-var sidecarSuffixes = []string{"-journal", "-wal", "-shm"}
+// SidecarSuffixes are the files SQLite keeps beside the database.
+var SidecarSuffixes = []string{"-journal", "-wal", "-shm"}
 
 // fileIdent is a file's identity: device and inode on POSIX, volume serial
 // and file index on Windows.
 type fileIdent struct{ dev, ino uint64 }
 
-// fileInfo is what the storage guard needs to know about one path, read
+// FileInfo is what the storage guard needs to know about one path, read
 // without following a final symlink.
-type fileInfo struct {
+type FileInfo struct {
 	ident   fileIdent
 	nlink   uint64
 	perm    fs.FileMode // permission bits (POSIX)
@@ -39,20 +39,10 @@ type fileInfo struct {
 	chTime  int64 // nanoseconds; 0 when unknown
 }
 
-// CheckPath applies Open's rules for the text of a database path, without
-// looking at the disk: not empty, no NUL, not ":memory:", not a UNC path,
-// and naming a file (not "", ".", ".." or, on Windows, a drive's "C:").
-// A refusal is ErrInvalidInput. A command line can judge a path with its
-// other arguments this way, before anything is opened or created.
-func CheckPath(path string) error {
-	_, err := checkPathText(path)
-	return err
-}
-
-// checkPathText applies the textual path rules (spec/task-state-guard.md §11.1): non-empty, no
+// CheckPathText applies the textual path rules (spec/task-state-guard.md §11.1): non-empty, no
 // NUL, not ":memory:", not a UNC path. It returns the path with trailing
 // separators removed, so "PATH/" acts like "PATH".
-func checkPathText(path string) (string, error) {
+func CheckPathText(path string) (string, error) {
 	if path == "" || strings.ContainsRune(path, 0) || path == ":memory:" {
 		return "", invalidInput("database path is not allowed")
 	}
@@ -271,7 +261,7 @@ func (h *heldFile) release() {
 const (
 	sqliteSharedFirst = 0x40000000 + 2
 	sqliteSharedSize  = 510
-	sqliteShmReadLock = 120 + 3
+	SQLiteShmReadLock = 120 + 3
 )
 
 // lockDatabaseShared takes (or shares) the read lock on the database's
@@ -307,7 +297,7 @@ func (h *heldFile) lockShm(path string, ident fileIdent) (bool, error) {
 	h.pruneShms()
 	s := h.shms[ident]
 	if s == nil {
-		f, err := openNoFollow(path)
+		f, err := OpenNoFollow(path)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return false, nil
@@ -317,7 +307,7 @@ func (h *heldFile) lockShm(path string, ident fileIdent) (bool, error) {
 		st, err := fstat(f)
 		if err != nil || st.ident != ident {
 			f.Close()
-			return false, errSourceChanged
+			return false, ErrSourceChanged
 		}
 		s = &heldShm{f: f}
 		if h.shms == nil {
@@ -326,7 +316,7 @@ func (h *heldFile) lockShm(path string, ident fileIdent) (bool, error) {
 		h.shms[ident] = s
 	}
 	if s.locks == 0 {
-		if err := readLock(s.f, sqliteShmReadLock, 1); err != nil {
+		if err := readLock(s.f, SQLiteShmReadLock, 1); err != nil {
 			return false, err
 		}
 	}
@@ -347,7 +337,7 @@ func (h *heldFile) unlockShm(ident fileIdent) {
 	if s.locks > 0 {
 		return
 	}
-	readUnlock(s.f, sqliteShmReadLock, 1)
+	readUnlock(s.f, SQLiteShmReadLock, 1)
 	h.pruneShms()
 }
 

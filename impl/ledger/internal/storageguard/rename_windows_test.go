@@ -1,6 +1,6 @@
 //go:build windows
 
-package ledger
+package storageguard
 
 import (
 	"errors"
@@ -17,7 +17,23 @@ import (
 // does, sharing read and write but not deletion, and returns the close.
 func holdWithoutDeleteSharing(t *testing.T, path string) func() {
 	t.Helper()
-	return holdOpen(t, path, windows.GENERIC_READ, windows.FILE_SHARE_READ|windows.FILE_SHARE_WRITE, 0)
+	name, err := windows.UTF16PtrFromString(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := windows.CreateFile(name, windows.GENERIC_READ, windows.FILE_SHARE_READ|windows.FILE_SHARE_WRITE, nil, windows.OPEN_EXISTING, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := false
+	release := func() {
+		if !closed {
+			closed = true
+			windows.CloseHandle(h)
+		}
+	}
+	t.Cleanup(release)
+	return release
 }
 
 // TestWindowsBackupMoveWaitsForAHolder: a scanner that opens the finished
@@ -28,7 +44,7 @@ func holdWithoutDeleteSharing(t *testing.T, path string) func() {
 // Broken on purpose by returning the first refusal: "released" fails.
 func TestWindowsBackupMoveWaitsForAHolder(t *testing.T) {
 	layout := func(t *testing.T) (from, to string) {
-		d := privateDir(t)
+		d := t.TempDir()
 		from, to = filepath.Join(d, "copy.sqlite.partial"), filepath.Join(d, "copy.sqlite")
 		if err := os.WriteFile(from, []byte("backup bytes"), 0o600); err != nil {
 			t.Fatal(err)
@@ -46,7 +62,7 @@ func TestWindowsBackupMoveWaitsForAHolder(t *testing.T) {
 		release := holdWithoutDeleteSharing(t, from)
 		refusals := 0
 		seams(t, 5*time.Second, func() { refusals++; release() })
-		if err := renameNoReplace(from, to); err != nil {
+		if err := RenameNoReplace(from, to); err != nil {
 			t.Fatalf("move after the holder let go: %v", err)
 		}
 		if refusals == 0 {
@@ -65,7 +81,7 @@ func TestWindowsBackupMoveWaitsForAHolder(t *testing.T) {
 		holdWithoutDeleteSharing(t, from)
 		refusals := 0
 		seams(t, 50*time.Millisecond, func() { refusals++ })
-		err := renameNoReplace(from, to)
+		err := RenameNoReplace(from, to)
 		if err == nil || errors.Is(err, fs.ErrExist) {
 			t.Fatalf("move while held throughout = %v, want the sharing refusal", err)
 		}
@@ -84,7 +100,7 @@ func TestWindowsBackupMoveWaitsForAHolder(t *testing.T) {
 		}
 		refusals := 0
 		seams(t, 5*time.Second, func() { refusals++ })
-		if err := renameNoReplace(from, to); !errors.Is(err, fs.ErrExist) {
+		if err := RenameNoReplace(from, to); !errors.Is(err, fs.ErrExist) {
 			t.Fatalf("move onto an existing target = %v, want fs.ErrExist", err)
 		}
 		if refusals != 0 {

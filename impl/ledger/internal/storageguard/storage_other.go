@@ -1,6 +1,6 @@
 //go:build !linux && !darwin && !windows
 
-package ledger
+package storageguard
 
 import (
 	"os"
@@ -9,20 +9,20 @@ import (
 // On other platforms the storage boundary cannot be verified, so every
 // open is refused.
 const (
-	posixModes      = true
-	canCreateDirs   = false
+	PosixModes      = true
+	CanCreateDirs   = false
 	permissionModel = "unsupported"
 )
 
 var errUnsupported = invalidInput("platform is not supported")
 
 func platformPreflight(Options) error          { return errUnsupported }
-func lstat(string) (fileInfo, error)           { return fileInfo{}, errUnsupported }
-func fstat(*os.File) (fileInfo, error)         { return fileInfo{}, errUnsupported }
-func openNoFollow(string) (*os.File, error)    { return nil, errUnsupported }
-func createPrivate(string) (*os.File, error)   { return nil, errUnsupported }
+func Lstat(string) (FileInfo, error)           { return FileInfo{}, errUnsupported }
+func fstat(*os.File) (FileInfo, error)         { return FileInfo{}, errUnsupported }
+func OpenNoFollow(string) (*os.File, error)    { return nil, errUnsupported }
+func CreatePrivate(string) (*os.File, error)   { return nil, errUnsupported }
 func checkAncestors(string, bool) error        { return errUnsupported }
 func makePrivateDir(string) error              { return errUnsupported }
 func checkFinalDir(string, string, bool) error { return errUnsupported }
 
-func syncEntryDir(string) error { return errUnsupported }
+func SyncEntryDir(string) error { return errUnsupported }
