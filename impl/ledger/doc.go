@@ -68,9 +68,8 @@
 // connection and runs its operations one at a time: an operation waits for
 // the one before it on the same *Ledger, whatever it is. A Doctor scans the
 // whole file, so on a shared *Ledger it holds up every writer for the
-// whole scan (a write was measured waiting 88 ms behind an 89 ms Doctor
-// of 5,000 tasks). Give inspections their own read-only ledger, which
-// reads on its own connection, beside the live writers:
+// whole scan. Give inspections their own read-only ledger, which reads on
+// its own connection, beside the live writers:
 //
 //	ro, err := ledger.Open(path, ledger.Options{ReadOnly: true})
 //	if err != nil { ... }
@@ -82,10 +81,11 @@
 // each operation is one IMMEDIATE transaction, and a writer waits for
 // another up to Options.BusyTimeoutMS (5 s by default) before the operation
 // fails with ErrBusy (which is also an ErrStateConflict). Every operation
-// has a ...Context form taking the context first (CreateContext,
-// CloseTaskContext, ReconcileContext, ...) whose context can end that wait
-// early: the error then matches context.Canceled or
-// context.DeadlineExceeded and nothing was written. A failed or interrupted
+// has a form taking a context first (CreateContext, CloseTaskContext,
+// ReconcileContext, ListAll, ...) whose context ends every wait early: for
+// the operation before it on the same *Ledger, for another connection's
+// lock, and between a read-only read's attempts. The error then matches
+// context.Canceled or context.DeadlineExceeded and nothing was written. A failed or interrupted
 // operation leaves the database as it was.
 //
 // # Where things are

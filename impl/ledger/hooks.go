@@ -35,6 +35,9 @@ var hooks = struct {
 	// afterReadOnlyRead runs after every read transaction of a read-only
 	// ledger's operations, before the files are checked.
 	afterReadOnlyRead func(path string)
+	// waitingForTurn runs when an operation finds another running on the
+	// same *Ledger and starts to wait for its turn.
+	waitingForTurn func()
 	// readOnlyPause sleeps between a read-only read's attempts.
 	readOnlyPause func(time.Duration)
 }{

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"time"
 
 	"modernc.org/sqlite"
@@ -26,7 +25,9 @@ const defaultBusyTimeoutMS = 5000
 // by goroutines; they run one at a time on a single SQLite connection,
 // because SQLite has one writer anyway.
 type Ledger struct {
-	mu       sync.Mutex
+	// turn holds a token while an operation runs: one at a time, as with
+	// a mutex, but a waiting operation can give up when its context ends.
+	turn     chan struct{}
 	db       *sql.DB
 	conn     *sql.Conn
 	guard    *storageguard.Guard
@@ -83,6 +84,7 @@ func Open(path string, opts Options) (*Ledger, error) {
 		return nil, err
 	}
 	l := &Ledger{
+		turn:     make(chan struct{}, 1),
 		guard:    g,
 		clock:    opts.Clock,
 		newID:    opts.NewID,
@@ -114,6 +116,28 @@ func Open(path string, opts Options) (*Ledger, error) {
 	}
 	return l, nil
 }
+
+// acquire waits for the ledger's turn (the operation before it on this
+// *Ledger to end), or until ctx ends, which is then the answer.
+func (l *Ledger) acquire(ctx context.Context) error {
+	select {
+	case l.turn <- struct{}{}:
+		return nil
+	default:
+	}
+	if hooks.waitingForTurn != nil {
+		hooks.waitingForTurn()
+	}
+	select {
+	case l.turn <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return cancelled(ctx.Err())
+	}
+}
+
+// release ends the turn acquire took.
+func (l *Ledger) release() { <-l.turn }
 
 // wallClock is the default Clock; it is only ever read inside operations.
 func wallClock() float64 {
@@ -445,8 +469,8 @@ func classifySQLite(op string, err error) error {
 // It is idempotent: a second Close answers nil. After Close every operation
 // answers ErrClosed.
 func (l *Ledger) Close() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	l.acquire(context.Background())
+	defer l.release()
 	if l.closed {
 		return nil
 	}

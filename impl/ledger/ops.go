@@ -140,14 +140,16 @@ func taskArgs(n Task) []any {
 
 // lockedWrite takes the ledger lock and runs fn in a write transaction.
 func (l *Ledger) lockedWrite(ctx context.Context, fn func(*txn) error) error {
-	return l.underWriteLock(func() error { return l.write(ctx, fn) })
+	return l.underWriteLock(ctx, func() error { return l.write(ctx, fn) })
 }
 
 // underWriteLock runs body holding the ledger lock, on a writable ledger
 // that is still open.
-func (l *Ledger) underWriteLock(body func() error) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+func (l *Ledger) underWriteLock(ctx context.Context, body func() error) error {
+	if err := l.acquire(ctx); err != nil {
+		return err
+	}
+	defer l.release()
 	if l.closed {
 		return ErrClosed
 	}
@@ -161,12 +163,14 @@ func (l *Ledger) underWriteLock(body func() error) error {
 // ledger: ErrClosed once it is closed (which answers every operation
 // after Close), else ErrReadOnly. A writable ledger passes; its closed
 // check runs under the lock with the write.
-func (l *Ledger) refuseMutation() error {
+func (l *Ledger) refuseMutation(ctx context.Context) error {
 	if !l.readOnly {
 		return nil
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	if err := l.acquire(ctx); err != nil {
+		return err
+	}
+	defer l.release()
 	if l.closed {
 		return ErrClosed
 	}
@@ -198,7 +202,7 @@ func (l *Ledger) Create(p CreateParams) (Task, error) {
 // the wait for another connection's write lock (see Concurrency in the
 // package documentation).
 func (l *Ledger) CreateContext(ctx context.Context, p CreateParams) (Task, error) {
-	if err := l.refuseMutation(); err != nil {
+	if err := l.refuseMutation(ctx); err != nil {
 		return Task{}, err
 	}
 	var id, parent string
@@ -269,7 +273,7 @@ func (l *Ledger) CreateContext(ctx context.Context, p CreateParams) (Task, error
 // returns changed=false to return the stored task unchanged (the idempotent
 // repeats); otherwise the task is read back as written.
 func (l *Ledger) writeTask(ctx context.Context, id string, check func() error, decide func(task Task, now nowFunc) (decision, error)) (Task, error) {
-	if err := l.refuseMutation(); err != nil {
+	if err := l.refuseMutation(ctx); err != nil {
 		return Task{}, err
 	}
 	cid, err := ParseTaskID(id)

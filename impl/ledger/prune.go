@@ -118,7 +118,7 @@ func (l *Ledger) PruneContext(ctx context.Context, opts PruneOptions) (PruneRepo
 		return PruneReport{}, invalidInput("a time is not a finite number")
 	}
 	if !opts.DryRun {
-		if err := l.refuseMutation(); err != nil {
+		if err := l.refuseMutation(ctx); err != nil {
 			return PruneReport{}, err
 		}
 	}
@@ -457,7 +457,7 @@ func prunable(task Task, cutoff float64) bool {
 // pragma cannot change inside a transaction, so it brackets it. A ledger
 // whose keys cannot be switched on again is closed.
 func (l *Ledger) prunedWrite(ctx context.Context, fn func(*txn) error) error {
-	return l.underWriteLock(func() (err error) {
+	return l.underWriteLock(ctx, func() (err error) {
 		end := context.WithoutCancel(ctx)
 		if _, err := l.conn.ExecContext(end, "PRAGMA foreign_keys = OFF"); err != nil {
 			return classifySQLite("prune", err)

@@ -37,7 +37,7 @@ func (l *Ledger) openReadOnly() error {
 
 // readOnlyTx runs fn (nil: nothing beyond the view's schema read) in one
 // read transaction of a read-only ledger, with up to len(readOnlyPauses)
-// retries. The caller holds l.mu, or is Open. A ctx that ends ends the
+// retries. The caller has the turn, or is Open. A ctx that ends ends the
 // waits and the read, as it does a writable ledger's.
 //
 // An attempt that met files changing under it keeps the database's read

@@ -346,7 +346,7 @@ func (l *Ledger) ReconcileSeconds(ctx context.Context, activeGrace, deliveryGrac
 	if dryRun {
 		err = l.lockedReadTx(ctx, "dry run", true, run)
 	} else {
-		if err := l.refuseMutation(); err != nil {
+		if err := l.refuseMutation(ctx); err != nil {
 			return ReconcileReport{}, err
 		}
 		err = l.lockedWrite(ctx, run)

@@ -39,6 +39,7 @@ func OpenOnServer(opts Options, connect func(serverstore.Settings) (serverstore.
 		return nil, serverError("open database", err)
 	}
 	l := &Ledger{
+		turn:     make(chan struct{}, 1),
 		server:   store,
 		newID:    opts.NewID,
 		readOnly: opts.ReadOnly,
@@ -84,7 +85,7 @@ func serverLoad(row serverstore.Row, found bool, err error) (Task, error) {
 // serverWrite runs fn in one write transaction of the store, holding the
 // ledger lock as the SQLite engine's writes do.
 func (l *Ledger) serverWrite(ctx context.Context, fn func(serverstore.WriteTx) error) error {
-	return l.underWriteLock(func() error {
+	return l.underWriteLock(ctx, func() error {
 		if err := ctx.Err(); err != nil {
 			return cancelled(err)
 		}
@@ -94,8 +95,10 @@ func (l *Ledger) serverWrite(ctx context.Context, fn func(serverstore.WriteTx) e
 
 // serverRead runs fn in one read-only transaction of the store.
 func (l *Ledger) serverRead(ctx context.Context, fn func(serverstore.ReadTx) error) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	if err := l.acquire(ctx); err != nil {
+		return err
+	}
+	defer l.release()
 	if l.closed {
 		return ErrClosed
 	}

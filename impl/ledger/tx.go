@@ -59,7 +59,7 @@ func (t *txn) QueryRowContext(ctx context.Context, query string, args ...any) *s
 // begin opens a transaction with the given BEGIN statement and then
 // checks the storage, so the check runs while the transaction's locks are
 // held (for a write: after BEGIN IMMEDIATE took the write lock, before any
-// write). The caller holds l.mu.
+// write). The caller has the ledger's turn (acquire).
 func (l *Ledger) begin(ctx context.Context, beginSQL string) (*txn, error) {
 	if l.closed {
 		return nil, ErrClosed
@@ -125,7 +125,7 @@ func (l *Ledger) finish(ctx context.Context, err error, op string) error {
 	return nil
 }
 
-// write runs fn in one BEGIN IMMEDIATE transaction; the caller holds l.mu
+// write runs fn in one BEGIN IMMEDIATE transaction; the caller has the turn
 // (or is Open, before the ledger is shared).
 func (l *Ledger) write(ctx context.Context, fn func(*txn) error) error {
 	if l.readOnly {
@@ -144,8 +144,10 @@ func (l *Ledger) write(ctx context.Context, fn func(*txn) error) error {
 // query_only on for good). With gated, a schema that reads cannot trust
 // is refused first. op names the transaction in an internal error.
 func (l *Ledger) lockedReadTx(ctx context.Context, op string, gated bool, fn func(*txn) error) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	if err := l.acquire(ctx); err != nil {
+		return err
+	}
+	defer l.release()
 	if l.closed {
 		return ErrClosed
 	}
