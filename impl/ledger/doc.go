@@ -33,7 +33,9 @@
 // may be absent or given empty, and ReconcileSeconds and MetricsSeconds
 // take graces as float seconds of any size.
 // A Task marshals to JSON exactly as the command line prints it, with
-// has_payload_hash in place of the fingerprint.
+// has_payload_hash in place of the fingerprint, and so do the reports
+// (DoctorReport, ReconcileReport, PruneReport, BackupReport, ListPage and
+// StorageInfo), so a service can answer with the command line's JSON.
 // The examples show each step with its output. Times are Unix seconds as
 // float64, read from Options.Clock (the wall clock when nil) once per
 // operation; inject a clock in tests.

@@ -198,7 +198,7 @@ func execute(inv *invocation, clock ledger.Clock) (result any, status int, err e
 		if err != nil {
 			return nil, 0, err
 		}
-		return object{"ok": true, "restore": backupObject(rep)}, exitOK, nil
+		return object{"ok": true, "restore": rep}, exitOK, nil
 	}
 	if inv.needsExistingTask() {
 		// No ledger holds no task: answer so without creating one (L1).
@@ -228,7 +228,7 @@ func execute(inv *invocation, clock ledger.Clock) (result any, status int, err e
 	}
 	switch inv.command {
 	case "init":
-		return object{"ok": true, "storage": storageObject(l.StorageInfo())}, exitOK, nil
+		return object{"ok": true, "storage": l.StorageInfo()}, exitOK, nil
 	case "create":
 		return taskResult(l.Create(ledger.CreateParams{
 			TaskID:         inv.taskID,
@@ -277,88 +277,39 @@ func execute(inv *invocation, clock ledger.Clock) (result any, status int, err e
 		if err != nil {
 			return nil, 0, err
 		}
-		return object{"ok": true, "backup": backupObject(rep)}, exitOK, nil
+		return object{"ok": true, "backup": rep}, exitOK, nil
 	case "list":
 		page, err := l.List(inv.list)
 		if err != nil {
 			return nil, 0, err
 		}
-		var next any
-		if page.Next != "" {
-			next = page.Next
-		}
-		return object{"ok": true, "tasks": page.Tasks, "next": next}, exitOK, nil
+		return okAnd{page}, exitOK, nil
 	case "prune":
 		rep, err := l.Prune(ledger.PruneOptions{EndedBefore: inv.pruneBefore, DryRun: inv.dryRun})
 		if err != nil {
 			return nil, 0, err
 		}
-		return object{"ok": true, "prune": pruneObject(rep)}, exitOK, nil
+		return object{"ok": true, "prune": rep}, exitOK, nil
 	case "reconcile":
 		rep, err := l.ReconcileSeconds(context.Background(), inv.activeGrace, inv.deliveryGrace, inv.dryRun)
 		if err != nil {
 			return nil, 0, err
 		}
-		return object{"ok": true, "reconcile": reconcileObject(rep)}, exitOK, nil
+		return object{"ok": true, "reconcile": rep}, exitOK, nil
 	case "doctor":
 		rep, err := l.Doctor()
 		if err != nil {
 			return nil, 0, err
 		}
 		if rep.Healthy {
-			return doctorObject(rep), exitOK, nil
+			return rep, exitOK, nil
 		}
-		return doctorObject(rep), exitUnhealthy, nil
+		return rep, exitUnhealthy, nil
 	}
 	return nil, 0, errPanic
 }
 
-func storageObject(s ledger.StorageInfo) object {
-	return object{
-		"busy_timeout_ms":  s.BusyTimeoutMS,
-		"foreign_keys":     s.ForeignKeys,
-		"journal_mode":     s.JournalMode,
-		"permission_model": s.PermissionModel,
-	}
-}
-
-func reconcileObject(r ledger.ReconcileReport) object {
-	return object{
-		"active_examined":           r.ActiveExamined,
-		"tasks_timed_out":           r.TasksTimedOut,
-		"fresh_active_retained":     r.FreshActiveRetained,
-		"pending_delivery_examined": r.PendingDeliveryExamined,
-		"deliveries_failed":         r.DeliveriesFailed,
-		"deliveries_not_applicable": r.DeliveriesNotApplicable,
-		"pending_delivery_retained": r.PendingDeliveryRetained,
-		"dry_run":                   r.DryRun,
-		"applied":                   r.Applied,
-	}
-}
-
-// backupObject is the report as BackupReport's JSON encoding spells it.
-func backupObject(r ledger.BackupReport) object {
-	return object{
-		"task_count":  r.TaskCount,
-		"event_count": r.EventCount,
-		"bytes":       r.Bytes,
-	}
-}
-
-func pruneObject(r ledger.PruneReport) object {
-	return object{
-		"trees_examined": r.TreesExamined,
-		"trees_removed":  r.TreesRemoved,
-		"trees_retained": r.TreesRetained,
-		"tasks_removed":  r.TasksRemoved,
-		"events_removed": r.EventsRemoved,
-		"dry_run":        r.DryRun,
-		"applied":        r.Applied,
-	}
-}
-
-// The doctor always prints every state, zeros included, whatever the map
-// holds: the key set is part of the output contract.
+// Every state, in the order the metrics and the help list them.
 var (
 	taskStates = []ledger.Status{
 		ledger.StatusQueued, ledger.StatusRunning, ledger.StatusSucceeded,
@@ -369,31 +320,3 @@ var (
 		ledger.DeliveryFailed, ledger.DeliveryNotApplicable,
 	}
 )
-
-func doctorObject(r ledger.DoctorReport) object {
-	taskCounts := object{}
-	for _, s := range taskStates {
-		taskCounts[string(s)] = r.TaskStatusCounts[s]
-	}
-	deliveryCounts := object{}
-	for _, s := range deliveryStates {
-		deliveryCounts[string(s)] = r.DeliveryStatusCounts[s]
-	}
-	return object{
-		"healthy":                       r.Healthy,
-		"quick_check":                   r.QuickCheck,
-		"schema_version":                r.SchemaVersion,
-		"schema_ok":                     r.SchemaOK,
-		"task_count":                    r.TaskCount,
-		"event_count":                   r.EventCount,
-		"task_status_counts":            taskCounts,
-		"delivery_status_counts":        deliveryCounts,
-		"orphan_count":                  r.OrphanCount,
-		"parent_cycle_count":            r.ParentCycleCount,
-		"foreign_key_error_count":       r.ForeignKeyErrorCount,
-		"state_inconsistency_count":     r.StateInconsistencyCount,
-		"timestamp_inconsistency_count": r.TimestampInconsistencyCount,
-		"event_inconsistency_count":     r.EventInconsistencyCount,
-		"doctor_error_count":            r.DoctorErrorCount,
-	}
-}

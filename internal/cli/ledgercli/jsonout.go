@@ -1,6 +1,7 @@
 package ledgercli
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
@@ -11,6 +12,10 @@ import (
 	"github.com/stateguard/stateguard/internal/codec/pyjson"
 )
 
+// okAnd is a report printed with "ok": true among its own keys (list's
+// page).
+type okAnd struct{ report json.Marshaler }
+
 // object is a JSON object under construction; encode sorts its keys, as
 // the reference's json.dumps(sort_keys=True) does.
 type object map[string]any
@@ -18,7 +23,8 @@ type object map[string]any
 // encodeLine writes v as one compact JSON line: keys sorted by code point,
 // "," and ":" separators, floats as Python's repr, a trailing newline.
 // Supported values: nil, bool, int, int64, float64, string, *float64,
-// *string, object, []object, []ledger.Event (Event.MarshalJSON), and
+// *string, object, []object, []ledger.Event (Event.MarshalJSON), the
+// ledger's reports (their MarshalJSON), okAnd, and
 // ledger.Task and []ledger.Task, which are written by Task.MarshalJSON (the one reading of a task's public shape:
 // has_payload_hash, never the fingerprint).
 func encodeLine(v any) []byte {
@@ -115,6 +121,37 @@ func encodeValue(b *strings.Builder, v any) {
 			encodeValue(b, o)
 		}
 		b.WriteByte(']')
+	case okAnd:
+		js, err := x.report.MarshalJSON()
+		var fields map[string]json.RawMessage
+		if err == nil {
+			err = json.Unmarshal(js, &fields)
+		}
+		if err != nil {
+			panic("cli: " + err.Error())
+		}
+		o := object{"ok": true}
+		for k, v := range fields {
+			o[k] = v
+		}
+		encodeValue(b, o)
+	case json.RawMessage:
+		b.Write(x)
+	case ledger.BackupReport:
+		// Its fields carry the printed names, in sorted order.
+		js, err := json.Marshal(x)
+		if err != nil {
+			panic("cli: " + err.Error())
+		}
+		b.Write(js)
+	case json.Marshaler:
+		// The ledger's reports, whose encoding is the one this command
+		// prints.
+		js, err := x.MarshalJSON()
+		if err != nil {
+			panic("cli: " + err.Error())
+		}
+		b.Write(js)
 	default:
 		// A programming error, never user input: the caller recovers it
 		// into InternalError.
