@@ -56,7 +56,7 @@ func closedLedgerAnswersErrClosed(t *testing.T, readOnly bool) {
 	pruneDry := PruneOptions{EndedBefore: &before, DryRun: true}
 	backupTarget := func() string { return filepath.Join(t.TempDir(), "copy.sqlite") }
 	listAll := func() error {
-		for _, err := range l.ListAll(ctx, ListFilter{}) {
+		for _, err := range l.ListAllContext(ctx, ListFilter{}) {
 			return err
 		}
 		return errors.New("ListAll yielded nothing")

@@ -38,8 +38,8 @@ func contextCalls(l *Ledger, dir, id string) map[string]func(context.Context) er
 			_, err := l.HeartbeatContext(ctx, id)
 			return err
 		},
-		"ListAll": func(ctx context.Context) error {
-			for _, err := range l.ListAll(ctx, ListFilter{}) {
+		"ListAllContext": func(ctx context.Context) error {
+			for _, err := range l.ListAllContext(ctx, ListFilter{}) {
 				if err != nil {
 					return err
 				}

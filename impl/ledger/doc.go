@@ -84,11 +84,12 @@
 // another up to Options.BusyTimeoutMS (5 s by default) before the operation
 // fails with ErrBusy (which is also an ErrStateConflict). Every operation
 // has a form taking a context first (CreateContext, CloseTaskContext,
-// ReconcileContext, ListAll, ...) whose context ends every wait early: for
-// the operation before it on the same *Ledger, for another connection's
-// lock, and between a read-only read's attempts. The error then matches
-// context.Canceled or context.DeadlineExceeded and nothing was written. A failed or interrupted
-// operation leaves the database as it was.
+// ReconcileContext, ListAllContext, ...) whose context ends every wait
+// early: for the operation before it on the same *Ledger, for another
+// connection's lock, and between a read-only read's attempts. The error
+// then matches context.Canceled or context.DeadlineExceeded and nothing
+// was written. A failed or interrupted operation leaves the database as
+// it was.
 //
 // # Where things are
 //

@@ -108,7 +108,14 @@ func (q *listQuery) readPage(t *txn, page *ListPage, sqlText string, args []any)
 // ListAll streams every task that matches f, page after page of f.Limit
 // tasks, each page its own read transaction (see List for what paging
 // beside writers returns). The first error ends the sequence.
-func (l *Ledger) ListAll(ctx context.Context, f ListFilter) iter.Seq2[Task, error] {
+func (l *Ledger) ListAll(f ListFilter) iter.Seq2[Task, error] {
+	return l.ListAllContext(context.Background(), f)
+}
+
+// ListAllContext is ListAll with a context whose cancellation or deadline
+// ends the wait for the database and the sequence (see Concurrency in the
+// package documentation).
+func (l *Ledger) ListAllContext(ctx context.Context, f ListFilter) iter.Seq2[Task, error] {
 	return func(yield func(Task, error) bool) {
 		for {
 			page, err := l.ListContext(ctx, f)

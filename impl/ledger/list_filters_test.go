@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"context"
 	"slices"
 	"testing"
 )
@@ -50,7 +49,7 @@ func TestListStatusCombinedWithAnotherFilter(t *testing.T) {
 		}
 	}
 	var all []Task
-	for task, err := range l.ListAll(context.Background(), ListFilter{}) {
+	for task, err := range l.ListAll(ListFilter{}) {
 		if err != nil {
 			t.Fatal(err)
 		}

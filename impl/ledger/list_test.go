@@ -150,7 +150,7 @@ func TestListAllBesideWrites(t *testing.T) {
 	seen := map[string]int{}
 	var order []string
 	n := 0
-	for task, err := range l.ListAll(context.Background(), f) {
+	for task, err := range l.ListAll(f) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,7 +189,7 @@ func TestListAllBesideWrites(t *testing.T) {
 		}
 	}
 	got := 0
-	for _, err := range l.ListAll(context.Background(), ListFilter{Limit: 2}) {
+	for _, err := range l.ListAll(ListFilter{Limit: 2}) {
 		if err != nil {
 			t.Fatal(err)
 		}

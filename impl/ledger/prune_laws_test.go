@@ -113,7 +113,7 @@ func TestPruneLaws(t *testing.T) {
 // listAll returns every task of l.
 func listAll(l *ledger.Ledger) []ledger.Task {
 	var out []ledger.Task
-	for task, err := range l.ListAll(context.Background(), ledger.ListFilter{Limit: ledger.ListMaxLimit}) {
+	for task, err := range l.ListAll(ledger.ListFilter{Limit: ledger.ListMaxLimit}) {
 		if err != nil {
 			return nil
 		}
