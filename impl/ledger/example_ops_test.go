@@ -150,7 +150,7 @@ func Example_retryBusy() {
 	}
 	defer l.Close()
 
-	other, err := sql.Open("sqlite", "file:"+filepath.ToSlash(path))
+	other, err := sql.Open("sqlite", path)
 	if err != nil {
 		log.Fatal(err)
 	}
