@@ -8,6 +8,7 @@ import (
 	"sort"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stateguard/stateguard/fuzz/internal/memdir"
 	"github.com/stateguard/stateguard/impl/ledger"
@@ -145,7 +146,7 @@ func FuzzRestoreBackup(f *testing.F) {
 				t.Fatal(err)
 			}
 		}
-		rep, err := ledger.Restore(db, bk, ledger.Options{AllowExternalACL: onWindows, BusyTimeoutMS: 100})
+		rep, err := ledger.Restore(db, bk, ledger.Options{AllowExternalACL: onWindows, BusyTimeout: 100 * time.Millisecond})
 		checkErr(t, "restore", err, root)
 		if err != nil {
 			if !errors.Is(err, ledger.ErrInvalidInput) && !errors.Is(err, ledger.ErrStateConflict) {

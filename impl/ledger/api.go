@@ -1,6 +1,8 @@
 package ledger
 
 import (
+	"time"
+
 	"github.com/stateguard/stateguard/impl/ledger/internal/ledgererr"
 	"github.com/stateguard/stateguard/impl/ledger/internal/storageguard"
 )
@@ -76,8 +78,10 @@ type Options struct {
 	MustExist bool
 	// AllowExternalACL is the Windows acknowledgement (certifies nothing).
 	AllowExternalACL bool
-	// BusyTimeoutMS defaults to 5000 when zero.
-	BusyTimeoutMS int
+	// BusyTimeout bounds the wait for another connection's lock before an
+	// operation fails with ErrBusy; zero means 5 s. SQLite counts it in
+	// whole milliseconds: a fraction is rounded up.
+	BusyTimeout time.Duration
 	// Clock defaults to the wall clock when nil.
 	Clock Clock
 	// NewID returns the id of a task created without one; it defaults to a

@@ -236,3 +236,24 @@ func TestCodesAreTheRegistry(t *testing.T) {
 		t.Errorf("%d registered codes, %d constants", n, len(all))
 	}
 }
+
+// Options.BusyTimeout reaches SQLite in whole milliseconds, rounded up
+// (no wait shorter than asked); zero is 5 s and a negative one is refused.
+func TestBusyTimeoutInWholeMilliseconds(t *testing.T) {
+	for _, c := range []struct {
+		given time.Duration
+		ms    int
+	}{{0, 5000}, {time.Nanosecond, 1}, {1500 * time.Microsecond, 2}, {20 * time.Millisecond, 20}, {1<<63 - 1, 1<<31 - 1}} {
+		p := filepath.Join(privateDir(t), "ledger.sqlite")
+		l, err := Open(p, Options{AllowExternalACL: onWindows, BusyTimeout: c.given})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := l.StorageInfo().BusyTimeoutMS; got != c.ms {
+			t.Errorf("BusyTimeout %v: busy_timeout %d ms, want %d", c.given, got, c.ms)
+		}
+		l.Close()
+	}
+	_, err := Open(filepath.Join(privateDir(t), "ledger.sqlite"), Options{AllowExternalACL: onWindows, BusyTimeout: -time.Nanosecond})
+	wantClass(t, err, ErrInvalidInput)
+}

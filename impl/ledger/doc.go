@@ -81,7 +81,7 @@
 //
 // Several processes (and several *Ledger values) may open the same file:
 // each operation is one IMMEDIATE transaction, and a writer waits for
-// another up to Options.BusyTimeoutMS (5 s by default) before the operation
+// another up to Options.BusyTimeout (5 s by default) before the operation
 // fails with ErrBusy (which is also an ErrStateConflict). Every operation
 // has a form taking a context first (CreateContext, CloseTaskContext,
 // ReconcileContext, ListAllContext, ...) whose context ends every wait

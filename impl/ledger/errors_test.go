@@ -33,7 +33,7 @@ func TestDistinctStateConflicts(t *testing.T) {
 	}
 
 	// Another connection holds the write lock past a 1 ms busy timeout.
-	busy, err := Open(p, Options{AllowExternalACL: onWindows, BusyTimeoutMS: 1})
+	busy, err := Open(p, Options{AllowExternalACL: onWindows, BusyTimeout: 1 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

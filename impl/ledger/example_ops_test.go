@@ -9,6 +9,7 @@ import (
 	"log"
 	"path/filepath"
 	"runtime"
+	"time"
 
 	"github.com/stateguard/stateguard/impl/ledger"
 )
@@ -144,7 +145,7 @@ func Example_retryBusy() {
 	_, path, cleanup := exampleLedger(&now)
 	defer cleanup()
 	// A short busy timeout, so that a held lock answers ErrBusy soon.
-	l, err := ledger.Open(path, ledger.Options{AllowExternalACL: runtime.GOOS == "windows", BusyTimeoutMS: 20})
+	l, err := ledger.Open(path, ledger.Options{AllowExternalACL: runtime.GOOS == "windows", BusyTimeout: 20 * time.Millisecond})
 	if err != nil {
 		log.Fatal(err)
 	}

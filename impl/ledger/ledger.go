@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -20,6 +21,23 @@ import (
 
 // defaultBusyTimeoutMS is the busy_timeout when Options leaves it zero.
 const defaultBusyTimeoutMS = 5000
+
+// busyTimeoutMS is Options.BusyTimeout as SQLite's busy_timeout takes it:
+// whole milliseconds, rounded up so that no wait is shorter than asked,
+// at most a C int's, and defaultBusyTimeoutMS for zero.
+func (o Options) busyTimeoutMS() (int, error) {
+	switch {
+	case o.BusyTimeout < 0:
+		return 0, invalidInput("busy timeout must not be negative")
+	case o.BusyTimeout == 0:
+		return defaultBusyTimeoutMS, nil
+	}
+	ms := o.BusyTimeout / time.Millisecond
+	if o.BusyTimeout%time.Millisecond != 0 {
+		ms++
+	}
+	return int(min(ms, math.MaxInt32)), nil
+}
 
 // Ledger is one open task ledger. Its methods are safe for concurrent use
 // by goroutines; they run one at a time on a single SQLite connection,
@@ -73,11 +91,9 @@ type planOverrides struct {
 // storage checks of spec/task-state-guard.md §11, and validates, creates or
 // migrates the schema (§9).
 func Open(path string, opts Options) (*Ledger, error) {
-	if opts.BusyTimeoutMS < 0 {
-		return nil, invalidInput("busy timeout must not be negative")
-	}
-	if opts.BusyTimeoutMS == 0 {
-		opts.BusyTimeoutMS = defaultBusyTimeoutMS
+	busyMS, err := opts.busyTimeoutMS()
+	if err != nil {
+		return nil, err
 	}
 	g, err := storageguard.Open(path, opts.storage())
 	if err != nil {
@@ -93,7 +109,7 @@ func Open(path string, opts Options) (*Ledger, error) {
 
 		allowExternalACL: opts.AllowExternalACL,
 		info: StorageInfo{
-			BusyTimeoutMS:   opts.BusyTimeoutMS,
+			BusyTimeoutMS:   busyMS,
 			ForeignKeys:     true,
 			JournalMode:     "wal",
 			PermissionModel: g.PermissionModel(),

@@ -20,7 +20,7 @@ import (
 // attempt and answering ErrBusy.
 func TestReadOnlyContextEndsTheLockWait(t *testing.T) {
 	p := newLedgerFile(t, privateDir(t))
-	l, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true, BusyTimeoutMS: 200})
+	l, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true, BusyTimeout: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,7 +52,7 @@ func TestReadOnlyWaitsForCheckpointLock(t *testing.T) {
 		}
 	}
 	t.Cleanup(func() { storageguard.Hooks.LockPause = time.Sleep })
-	l, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true, BusyTimeoutMS: 1000})
+	l, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true, BusyTimeout: 1000 * time.Millisecond})
 	if err != nil {
 		t.Fatalf("after %v: %v", waited, err)
 	}
@@ -65,7 +65,7 @@ func TestReadOnlyWaitsForCheckpointLock(t *testing.T) {
 	waited = nil
 	storageguard.Hooks.LockPause = func(d time.Duration) { waited = append(waited, d) }
 	pauses := recordPauses(t)
-	_, err = Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true, BusyTimeoutMS: 20})
+	_, err = Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true, BusyTimeout: 20 * time.Millisecond})
 	wantClass(t, err, ErrStateConflict)
 	var total time.Duration
 	for _, d := range waited {
@@ -102,7 +102,7 @@ func TestReadOnlyBusyLeavesNoLock(t *testing.T) {
 	if err := unix.FcntlFlock(f.Fd(), unix.F_OFD_SETLK, &lk); err != nil {
 		t.Fatal(err)
 	}
-	_, err = Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true, BusyTimeoutMS: 5})
+	_, err = Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true, BusyTimeout: 5 * time.Millisecond})
 	wantClass(t, err, ErrStateConflict)
 	n, _ := w.guard.HeldLocks()
 	if n != 0 {

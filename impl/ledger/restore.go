@@ -47,7 +47,7 @@ var (
 // installs only a ledger the doctor calls healthy, so that what it
 // answers ok for is a ledger every command serves.
 func healthyCopy(ctx context.Context, path string, opts Options) error {
-	c, err := Open(path, Options{ReadOnly: true, AllowExternalACL: opts.AllowExternalACL, BusyTimeoutMS: opts.BusyTimeoutMS})
+	c, err := Open(path, Options{ReadOnly: true, AllowExternalACL: opts.AllowExternalACL, BusyTimeout: opts.BusyTimeout})
 	if err != nil {
 		return err
 	}
@@ -83,17 +83,14 @@ func Restore(path, from string, opts Options) (BackupReport, error) {
 // RestoreContext is Restore with a context whose cancellation or deadline
 // ends the wait for the backup and the ledger.
 func RestoreContext(ctx context.Context, path, from string, opts Options) (BackupReport, error) {
-	if opts.BusyTimeoutMS < 0 {
-		return BackupReport{}, invalidInput("busy timeout must not be negative")
-	}
-	if opts.BusyTimeoutMS == 0 {
-		opts.BusyTimeoutMS = defaultBusyTimeoutMS
+	if _, err := opts.busyTimeoutMS(); err != nil {
+		return BackupReport{}, err
 	}
 	clean, err := storageguard.CheckPathText(path)
 	if err != nil {
 		return BackupReport{}, err
 	}
-	src, err := Open(from, Options{ReadOnly: true, AllowExternalACL: opts.AllowExternalACL, BusyTimeoutMS: opts.BusyTimeoutMS})
+	src, err := Open(from, Options{ReadOnly: true, AllowExternalACL: opts.AllowExternalACL, BusyTimeout: opts.BusyTimeout})
 	if err != nil {
 		return BackupReport{}, err
 	}
@@ -194,7 +191,8 @@ func installOver(ctx context.Context, staged *stagedCopy, final string, opts Opt
 		db.Close()
 		return 0, restoreFault("open database", err)
 	}
-	err = restoreLocked(ctx, conn, g, staged, final, opts.BusyTimeoutMS)
+	busyMS, _ := opts.busyTimeoutMS() // checked by RestoreContext
+	err = restoreLocked(ctx, conn, g, staged, final, busyMS)
 	cerr := conn.Close()
 	if dberr := db.Close(); cerr == nil {
 		cerr = dberr

@@ -6,10 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // restoreOpts are the options of every restore in these tests.
-var restoreOpts = Options{AllowExternalACL: onWindows, BusyTimeoutMS: 200}
+var restoreOpts = Options{AllowExternalACL: onWindows, BusyTimeout: 200 * time.Millisecond}
 
 // countTasks opens p read-only and returns its doctor's report.
 func doctorAt(t *testing.T, p string) DoctorReport {

@@ -25,16 +25,14 @@ var errNotOnServer = errors.New("ledger: operation not yet available on a databa
 // opens with the settings resolved from opts. It is how an engine package
 // (impl/ledger/postgres) opens a ledger; the store's type is internal to
 // the ledger, so no other package can call it. Of opts, ReadOnly,
-// BusyTimeoutMS and NewID apply; Clock does not (the store tells the
+// BusyTimeout and NewID apply; Clock does not (the store tells the
 // time), nor do the settings of a file.
 func OpenOnServer(opts Options, connect func(serverstore.Settings) (serverstore.Store, error)) (*Ledger, error) {
-	if opts.BusyTimeoutMS < 0 {
-		return nil, invalidInput("busy timeout must not be negative")
+	busyMS, err := opts.busyTimeoutMS()
+	if err != nil {
+		return nil, err
 	}
-	if opts.BusyTimeoutMS == 0 {
-		opts.BusyTimeoutMS = defaultBusyTimeoutMS
-	}
-	store, err := connect(serverstore.Settings{BusyTimeoutMS: opts.BusyTimeoutMS, ReadOnly: opts.ReadOnly})
+	store, err := connect(serverstore.Settings{BusyTimeoutMS: busyMS, ReadOnly: opts.ReadOnly})
 	if err != nil {
 		return nil, serverError("open database", err)
 	}
@@ -44,7 +42,7 @@ func OpenOnServer(opts Options, connect func(serverstore.Settings) (serverstore.
 		newID:    opts.NewID,
 		readOnly: opts.ReadOnly,
 		schema:   schemaStatus{exact: true, version: 2},
-		info:     StorageInfo{BusyTimeoutMS: opts.BusyTimeoutMS},
+		info:     StorageInfo{BusyTimeoutMS: busyMS},
 	}
 	if l.newID == nil {
 		l.newID = randomTaskID

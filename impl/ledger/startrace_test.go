@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stateguard/stateguard/impl/ledger/internal/storageguard"
 	"github.com/stateguard/stateguard/internal/testsupport/platformtest"
@@ -238,7 +239,7 @@ func TestOpenBusyAfterSetupTimeout(t *testing.T) {
 	}
 	defer holdWriteLock(t, path)()
 	waits := countSetupWaits(t, nil)
-	_, err := Open(path, Options{AllowExternalACL: onWindows, BusyTimeoutMS: 40})
+	_, err := Open(path, Options{AllowExternalACL: onWindows, BusyTimeout: 40 * time.Millisecond})
 	if !errors.Is(err, ErrBusy) {
 		t.Fatalf("got %v, want ErrBusy", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stateguard/stateguard/impl/ledger/internal/storageguard"
 )
@@ -374,7 +375,7 @@ func TestPageCacheBounded(t *testing.T) {
 	if err != nil || got != cacheSizeKiB {
 		t.Fatalf("writable cache_size %d %v, want %d", got, err, cacheSizeKiB)
 	}
-	ro, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true, BusyTimeoutMS: 1234})
+	ro, err := Open(p, Options{AllowExternalACL: onWindows, ReadOnly: true, BusyTimeout: 1234 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -180,7 +181,7 @@ func TestTwoClocks(t *testing.T) {
 func TestBusyPastTheTimeout(t *testing.T) {
 	url := pgtest.Database(t)
 	ctx := context.Background()
-	l := openForTest(t, url, ledger.Options{AllowExternalACL: onWindows, BusyTimeoutMS: 200}, settings{schema: "busy"})
+	l := openForTest(t, url, ledger.Options{AllowExternalACL: onWindows, BusyTimeout: 200 * time.Millisecond}, settings{schema: "busy"})
 	task, err := l.Create(ledger.CreateParams{})
 	if err != nil {
 		t.Fatal(err)
