@@ -326,7 +326,7 @@ func (l *Ledger) serverReconcile(ctx context.Context, activeGrace, deliveryGrace
 	if dryRun {
 		err = l.serverRead(ctx, func(tx serverstore.ReadTx) error { return run(tx, nil) })
 	} else {
-		if err := l.refuseMutation(); err != nil {
+		if err := l.refuseMutation(ctx); err != nil {
 			return ReconcileReport{}, err
 		}
 		err = l.serverWrite(ctx, func(tx serverstore.WriteTx) error { return run(tx, tx) })
