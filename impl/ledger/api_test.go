@@ -56,6 +56,12 @@ func closedLedgerAnswersErrClosed(t *testing.T, readOnly bool) {
 	pruneDry := PruneOptions{EndedBefore: &before, DryRun: true}
 	backupTarget := func() string { return filepath.Join(t.TempDir(), "copy.sqlite") }
 	listAll := func() error {
+		for _, err := range l.ListAll(ListFilter{}) {
+			return err
+		}
+		return errors.New("ListAll yielded nothing")
+	}
+	listAllContext := func() error {
 		for _, err := range l.ListAllContext(ctx, ListFilter{}) {
 			return err
 		}
@@ -116,6 +122,7 @@ func closedLedgerAnswersErrClosed(t *testing.T, readOnly bool) {
 		"List":                 func() error { _, err := l.List(ListFilter{}); return err },
 		"ListContext":          func() error { _, err := l.ListContext(ctx, ListFilter{}); return err },
 		"ListAll":              listAll,
+		"ListAllContext":       listAllContext,
 		"Backup":               func() error { _, err := l.Backup(backupTarget()); return err },
 		"BackupContext":        func() error { _, err := l.BackupContext(ctx, backupTarget()); return err },
 		"Prune":                func() error { _, err := l.Prune(prune); return err },
