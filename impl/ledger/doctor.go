@@ -19,6 +19,9 @@ func (l *Ledger) Doctor() (DoctorReport, error) {
 // the wait for the database (see Concurrency in the package
 // documentation).
 func (l *Ledger) DoctorContext(ctx context.Context) (DoctorReport, error) {
+	if l.server != nil {
+		return l.serverDoctor(ctx)
+	}
 	var rep DoctorReport
 	// Doctor reports on any schema (the early report), so it skips the
 	// schema gate the other reads have.

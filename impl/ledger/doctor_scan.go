@@ -425,6 +425,12 @@ func countCycles(t *txn) (int, error) {
 		edges = append(edges, parentEdge{child, parent})
 		return nil
 	})
+	return cyclesOf(edges), err
+}
+
+// cyclesOf counts the cycles among edges (at most one per child), each
+// once; it sorts edges by child.
+func cyclesOf(edges []parentEdge) int {
 	slices.SortFunc(edges, func(a, b parentEdge) int { return cmp.Compare(a.child, b.child) })
 	const (
 		unseen = iota
@@ -458,5 +464,5 @@ func countCycles(t *txn) (int, error) {
 			state[n] = done
 		}
 	}
-	return cycles, err
+	return cycles
 }

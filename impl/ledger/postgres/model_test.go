@@ -249,6 +249,25 @@ func TestMatchesModel(t *testing.T) {
 			}
 			compareRows(rt, conn, schema, l, &m)
 		}
+		// The doctor over what the steps left: healthy, and its counts
+		// the model's.
+		rep, err := l.Doctor()
+		if err != nil {
+			rt.Fatal(err)
+		}
+		statuses := map[ledger.Status]int{}
+		for s, n := range rep.TaskStatusCounts {
+			if n > 0 {
+				statuses[s] = n
+			}
+		}
+		wantStatuses := map[ledger.Status]int{}
+		for _, task := range m.Tasks() {
+			wantStatuses[ledger.Status(task.Status)]++
+		}
+		if !rep.Healthy || rep.TaskCount != len(m.Tasks()) || rep.EventCount != len(m.Events()) || fmt.Sprint(statuses) != fmt.Sprint(wantStatuses) {
+			rt.Fatalf("doctor %+v; model %d tasks, %d events, %v", rep, len(m.Tasks()), len(m.Events()), wantStatuses)
+		}
 	})
 }
 

@@ -243,7 +243,6 @@ func TestOperationsNotYetOnAServer(t *testing.T) {
 	ended := 0.0
 	dir := t.TempDir()
 	calls := map[string]func() error{
-		"doctor":  func() error { _, err := l.Doctor(); return err },
 		"prune":   func() error { _, err := l.Prune(ledger.PruneOptions{EndedBefore: &ended, DryRun: true}); return err },
 		"metrics": func() error { _, err := l.MetricsContext(ctx, ledger.MetricsOptions{}); return err },
 		"backup":  func() error { _, err := l.Backup(dir + "/copy.sqlite"); return err },

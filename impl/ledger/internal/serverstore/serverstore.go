@@ -64,6 +64,15 @@ type ReadTx interface {
 	// Now is the operation's time, read after the transaction's locks
 	// are held.
 	Now() (float64, error)
+	// EveryTask hands every task row to each, in any order (the doctor).
+	EveryTask(each func(row Row) error) error
+	// EveryEvent hands every event to each in the order they were
+	// appended (the doctor).
+	EveryEvent(each func(ev Event) error) error
+	// StorageCheck is the doctor's counterpart of SQLite's quick_check:
+	// whether the storage holding the rows is sound as far as the server
+	// can tell without reading them (see the engine's own definition).
+	StorageCheck() (ok bool, err error)
 }
 
 // WriteTx reads and writes inside a write transaction. Every lock is held
