@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"errors"
 
 	"github.com/stateguard/stateguard/impl/ledger/internal/serverstore"
 )
@@ -18,7 +19,21 @@ import (
 func (l *Ledger) serverDoctor(ctx context.Context) (DoctorReport, error) {
 	var rep DoctorReport
 	err := l.serverRead(ctx, func(tx serverstore.ReadTx) error {
-		rep = newDoctorReport()
+		var err error
+		rep, err = serverDoctorIn(tx)
+		return err
+	})
+	if err != nil {
+		return DoctorReport{}, err
+	}
+	return rep, nil
+}
+
+// serverDoctorIn is the doctor's pass inside a read transaction of the
+// store (the doctor's, or metrics').
+func serverDoctorIn(tx serverstore.ReadTx) (DoctorReport, error) {
+	rep := newDoctorReport()
+	err := func() error {
 		rep.SchemaVersion, rep.SchemaOK = 2, true
 		ok, err := tx.StorageCheck()
 		if err != nil {
@@ -104,7 +119,7 @@ func (l *Ledger) serverDoctor(ctx context.Context) (DoctorReport, error) {
 		}
 		rep.ParentCycleCount = cyclesOf(edges)
 		return nil
-	})
+	}()
 	if err != nil {
 		return DoctorReport{}, err
 	}
@@ -146,4 +161,42 @@ func anyTime(v any) *float64 {
 		return nil
 	}
 	return f
+}
+
+// serverMetrics is MetricsSeconds on a server: the doctor's pass and a
+// dry-run reconcile's examination in one read-only snapshot, the clock
+// read after the doctor's reads as on SQLite.
+func (l *Ledger) serverMetrics(ctx context.Context, activeGrace, deliveryGrace float64) (MetricsReport, error) {
+	var rep MetricsReport
+	err := l.serverRead(ctx, func(tx serverstore.ReadTx) error {
+		d, err := serverDoctorIn(tx)
+		if err != nil {
+			return err
+		}
+		rep = MetricsReport{Doctor: d, ActiveGraceSeconds: activeGrace, DeliveryGraceSeconds: deliveryGrace}
+		if !d.SchemaOK || d.QuickCheck != "ok" {
+			return nil
+		}
+		e, err := serverExamine(tx, activeGrace, deliveryGrace, nil)
+		if err == nil {
+			var rr ReconcileReport
+			if rr, _, err = planReconcile(e); err == nil {
+				rep.StuckKnown = true
+				rep.RunningPastDeadline = e.staleDeadline
+				rep.RunningNotUpdated = e.stale - e.staleDeadline
+				rep.DeliveriesOverdue = rr.DeliveriesFailed + rr.DeliveriesNotApplicable
+				return nil
+			}
+		}
+		// As on SQLite: what would make the dry run refuse leaves the
+		// stuck work unknown; anything else is the answer.
+		if errors.Is(err, ErrStateConflict) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return MetricsReport{}, err
+	}
+	return rep, nil
 }

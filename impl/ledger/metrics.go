@@ -66,6 +66,9 @@ func (l *Ledger) MetricsSeconds(ctx context.Context, activeGrace, deliveryGrace 
 	if !validSeconds(activeGrace) || !validSeconds(deliveryGrace) {
 		return MetricsReport{}, invalidInput("grace must be a finite, non-negative number")
 	}
+	if l.server != nil {
+		return l.serverMetrics(ctx, activeGrace, deliveryGrace)
+	}
 	var rep MetricsReport
 	err := l.lockedReadTx(ctx, "metrics", false, func(t *txn) error {
 		rep = MetricsReport{Doctor: runDoctor(t), ActiveGraceSeconds: activeGrace, DeliveryGraceSeconds: deliveryGrace}

@@ -255,38 +255,25 @@ func (l *Ledger) serverReconcile(ctx context.Context, activeGrace, deliveryGrace
 				return err
 			}
 		}
-		now, nowErr := checkedNow(tx.Now())
-		e := examination{p: reconcileParams{now: now, staleBefore: now - activeGrace, deliveryCutoff: now - deliveryGrace}}
 		var stale, closing []Task
-		// A damaged row outranks a clock that failed, as on SQLite: the
-		// rows are checked either way.
-		err := tx.ReconcileRows(func(active bool, row serverstore.Row) error {
-			if !rowOK(row) {
-				return errDamagedRow
-			}
-			if nowErr != nil {
-				return nil
-			}
-			var chosen *[]Task
-			if active && e.active(row[2] == string(StatusQueued), row) {
-				chosen = &stale
-			} else if !active && e.pendingRow(row) {
-				chosen = &closing
-			}
-			if chosen != nil && w != nil {
+		var keep func(bool, serverstore.Row) error
+		if w != nil {
+			keep = func(isStale bool, row serverstore.Row) error {
 				task, err := taskFromRow(row)
 				if err != nil {
 					return err
 				}
-				*chosen = append(*chosen, task)
+				if isStale {
+					stale = append(stale, task)
+				} else {
+					closing = append(closing, task)
+				}
+				return nil
 			}
-			return nil
-		})
+		}
+		e, err := serverExamine(tx, activeGrace, deliveryGrace, keep)
 		if err != nil {
 			return err
-		}
-		if nowErr != nil {
-			return nowErr
 		}
 		var plan reconcilePlan
 		rep, plan, err = planReconcile(e)
@@ -337,6 +324,43 @@ func (l *Ledger) serverReconcile(ctx context.Context, activeGrace, deliveryGrace
 	rep.DryRun = dryRun
 	rep.Applied = !dryRun
 	return rep, nil
+}
+
+// serverExamine counts the rows reconcile examines (examination) at the
+// store's time, read after the transaction's locks; keep, when not nil,
+// gets each row the plan changes: an active task it times out (stale
+// true) or a pending delivery it closes.
+func serverExamine(tx serverstore.ReadTx, activeGrace, deliveryGrace float64, keep func(stale bool, row serverstore.Row) error) (examination, error) {
+	now, nowErr := checkedNow(tx.Now())
+	e := examination{p: reconcileParams{now: now, staleBefore: now - activeGrace, deliveryCutoff: now - deliveryGrace}}
+	// A damaged row outranks a clock that failed, as on SQLite: the
+	// rows are checked either way.
+	err := tx.ReconcileRows(func(active bool, row serverstore.Row) error {
+		if !rowOK(row) {
+			return errDamagedRow
+		}
+		if nowErr != nil {
+			return nil
+		}
+		var changes, isStale bool
+		if active {
+			changes = e.active(row[2] == string(StatusQueued), row)
+			isStale = changes
+		} else {
+			changes = e.pendingRow(row)
+		}
+		if changes && keep != nil {
+			return keep(isStale, row)
+		}
+		return nil
+	})
+	if err != nil {
+		return examination{}, err
+	}
+	if nowErr != nil {
+		return examination{}, nowErr
+	}
+	return e, nil
 }
 
 // serverHistory is HistoryContext's read on a server: each event must

@@ -170,3 +170,58 @@ func quickCheckFailed(r ledger.DoctorReport) int {
 	}
 	return 0
 }
+
+// TestMetricsMatchesSQLite: after the same operations, with a task past
+// its deadline, one not updated past the grace and a delivery overdue,
+// metrics on both engines report the same, and the stuck counts are those
+// a dry-run reconcile reports.
+func TestMetricsMatchesSQLite(t *testing.T) {
+	ctx := context.Background()
+	stuck := func(l *ledger.Ledger, now *float64) ledger.MetricsReport {
+		t.Helper()
+		doctorSequence(t, l, now)
+		short := 10.0
+		for i, timeout := range []*float64{&short, nil, nil} {
+			id := poolID(10 + i)
+			if _, err := l.Create(ledger.CreateParams{TaskID: id, TimeoutSeconds: timeout}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := l.Start(id); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := l.CloseTask(poolID(12), ledger.StatusSucceeded, ledger.CodeCompleted); err != nil {
+			t.Fatal(err)
+		}
+		*now += 900
+		rep, err := l.MetricsSeconds(ctx, 600, 600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dry, err := l.ReconcileSeconds(ctx, 600, 600, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rep.StuckKnown || rep.RunningPastDeadline != 1 || rep.RunningNotUpdated != 1 || rep.DeliveriesOverdue != dry.DeliveriesFailed+dry.DeliveriesNotApplicable || rep.DeliveriesOverdue == 0 {
+			t.Fatalf("metrics %+v; dry run %+v", rep, dry)
+		}
+		return rep
+	}
+	url := pgtest.Database(t)
+	now := 1_000_000.0
+	server := openForTest(t, url, ledger.Options{AllowExternalACL: onWindows}, settings{testClock: func() float64 { return now }})
+	got := stuck(server, &now)
+
+	fileNow := 1_000_000.0
+	file, err := ledger.Open(filepath.Join(t.TempDir(), "ledger.sqlite"), ledger.Options{AllowExternalACL: onWindows, Clock: func() float64 { return fileNow }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	want := stuck(file, &fileNow)
+	gotJSON, _ := json.Marshal(got)
+	wantJSON, _ := json.Marshal(want)
+	if string(gotJSON) != string(wantJSON) {
+		t.Fatalf("metrics on the server\n%s\non SQLite\n%s", gotJSON, wantJSON)
+	}
+}
