@@ -160,6 +160,12 @@ func TestDoctorSeesPlantedDamage(t *testing.T) {
 			if rep.Healthy || tc.count(rep) == 0 {
 				t.Fatalf("doctor after %s: %s", tc.name, reportJSON(t, rep))
 			}
+			// Metrics reports the damage, not refuses it: the same
+			// doctor, and no stuck counts on storage it cannot trust.
+			m, err := l.MetricsSeconds(context.Background(), 600, 600)
+			if err != nil || reportJSON(t, m.Doctor) != reportJSON(t, rep) || (rep.QuickCheck != "ok" && m.StuckKnown) {
+				t.Fatalf("metrics after %s: %+v, %v", tc.name, m, err)
+			}
 		})
 	}
 }
