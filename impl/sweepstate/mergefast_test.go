@@ -263,3 +263,44 @@ func mergeSidesOf(t *testing.T, texts ...string) (MergeCounts, *mergedText, erro
 	}
 	return counts, merged, err
 }
+
+// TestMergeFastPathTakesTheChangedSide: an item one side changed and the
+// other still holds as the base had it comes out as the changed side wrote
+// it, whichever side changed it and whichever side is published; the fast
+// path copies that entry as text and agrees with the whole path. Each side
+// changes an item of its own, so neither file is the base's (a side equal
+// to the base is settled for the whole document before any item).
+func TestMergeFastPathTakesTheChangedSide(t *testing.T) {
+	base := string(benchseed.SweepState(20))
+	seven := strings.Replace(base, "Item 7:", "Item seven:", 1)
+	three := strings.Replace(base, "Item 3:", "Item three:", 1)
+	both := strings.Replace(seven, "Item 3:", "Item three:", 1)
+	if seven == base || three == base {
+		t.Fatal("the benchmark file lacks the item titles this test changes")
+	}
+	for _, c := range []struct {
+		name         string
+		ours, theirs string
+	}{
+		{"ours changed item 7", seven, three},
+		{"theirs changed item 7", three, seven},
+	} {
+		for _, pub := range []Published{PublishedOurs, PublishedTheirs} {
+			res, write, ok := mergeTextsFast(base, c.ours, c.theirs, pub)
+			if !ok || res.Word != WordOK {
+				t.Fatalf("%s, published %d: fast path %v, %s", c.name, pub, ok, res.Word)
+			}
+			var b bytes.Buffer
+			if err := write(&b); err != nil {
+				t.Fatal(err)
+			}
+			if b.String() != both {
+				t.Errorf("%s, published %d: merged\n%s\nwant both changes\n%s", c.name, pub, b.String(), both)
+			}
+			_, doc := mergeTextsWhole(base, c.ours, c.theirs, pub)
+			if whole := yamlsubset.Emit(doc); !bytes.Equal(whole, b.Bytes()) {
+				t.Errorf("%s, published %d: the whole path wrote\n%s", c.name, pub, whole)
+			}
+		}
+	}
+}
