@@ -137,8 +137,8 @@ func TestTwoClocks(t *testing.T) {
 		return now
 	}
 	host := serverNow()
-	ahead := openForTest(t, url, ledger.Options{AllowExternalACL: onWindows, Clock: func() float64 { return host + 700 }}, settings{schema: "shared"})
-	behind := openForTest(t, url, ledger.Options{AllowExternalACL: onWindows, Clock: func() float64 { return host }}, settings{schema: "shared"})
+	ahead := openForTest(t, url, ledger.Options{AllowExternalACL: onWindows, Clock: func() float64 { return host + 700 }}, settings{schema: "fleet"})
+	behind := openForTest(t, url, ledger.Options{AllowExternalACL: onWindows, Clock: func() float64 { return host }}, settings{schema: "fleet"})
 	before := serverNow()
 	timeout := 3600.0
 	task, err := ahead.Create(ledger.CreateParams{TimeoutSeconds: &timeout})
