@@ -79,13 +79,103 @@ func (s *Split) Blocks() []ItemBlock { return s.blocks }
 // ok is false when text is neither canonical nor so (or nests deeper than
 // the fast path takes): the caller must parse it whole.
 func SplitItems(text string, keep func(key, block string) bool) (reduced string, others *Split, ok bool) {
-	c := canonicalScan{text: text, keep: keep}
+	c := canonicalScan{text: text, keep: keep, listOthers: true}
 	c.others = make([]ItemBlock, 0, len(text)/512+8)
-	if !c.scan() {
-		return "", nil, false
+	if reduced, ok = c.split(); !ok || c.othersCount == 0 {
+		return reduced, nil, ok
 	}
-	if len(c.others) == 0 {
-		return text, nil, true
+	return reduced, &Split{text: text, blocks: c.others}, true
+}
+
+// SplitAllItems is SplitItems keeping every entry it may leave out, for a
+// caller that walks the entries itself instead of taking them as a list
+// (which costs a few dozen bytes an entry): reduced is SplitItems's, and
+// entries walks every entry of items in file order, which is key order,
+// each found as the walk reaches it. The walk includes the entries the
+// reduced text keeps (those holding a line in the reference writer's
+// forms, a blank line or a comment), whose text is not Emit's: the caller
+// knows them by their keys, which the document parsed from reduced holds.
+func SplitAllItems(text string) (reduced string, entries ItemEntries, ok bool) {
+	c := canonicalScan{text: text, keep: keepNoEntry}
+	if reduced, ok = c.split(); !ok {
+		return "", ItemEntries{}, false
+	}
+	if c.firstEntry >= 0 {
+		entries = ItemEntries{text: text, at: c.firstEntry, end: c.itemsEnd, keyAt: -1}
+	}
+	return reduced, entries, true
+}
+
+func keepNoEntry(string, string) bool { return false }
+
+// ItemEntries walks the entries of the top-level items map of a text
+// SplitAllItems took. It lists nothing: each entry's end is found by
+// reading its lines when the walk takes it.
+type ItemEntries struct {
+	text string
+	// at is the next entry's key line, end the line after the last entry.
+	at, end int
+	// key is the key read at offset keyAt (-1: none read).
+	key   string
+	keyAt int
+}
+
+// Key is the key of the next entry; ok is false after the last.
+func (e *ItemEntries) Key() (key string, ok bool) {
+	if e.at >= e.end {
+		return "", false
+	}
+	if e.keyAt != e.at {
+		// The line is "  " and the key as Emit writes it, then ':'
+		// (SplitAllItems checked it).
+		line := e.text[e.at+2 : e.at+strings.IndexByte(e.text[e.at:], '\n')]
+		e.key, _, _ = entryKey(line)
+		e.keyAt = e.at
+	}
+	return e.key, true
+}
+
+// Next takes the next entry, which must exist (Key says so): its key and
+// where its lines are in the text.
+func (e *ItemEntries) Next() ItemBlock {
+	key, _ := e.Key()
+	start := e.at
+	p := start + strings.IndexByte(e.text[start:e.end], '\n') + 1
+	for !e.entryStarts(p) {
+		p += strings.IndexByte(e.text[p:e.end], '\n') + 1
+	}
+	e.at = p
+	return ItemBlock{Key: key, Start: start, End: p}
+}
+
+// NextIs takes the next entry if its text is block (an entry's text, its
+// key line included), without reading its lines one by one.
+func (e *ItemEntries) NextIs(block string) bool {
+	after := e.at + len(block)
+	if after > e.end || block == "" || e.text[e.at:after] != block || !e.entryStarts(after) {
+		return false
+	}
+	e.at = after
+	return true
+}
+
+// entryStarts reports whether the line at offset p, which starts a line
+// of items (or is its end), starts an entry: in a text SplitAllItems took,
+// every other line of an entry is indented further, or is a blank line or
+// a comment, none of which has a key's first byte after two spaces.
+func (e *ItemEntries) entryStarts(p int) bool {
+	t := e.text
+	return p >= e.end || t[p] == ' ' && t[p+1] == ' ' && (bareStart[t[p+2]] || t[p+2] == '"')
+}
+
+// split scans the text and builds the reduced text.
+func (c *canonicalScan) split() (reduced string, ok bool) {
+	text := c.text
+	if !c.scan() {
+		return "", false
+	}
+	if c.othersCount == 0 {
+		return text, true
 	}
 	var b strings.Builder
 	b.Grow(len(text) - c.othersLen + 16)
@@ -101,7 +191,7 @@ func SplitItems(text string, keep func(key, block string) bool) (reduced string,
 		}
 	}
 	b.WriteString(text[c.itemsEnd:])
-	return b.String(), &Split{text: text, blocks: c.others}, true
+	return b.String(), true
 }
 
 // JoinItemsTo writes emitted, the text Emit wrote for a document decided
@@ -257,8 +347,11 @@ type canonicalScan struct {
 	// it holds a blank line or a comment (aside), so both scans keep it.
 	entryOdd, entryAside bool
 	keptRanges           [][2]int
-	others               []ItemBlock
-	othersLen            int
+	// The entries left out of SplitItems's reduced text: listed when
+	// listOthers, counted always.
+	listOthers             bool
+	others                 []ItemBlock
+	othersCount, othersLen int
 
 	hasVersion, hasSources, hasItems bool
 
@@ -442,7 +535,10 @@ func (c *canonicalScan) endEntry(end int) {
 	case kept:
 		c.keptRanges = append(c.keptRanges, [2]int{c.entryStart, end})
 	default:
-		c.others = append(c.others, ItemBlock{c.entryKey, c.entryStart, end})
+		if c.listOthers {
+			c.others = append(c.others, ItemBlock{c.entryKey, c.entryStart, end})
+		}
+		c.othersCount++
 		c.othersLen += len(block)
 	}
 	c.entryStart, c.entryKey, c.entryOdd, c.entryAside = -1, "", false, false
