@@ -24,7 +24,7 @@ var errNotOnServer = errors.New("ledger: operation not yet available on a databa
 // OpenOnServer makes a Ledger whose rows live in the store connect
 // opens with the settings resolved from opts. It is how an engine package
 // (impl/ledger/postgres) opens a ledger; the store's type is internal to
-// the ledger, so no other package can call it. Of opts, ReadOnly,
+// the ledger, so no other package can call it. Of opts, ReadOnly, MustExist,
 // BusyTimeout and NewID apply; Clock does not (the store tells the
 // time), nor do the settings of a file.
 func OpenOnServer(opts Options, connect func(serverstore.Settings) (serverstore.Store, error)) (*Ledger, error) {
@@ -32,7 +32,7 @@ func OpenOnServer(opts Options, connect func(serverstore.Settings) (serverstore.
 	if err != nil {
 		return nil, err
 	}
-	store, err := connect(serverstore.Settings{BusyTimeoutMS: busyMS, ReadOnly: opts.ReadOnly})
+	store, err := connect(serverstore.Settings{BusyTimeoutMS: busyMS, ReadOnly: opts.ReadOnly, MustExist: opts.MustExist})
 	if err != nil {
 		return nil, serverError("open database", err)
 	}
@@ -65,6 +65,11 @@ func serverError(op string, err error) error {
 		return ErrBusy
 	case errors.Is(err, serverstore.ErrSchemaMismatch):
 		return stateConflict("schema does not match")
+	case errors.Is(err, serverstore.ErrNoLedger):
+		// The counterpart of a missing file: the same class and reason.
+		return invalidInput("database does not exist")
+	case errors.Is(err, serverstore.ErrInvalidURL):
+		return invalidInput("database URL or connection settings are not valid")
 	}
 	return internal(op, err)
 }

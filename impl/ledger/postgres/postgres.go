@@ -5,14 +5,17 @@
 //
 // The time of every operation is the server's, read inside its
 // transaction after its locks are held, so hosts whose clocks differ
-// agree; Options.Clock is not used. Every operation is one READ COMMITTED
+// agree; there is no counterpart of ledger.Options.Clock (Options.FixedClock
+// is for tests). Every operation is one READ COMMITTED
 // transaction that locks the rows it decides on, with lock_timeout and
 // statement_timeout set to the busy timeout (answered as ledger.ErrBusy).
 // A driver failure is reduced to its SQLSTATE: the driver's text names
 // the host, the user and the database, and never leaves this package.
 //
-// Not offered yet: the package opens a ledger for its own tests only,
-// until every operation of the ledger works here.
+// Open connects and returns the same *ledger.Ledger that ledger.Open
+// returns for a file, so an embedder switches engines by configuration.
+// The command line opens this engine when --db is a postgres:// or
+// postgresql:// URL.
 package postgres
 
 import (
@@ -20,17 +23,77 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/stateguard/stateguard/impl/ledger"
+	"github.com/stateguard/stateguard/impl/ledger/internal/ledgererr"
 	"github.com/stateguard/stateguard/impl/ledger/internal/serverstore"
 )
 
 // DefaultSchema is the PostgreSQL schema that holds the ledger unless
 // configured.
 const DefaultSchema = "task_state_guard"
+
+// Options configure Open. The zero value opens the ledger in DefaultSchema
+// with a busy timeout of 5 s, making the schema when the database has none.
+type Options struct {
+	// Schema is the PostgreSQL schema that holds the ledger's tables; ""
+	// is DefaultSchema. Any name of 1 to 63 bytes without a NUL is taken
+	// as it is written (quoted, case kept). Ledgers in different schemas
+	// of one database are independent.
+	Schema string
+	// ReadOnly opens without creating anything; every write fails with
+	// ledger.ErrStateConflict, and every read runs in a READ ONLY
+	// transaction.
+	ReadOnly bool
+	// MustExist refuses a database whose schema does not exist
+	// (ledger.ErrInvalidInput, "database does not exist") instead of
+	// making it, as ledger.Options.MustExist refuses a missing file.
+	MustExist bool
+	// BusyTimeout bounds every wait for a lock or a statement before an
+	// operation fails with ledger.ErrBusy; zero means 5 s. The server
+	// counts it in whole milliseconds: a fraction is rounded up.
+	BusyTimeout time.Duration
+	// NewID returns the id of a task created without one, as in
+	// ledger.Options.
+	NewID func() (string, error)
+	// FixedClock, when set, is read instead of the server's clock. It is
+	// for tests and the command line's test clock: ledgers opened with it
+	// no longer share the server's one clock. No host's clock is ever
+	// read.
+	FixedClock ledger.Clock
+}
+
+// Open connects to the database that url names and opens the ledger in
+// its schema; ctx bounds the connection and the schema's check. url is
+// libpq's connection URI (postgres:// or postgresql://) or its
+// keyword=value form, read by pgx with libpq's environment (PGHOST,
+// PGPORT, PGUSER, PGDATABASE, PGPASSWORD, PGPASSFILE, PGSERVICE,
+// PGSSLMODE and the other TLS settings). The ledger holds one connection
+// until Close.
+//
+// No error names the URL, a host, a port, a user or a database: a URL
+// pgx cannot read is ledger.ErrInvalidInput, a schema that is not the
+// ledger's is ledger.ErrStateConflict, and a failure of the connection
+// or the server is an internal error that keeps only the server's
+// SQLSTATE.
+func Open(ctx context.Context, url string, opts Options) (*ledger.Ledger, error) {
+	if opts.Schema != "" && (len(opts.Schema) > maxIdentifierBytes || strings.IndexByte(opts.Schema, 0) >= 0) {
+		return nil, invalidInput("schema name must be 1 to 63 bytes without NUL")
+	}
+	lopts := ledger.Options{ReadOnly: opts.ReadOnly, MustExist: opts.MustExist, BusyTimeout: opts.BusyTimeout, NewID: opts.NewID}
+	return open(ctx, url, lopts, settings{schema: opts.Schema, testClock: opts.FixedClock})
+}
+
+func invalidInput(reason string) error { return ledgererr.InvalidInput(reason) }
+
+// maxIdentifierBytes is PostgreSQL's identifier length (NAMEDATALEN-1):
+// a longer name would be cut short by the server, and two schema names
+// that differ only after it would name one schema.
+const maxIdentifierBytes = 63
 
 // settings are the engine's own settings beside ledger.Options.
 type settings struct {
@@ -57,6 +120,7 @@ type store struct {
 	testClock ledger.Clock
 	busyMS    int
 	readOnly  bool
+	mustExist bool
 	closed    bool
 }
 
@@ -73,7 +137,7 @@ func connect(ctx context.Context, url string, st serverstore.Settings, s setting
 	if err != nil {
 		return nil, fault(ctx, "connect", err)
 	}
-	e := &store{conn: conn, schema: s.schema, testClock: s.testClock, busyMS: st.BusyTimeoutMS, readOnly: st.ReadOnly}
+	e := &store{conn: conn, schema: s.schema, testClock: s.testClock, busyMS: st.BusyTimeoutMS, readOnly: st.ReadOnly, mustExist: st.MustExist}
 	if err := e.ensureSchema(ctx); err != nil {
 		conn.Close(context.Background())
 		return nil, err

@@ -109,8 +109,8 @@ func TestSchemaFingerprint(t *testing.T) {
 	}
 	t.Run("read-only makes no schema", func(t *testing.T) {
 		_, err := open(ctx, url, ledger.Options{AllowExternalACL: onWindows, ReadOnly: true}, settings{schema: "absent"})
-		if !errors.Is(err, ledger.ErrStateConflict) {
-			t.Fatalf("read-only open of a missing schema: %v, want StateConflict", err)
+		if !errors.Is(err, ledger.ErrInvalidInput) || ledger.Reason(err) != "database does not exist" {
+			t.Fatalf("read-only open of a missing schema: %v, want InvalidInput 'database does not exist' (a missing file's answer)", err)
 		}
 		var n int
 		if err := direct(t, url).QueryRow(ctx, `SELECT count(*) FROM pg_namespace WHERE nspname = 'absent'`).Scan(&n); err != nil || n != 0 {

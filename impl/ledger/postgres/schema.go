@@ -56,10 +56,11 @@ var schemaDDL = []string{
 }
 
 // ensureSchema checks the ledger's schema, making it first when the
-// database has none and the store may write. Workers that meet an empty
-// database together make it once: the advisory lock serialises them.
+// database has none and the store may write and need not find one.
+// Workers that meet an empty database together make it once: the
+// advisory lock serialises them.
 func (e *store) ensureSchema(ctx context.Context) error {
-	mayCreate := !e.readOnly
+	mayCreate := !e.readOnly && !e.mustExist
 	return e.inTx(ctx, !mayCreate, func(tx pgx.Tx) error {
 		if mayCreate {
 			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('task_state_guard schema ' || $1::text))`, e.schema); err != nil {
@@ -72,7 +73,7 @@ func (e *store) ensureSchema(ctx context.Context) error {
 		}
 		if !exists {
 			if !mayCreate {
-				return serverstore.ErrSchemaMismatch
+				return serverstore.ErrNoLedger
 			}
 			if err := makeSchema(ctx, tx, e.schema); err != nil {
 				return fault(ctx, "make schema", err)

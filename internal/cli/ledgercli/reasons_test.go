@@ -25,6 +25,7 @@ var ledgerSourceDirs = []string{
 	filepath.Join("..", "..", "..", "impl", "ledger"),
 	filepath.Join("..", "..", "..", "impl", "ledger", "internal", "storageguard"),
 	filepath.Join("..", "..", "..", "impl", "ledger", "internal", "ledgererr"),
+	filepath.Join("..", "..", "..", "impl", "ledger", "postgres"),
 }
 
 // Every reason the ledger or this CLI can give is a string literal, and the

@@ -116,6 +116,9 @@ type Settings struct {
 	// ReadOnly: the store must not create or change anything, the schema
 	// included.
 	ReadOnly bool
+	// MustExist: the store must not make the ledger's schema when the
+	// database has none.
+	MustExist bool
 }
 
 // The failures a store answers besides an error of fn and a context's
@@ -126,6 +129,9 @@ var (
 	ErrBusy = errors.New("serverstore: busy")
 	// ErrSchemaMismatch: the schema in the database is not the ledger's.
 	ErrSchemaMismatch = errors.New("serverstore: schema does not match")
+	// ErrNoLedger: the database holds no ledger, and the store may not
+	// make one (read-only, or the caller wants an existing ledger).
+	ErrNoLedger = errors.New("serverstore: database holds no ledger")
 	// ErrInvalidURL: the connection text could not be read.
 	ErrInvalidURL = errors.New("serverstore: connection text is not valid")
 )
