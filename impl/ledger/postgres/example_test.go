@@ -19,7 +19,7 @@ import (
 func ExampleOpen() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	l, err := postgres.Open(ctx, "postgres://worker@db.internal/jobs?sslmode=verify-full", postgres.Options{
+	l, err := postgres.Open(ctx, "postgres://worker@db.example.com/jobs?sslmode=verify-full", postgres.Options{
 		Schema:      "task_state_guard", // the default, written out
 		BusyTimeout: 2 * time.Second,
 	})
