@@ -21,7 +21,7 @@ import (
 )
 
 // splitOps are the subcommands whose fast path parses only the items they
-// touch (impl/sweepstate's loadFor), on the benchmark file's writer,
+// touch (sweepcore's loadFor), on the benchmark file's writer,
 // source and ids: an existing item and a new one, a closed item to
 // downgrade, a lease kept and one taken over.
 var splitOps = [][]string{

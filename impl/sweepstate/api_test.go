@@ -14,7 +14,6 @@ import (
 
 	"github.com/stateguard/stateguard/impl/sweepstate"
 	"github.com/stateguard/stateguard/internal/cli/sweepcli"
-	"github.com/stateguard/stateguard/internal/engine/sweepargs"
 	"github.com/stateguard/stateguard/internal/storage/durable"
 )
 
@@ -22,12 +21,6 @@ import (
 var now = time.Date(2026, 7, 2, 12, 0, 0, 0, time.UTC)
 
 const nowText = "2026-07-02T12:00:00+00:00"
-
-// runArgs runs a command in the command line's form (its argument texts,
-// verbatim) through the engine, as the sweep-state command does.
-func runArgs(eng *sweepstate.Engine, path string, cmd sweepargs.Command) sweepstate.Result {
-	return sweepargs.Runner(context.Background(), eng.Clock, path, cmd).(sweepstate.Result)
-}
 
 // leased is a state file whose lease "w" holds: any valid mutating
 // command by w would write it.

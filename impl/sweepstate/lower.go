@@ -9,7 +9,7 @@ import (
 
 	"github.com/stateguard/stateguard/internal/codec/isotime"
 	"github.com/stateguard/stateguard/internal/codec/pyjson"
-	"github.com/stateguard/stateguard/internal/engine/sweepargs"
+	"github.com/stateguard/stateguard/internal/engine/sweepcore"
 	"github.com/stateguard/stateguard/internal/engine/sweeprules"
 	"github.com/stateguard/stateguard/model/value"
 )
@@ -17,7 +17,6 @@ import (
 // The rules a typed command breaks before it becomes the command line's
 // form (the others are checked on that form, by check).
 var (
-	errNotACommand = errors.New("not a command of this package (nil, or a pointer to one)")
 	errNotJSON     = errors.New("not encodable as JSON")
 	errNotAnObject = errors.New("not a JSON object")
 	errNoTimestamp = errors.New("no time given")
@@ -26,28 +25,28 @@ var (
 // lower turns a typed command into the command line's form: times as the
 // clock's text, a TTL as an integer, Go values as JSON text. A command
 // that breaks a rule this form cannot express answers ERROR.
-func lower(cmd Command) (sweepargs.Command, *Result) {
+func lower(cmd Command) (sweepcore.Command, *Result) {
 	switch c := cmd.(type) {
 	case Read:
-		return sweepargs.Read{}, nil
+		return sweepcore.Read{}, nil
 	case Validate:
-		return sweepargs.Validate{}, nil
+		return sweepcore.Validate{}, nil
 	case CursorGet:
-		return sweepargs.CursorGet{Source: c.Source}, nil
+		return sweepcore.CursorGet{Source: c.Source}, nil
 	case LeaseRelease:
-		return sweepargs.LeaseRelease{Writer: c.Writer}, nil
+		return sweepcore.LeaseRelease{Writer: c.Writer}, nil
 	case Metrics:
 		now, failed := stamp("Metrics.Now", c.Now)
-		return sweepargs.Metrics{Now: now}, failed
+		return sweepcore.Metrics{Now: now}, failed
 	case CursorAdvance:
 		now, failed := stamp("CursorAdvance.Now", c.Now)
-		return sweepargs.CursorAdvance{Source: c.Source, To: c.To, PastItem: c.PastItem, Writer: c.Writer, Now: now}, failed
+		return sweepcore.CursorAdvance{Source: c.Source, To: c.To, PastItem: c.PastItem, Writer: c.Writer, Now: now}, failed
 	case LeaseAcquire:
 		if c.TTLMinutes < 0 {
 			return nil, refused("LeaseAcquire.TTLMinutes", sweeprules.ErrNegativeTTL)
 		}
 		now, failed := stamp("LeaseAcquire.Now", c.Now)
-		out := sweepargs.LeaseAcquire{Writer: c.Writer, Now: now}
+		out := sweepcore.LeaseAcquire{Writer: c.Writer, Now: now}
 		if c.TTLMinutes > 0 {
 			out.TTLMinutes = big.NewInt(int64(c.TTLMinutes))
 		}
@@ -58,7 +57,7 @@ func lower(cmd Command) (sweepargs.Command, *Result) {
 			return nil, refused("UpsertItem.Fields", err)
 		}
 		now, failed := stamp("UpsertItem.Now", c.Now)
-		return sweepargs.UpsertItem{Source: c.Source, ID: c.ID, JSON: text, Writer: c.Writer, Now: now}, failed
+		return sweepcore.UpsertItem{Source: c.Source, ID: c.ID, JSON: text, Writer: c.Writer, Now: now}, failed
 	case RunRecord:
 		if c.Timestamp.IsZero() {
 			return nil, refused("RunRecord.Timestamp", errNoTimestamp)
@@ -71,9 +70,9 @@ func lower(cmd Command) (sweepargs.Command, *Result) {
 				return nil, refused("RunRecord.Counts", err)
 			}
 		}
-		return sweepargs.RunRecord{Writer: c.Writer, Outcome: string(c.Outcome), Counts: counts, Timestamp: at}, failed
+		return sweepcore.RunRecord{Writer: c.Writer, Outcome: string(c.Outcome), Counts: counts, Timestamp: at}, failed
 	case ImportLegacy:
-		out := sweepargs.ImportLegacy{File: c.File}
+		out := sweepcore.ImportLegacy{File: c.File}
 		if c.SourceMap != nil {
 			text, failed := sourceMapText(c.SourceMap)
 			if failed != nil {
@@ -83,7 +82,7 @@ func lower(cmd Command) (sweepargs.Command, *Result) {
 		}
 		return out, nil
 	}
-	return nil, refused("Command", errNotACommand)
+	return nil, refused("Command", sweepcore.ErrNotACommand)
 }
 
 // refused is lower's answer to a command that breaks a rule.

@@ -1,13 +1,6 @@
 package sweepstate
 
-import (
-	"slices"
-	"time"
-
-	"github.com/stateguard/stateguard/internal/codec/isotime"
-	"github.com/stateguard/stateguard/internal/engine/sweeprules"
-	"github.com/stateguard/stateguard/model/value"
-)
+import "time"
 
 // Metrics answers counts for monitoring (spec/sweep-state.md §11.1): no
 // lock, no write, and nothing of the file's text (no id, title, writer or
@@ -56,57 +49,4 @@ type StateMetrics struct {
 	// LastRunAgeKnown: recorded, and both its timestamp and now parse.
 	LastRunAgeKnown  bool
 	LastRunAgeMicros int64
-}
-
-// countMetrics decides Metrics over the loaded document.
-func countMetrics(in input) Result {
-	if in.fresh {
-		return Result{Word: WordNoState}
-	}
-	sources, isMap := sourcesOf(in.doc)
-	if !isMap {
-		return errBadSources
-	}
-	m := &StateMetrics{Items: map[string]int{StatusOther: 0}, Sources: sources.Len()}
-	for _, s := range ItemStatuses {
-		m.Items[s] = 0
-	}
-	if items, isMap := getMap(in.doc, "items"); isMap {
-		for i := 0; i < items.Len(); i++ {
-			_, v := items.At(i)
-			status := StatusOther
-			if item, isMap := v.(*value.Map); isMap {
-				if s, isString := mapGet(item, "status").(string); isString && slices.Contains(ItemStatuses, s) {
-					status = s
-				}
-			}
-			m.Items[status]++
-		}
-	}
-	now, nowParses := isotime.Parse(in.now)
-	age := func(stamp value.Value) (int64, bool) {
-		text, isString := stamp.(string)
-		if !isString || !nowParses {
-			return 0, false
-		}
-		at, parses := isotime.Parse(text)
-		if !parses {
-			return 0, false
-		}
-		return int64(now - at), true
-	}
-	if lease, isMap := getMap(in.doc, "lease"); isMap && truthy(mapGet(lease, "writer")) {
-		m.LeaseHeld = true
-		m.LeaseStale = provablyStale(lease, in.now)
-		m.LeaseAgeMicros, m.LeaseAgeKnown = age(mapGet(lease, "timestamp"))
-	}
-	if last, isMap := getMap(in.doc, "last_run"); isMap {
-		m.LastRunRecorded = true
-		m.LastRunOutcome = StatusOther
-		if o, isString := mapGet(last, "outcome").(string); isString && sweeprules.CheckOutcome(o) == nil {
-			m.LastRunOutcome = o
-		}
-		m.LastRunAgeMicros, m.LastRunAgeKnown = age(mapGet(last, "timestamp"))
-	}
-	return Result{Word: WordOK, Metrics: m}
 }

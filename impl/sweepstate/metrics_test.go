@@ -1,6 +1,7 @@
 package sweepstate_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -9,7 +10,7 @@ import (
 	"time"
 
 	"github.com/stateguard/stateguard/impl/sweepstate"
-	"github.com/stateguard/stateguard/internal/engine/sweepargs"
+	"github.com/stateguard/stateguard/internal/engine/sweepcore"
 )
 
 // metricsFile writes text as a state file and returns its path.
@@ -85,8 +86,8 @@ last_run:
 		t.Fatalf("at the TTL: %+v", res.Metrics)
 	}
 	// A now that does not parse: held, not stale (7.5), no ages.
-	res = runArgs(&eng, p, sweepargs.Metrics{Now: "garbage"})
-	if m := res.Metrics; m == nil || !m.LeaseHeld || m.LeaseStale || m.LeaseAgeKnown || m.LastRunAgeKnown || !m.LastRunRecorded {
+	core := sweepcore.Run(context.Background(), eng.Clock, p, sweepcore.Metrics{Now: "garbage"})
+	if m := core.Metrics; m == nil || !m.LeaseHeld || m.LeaseStale || m.LeaseAgeKnown || m.LastRunAgeKnown || !m.LastRunRecorded {
 		t.Fatalf("unparseable now: %+v", m)
 	}
 	if got, _ := os.ReadFile(p); string(got) != state {
@@ -141,8 +142,8 @@ func TestMetricsAnswersAsRead(t *testing.T) {
 	if res.Word != sweepstate.WordError || res.Reason != "the state file's sources is not a mapping" || res.Metrics != nil {
 		t.Errorf("sources not a map: %s %q", res.Word, res.Reason)
 	}
-	res = runArgs(&sweepstate.Engine{}, filepath.Join(dir, "absent.yml"), sweepargs.Metrics{Now: "bad\xff"})
-	if !errors.Is(res.Err, sweepstate.ErrInvalidCommand) {
-		t.Errorf("Now not UTF-8: %s %v", res.Word, res.Err)
+	core := sweepcore.Run(context.Background(), nil, filepath.Join(dir, "absent.yml"), sweepcore.Metrics{Now: "bad\xff"})
+	if core.Word != sweepcore.WordError || core.Fault != sweepcore.InvalidCommand {
+		t.Errorf("Now not UTF-8: %s %v", core.Word, core.Err)
 	}
 }

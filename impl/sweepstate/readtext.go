@@ -3,8 +3,7 @@ package sweepstate
 import (
 	"io"
 
-	"github.com/stateguard/stateguard/internal/codec/yamlsubset"
-	"github.com/stateguard/stateguard/internal/engine/sweepargs"
+	"github.com/stateguard/stateguard/internal/engine/sweepcore"
 	"github.com/stateguard/stateguard/internal/storage/outtext"
 )
 
@@ -30,29 +29,6 @@ func (p PayloadText) WriteTo(w io.Writer) (int64, error) { return p.text.WriteTo
 // and payload. Either way the answer is the one Run gives
 // (FuzzReadText).
 func (e *Engine) ReadText(path string) (res Result, text PayloadText) {
-	f, fi, failed := open(path)
-	if failed != nil {
-		return *failed, PayloadText{}
-	}
-	if f == nil {
-		return Result{Word: WordNoState}, PayloadText{}
-	}
-	defer f.Close()
-	if fi.Size() <= MaxFileSize {
-		if text, ok := yamlsubset.ReadJSON(f, fi.Size(), MaxFileSize); ok {
-			return Result{Word: WordOK}, PayloadText{text}
-		}
-		// Not this engine's text: read it again the general way, from
-		// the same descriptor (the same file, whatever was renamed over
-		// the path meanwhile).
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			return *corrupt("the state file cannot be read"), PayloadText{}
-		}
-	}
-	st, failed := loadFrom(f, fi)
-	if failed != nil {
-		return *failed, PayloadText{}
-	}
-	res, _ = decide(input{loaded: st}, sweepargs.Read{})
-	return res, PayloadText{}
+	r, t := sweepcore.ReadText(path)
+	return fromCore(r), PayloadText{t}
 }

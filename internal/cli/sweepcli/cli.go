@@ -9,11 +9,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stateguard/stateguard/impl/sweepstate"
 	"github.com/stateguard/stateguard/internal/cli/argparse"
 	"github.com/stateguard/stateguard/internal/cli/version"
-	"github.com/stateguard/stateguard/internal/engine/sweepargs"
+	"github.com/stateguard/stateguard/internal/codec/pyjson"
+	"github.com/stateguard/stateguard/internal/engine/sweepcore"
 	"github.com/stateguard/stateguard/internal/engine/sweeprules"
+	"github.com/stateguard/stateguard/internal/storage/outtext"
+	"github.com/stateguard/stateguard/model/value"
 )
 
 // ExplainEnv names the environment variable that, set to exactly "1", makes
@@ -32,7 +34,7 @@ type subcommand struct {
 	name    string
 	summary string
 	spec    parserSpec
-	build   func(v map[string]string) sweepargs.Command
+	build   func(v map[string]string) sweepcore.Command
 }
 
 // acting is a subcommand that runs on its own rather than as one Command
@@ -136,39 +138,39 @@ func outcomeOption() optionSpec {
 // commands is the command table, in help order.
 var commands = []subcommand{
 	{"read", "print the whole state as JSON", parserSpec{options: []optionSpec{stateOpt}},
-		func(map[string]string) sweepargs.Command { return sweepargs.Read{} }},
+		func(map[string]string) sweepcore.Command { return sweepcore.Read{} }},
 	{"validate", "downgrade closed items that lack evidence to fix_pending", parserSpec{options: []optionSpec{stateOpt}},
-		func(map[string]string) sweepargs.Command { return sweepargs.Validate{} }},
+		func(map[string]string) sweepcore.Command { return sweepcore.Validate{} }},
 	{"upsert-item", "merge a JSON object into item <source>:<id> (lease holder only)", parserSpec{options: []optionSpec{
 		stateOpt, req("--source", "S", "source id"), req("--id", "I", "item id within the source"),
 		req("--json", "OBJ", "JSON object of fields to set"), writerOpt, nowOpt}},
-		func(v map[string]string) sweepargs.Command {
-			return sweepargs.UpsertItem{Source: v["--source"], ID: v["--id"], JSON: v["--json"], Writer: v["--writer"], Now: v["--now"]}
+		func(v map[string]string) sweepcore.Command {
+			return sweepcore.UpsertItem{Source: v["--source"], ID: v["--id"], JSON: v["--json"], Writer: v["--writer"], Now: v["--now"]}
 		}},
 	{"cursor-get", "print a source's resume cursor", parserSpec{options: []optionSpec{stateOpt, req("--source", "S", "source id")}},
-		func(v map[string]string) sweepargs.Command { return sweepargs.CursorGet{Source: v["--source"]} }},
+		func(v map[string]string) sweepcore.Command { return sweepcore.CursorGet{Source: v["--source"]} }},
 	{"cursor-advance", "move a source's cursor forward past a recorded item (lease holder only)", parserSpec{options: []optionSpec{
 		stateOpt, req("--source", "S", "source id"), req("--to", "C", "new cursor"),
 		req("--past-item", "I", "id of the item the cursor moves past"), writerOpt, nowOpt}},
-		func(v map[string]string) sweepargs.Command {
-			return sweepargs.CursorAdvance{Source: v["--source"], To: v["--to"], PastItem: v["--past-item"], Writer: v["--writer"], Now: v["--now"]}
+		func(v map[string]string) sweepcore.Command {
+			return sweepcore.CursorAdvance{Source: v["--source"], To: v["--to"], PastItem: v["--past-item"], Writer: v["--writer"], Now: v["--now"]}
 		}},
 	{"lease-acquire", "take, refresh or reclaim the single-writer lease", parserSpec{options: []optionSpec{
 		stateOpt, writerOpt, ttlOption(), nowOpt}},
-		func(v map[string]string) sweepargs.Command {
-			c := sweepargs.LeaseAcquire{Writer: v["--writer"], Now: v["--now"]}
+		func(v map[string]string) sweepcore.Command {
+			c := sweepcore.LeaseAcquire{Writer: v["--writer"], Now: v["--now"]}
 			if s, ok := v["--ttl-minutes"]; ok {
 				c.TTLMinutes, _ = sweeprules.ParseTTL(s) // checked by the parse
 			}
 			return c
 		}},
 	{"lease-release", "give the lease up", parserSpec{options: []optionSpec{stateOpt, writerOpt}},
-		func(v map[string]string) sweepargs.Command { return sweepargs.LeaseRelease{Writer: v["--writer"]} }},
+		func(v map[string]string) sweepcore.Command { return sweepcore.LeaseRelease{Writer: v["--writer"]} }},
 	{"run-record", "record the outcome of a run in last_run", parserSpec{options: []optionSpec{
 		stateOpt, writerOpt, outcomeOption(), req("--counts", "JSON", "JSON counts"),
 		req("--timestamp", "T", "time of the run, stored verbatim")}},
-		func(v map[string]string) sweepargs.Command {
-			return sweepargs.RunRecord{Writer: v["--writer"], Outcome: v["--outcome"], Counts: v["--counts"], Timestamp: v["--timestamp"]}
+		func(v map[string]string) sweepcore.Command {
+			return sweepcore.RunRecord{Writer: v["--writer"], Outcome: v["--outcome"], Counts: v["--counts"], Timestamp: v["--timestamp"]}
 		}},
 	{"metrics", "print counts for monitoring in Prometheus's text format", parserSpec{options: []optionSpec{
 		stateOpt, opt("--now", "T", "time the lease's and last run's ages are measured at (default: current UTC time)"),
@@ -177,8 +179,8 @@ var commands = []subcommand{
 	{"import-legacy", "import cursors and items from a legacy state file", parserSpec{options: []optionSpec{
 		stateOpt, req("--file", "F", "legacy file (JSON or the YAML subset)"),
 		opt("--source-map", "JSON", "JSON object mapping channel ids to source ids")}},
-		func(v map[string]string) sweepargs.Command {
-			c := sweepargs.ImportLegacy{File: v["--file"]}
+		func(v map[string]string) sweepcore.Command {
+			c := sweepcore.ImportLegacy{File: v["--file"]}
 			if s, ok := v["--source-map"]; ok {
 				c.SourceMap = &s
 			}
@@ -220,7 +222,7 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 func MainContext(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
 	defer func() {
 		if recover() != nil {
-			io.WriteString(stdout, string(sweepstate.WordError)+"\n")
+			io.WriteString(stdout, string(sweepcore.WordError)+"\n")
 			fmt.Fprintf(stderr, "%s: error: internal error\n", prog)
 			code = 0
 		}
@@ -340,32 +342,40 @@ func parseCommandLine(args []string) (commandLine, error) {
 	return commandLine{sub: sub, values: p.Values}, nil
 }
 
-func run(ctx context.Context, cmd sweepargs.Command, state string, stdout, stderr io.Writer) int {
-	var res sweepstate.Result
-	var text sweepstate.PayloadText
-	if _, isRead := cmd.(sweepargs.Read); isRead {
+func run(ctx context.Context, cmd sweepcore.Command, state string, stdout, stderr io.Writer) int {
+	if _, isRead := cmd.(sweepcore.Read); isRead {
 		// read's payload is the whole document: from a file this engine
 		// wrote it comes as text, transcoded without building the tree.
-		res, text = (&sweepstate.Engine{Clock: Clock}).ReadText(state)
-	} else {
-		res = runArgs(ctx, state, cmd)
+		res, text := sweepcore.ReadText(state)
+		return answerCore(res, text, stdout, stderr)
 	}
-	return answer(res, text, stdout, stderr)
+	return answerCore(sweepcore.Run(ctx, Clock, state, cmd), nil, stdout, stderr)
 }
 
-// runArgs runs cmd, its argument texts verbatim, through the engine.
-func runArgs(ctx context.Context, state string, cmd sweepargs.Command) sweepstate.Result {
-	return sweepargs.Runner(ctx, Clock, state, cmd).(sweepstate.Result)
+// answerCore prints the engine's answer res (and read's payload text) and
+// returns the exit status.
+func answerCore(res sweepcore.Result, text *outtext.Text, stdout, stderr io.Writer) int {
+	var payload io.WriterTo
+	if res.Payload != nil {
+		payload = documentPayload{res.Payload}
+	}
+	return answer(res.Word, res.Reason, payload, text, stdout, stderr)
 }
 
-// answer prints res (and read's payload text) and returns the exit status.
-func answer(res sweepstate.Result, text sweepstate.PayloadText, stdout, stderr io.Writer) int {
+// documentPayload writes a payload document as its line holds it.
+type documentPayload struct{ doc *value.Map }
+
+func (p documentPayload) WriteTo(w io.Writer) (int64, error) { return 0, pyjson.EncodeTo(w, p.doc) }
+
+// answer prints the word, the payload's line (payload, or read's payload
+// text) and ERROR's reason, and returns the exit status.
+func answer(word sweepcore.Word, reason string, payload io.WriterTo, text *outtext.Text, stdout, stderr io.Writer) int {
 	// Streamed: EncodeTo writes large chunks, which the small buffer
 	// passes through uncopied. A text the buffer holds goes out with the
 	// word in one write; a larger one goes to stdout itself, after the
-	// word, where a pipe takes it by reference (PayloadText.WriteTo).
+	// word, where a pipe takes it by reference (outtext.Text.WriteTo).
 	out := bufio.NewWriter(stdout)
-	out.WriteString(string(res.Word) + "\n")
+	out.WriteString(string(word) + "\n")
 	var err error
 	switch {
 	case text.Len() > 0:
@@ -381,18 +391,18 @@ func answer(res sweepstate.Result, text sweepstate.PayloadText, stdout, stderr i
 				out.WriteByte('\n')
 			}
 		}
-	case !res.Payload.IsZero():
-		res.Payload.WriteTo(out)
+	case payload != nil:
+		payload.WriteTo(out)
 		out.WriteByte('\n')
 	}
 	if err == nil {
 		err = out.Flush()
 	}
-	if res.Word == sweepstate.WordError {
-		fmt.Fprintf(stderr, "%s: error: %s\n", prog, res.Reason)
+	if word == sweepcore.WordError {
+		fmt.Fprintf(stderr, "%s: error: %s\n", prog, reason)
 	}
-	if res.Word == sweepstate.WordCorrupt && os.Getenv(ExplainEnv) == "1" {
-		fmt.Fprintf(stderr, "%s: %s: %s\n", prog, res.Word, res.Reason)
+	if word == sweepcore.WordCorrupt && os.Getenv(ExplainEnv) == "1" {
+		fmt.Fprintf(stderr, "%s: %s: %s\n", prog, word, reason)
 	}
 	return answered(err, stderr)
 }
@@ -403,9 +413,9 @@ func answer(res sweepstate.Result, text sweepstate.PayloadText, stdout, stderr i
 // sweep_state_up 0, and a file that cannot be written is ERROR.
 func runMetrics(v map[string]string, stdout, stderr io.Writer) int {
 	to := v["--to"]
-	res := runArgs(context.Background(), v["--state"], sweepargs.Metrics{Now: v["--now"]})
+	res := sweepcore.Run(context.Background(), Clock, v["--state"], sweepcore.Metrics{Now: v["--now"]})
 	var text string
-	if res.Word == sweepstate.WordOK && res.Metrics != nil {
+	if res.Word == sweepcore.WordOK && res.Metrics != nil {
 		text = metricsText(res.Metrics)
 	}
 	if to != "" {
@@ -414,15 +424,15 @@ func runMetrics(v map[string]string, stdout, stderr io.Writer) int {
 			fileText = metricsDown
 		}
 		if err := writeMetricsFile(to, fileText); err != nil {
-			res = sweepstate.Result{Word: sweepstate.WordError, Reason: "cannot write the metrics file"}
+			res = sweepcore.Result{Word: sweepcore.WordError, Reason: "cannot write the metrics file"}
 		}
 		text = ""
 	}
 	_, err := io.WriteString(stdout, string(res.Word)+"\n"+text)
-	if res.Word == sweepstate.WordError {
+	if res.Word == sweepcore.WordError {
 		fmt.Fprintf(stderr, "%s: error: %s\n", prog, res.Reason)
 	}
-	if res.Word == sweepstate.WordCorrupt && os.Getenv(ExplainEnv) == "1" {
+	if res.Word == sweepcore.WordCorrupt && os.Getenv(ExplainEnv) == "1" {
 		fmt.Fprintf(stderr, "%s: %s: %s\n", prog, res.Word, res.Reason)
 	}
 	return answered(err, stderr)

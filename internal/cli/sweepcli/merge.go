@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/stateguard/stateguard/impl/sweepstate"
+	"github.com/stateguard/stateguard/internal/engine/sweepcore"
 )
 
 // errPublished is --published other than the two sides.
@@ -30,7 +31,17 @@ func runMerge(v map[string]string, stdout, stderr io.Writer) int {
 	published, _ := sweepstate.ParsePublished(v["--published"]) // checked by the parse
 	eng := sweepstate.Engine{Clock: Clock}
 	res := eng.Merge(v["--base"], v["--ours"], v["--theirs"], published)
-	return answer(res, sweepstate.PayloadText{}, stdout, stderr)
+	return answerMerge(res, stdout, stderr)
+}
+
+// answerMerge prints the Go API's answer to a merge as answer prints the
+// engine's.
+func answerMerge(res sweepstate.Result, stdout, stderr io.Writer) int {
+	var payload io.WriterTo
+	if !res.Payload.IsZero() {
+		payload = res.Payload
+	}
+	return answer(sweepcore.Word(res.Word), res.Reason, payload, nil, stdout, stderr)
 }
 
 // Driver names what --install writes into the repository's configuration
@@ -61,11 +72,10 @@ func runMergeDriver(v map[string]string, stdout, stderr io.Writer) int {
 	if _, install := v["--install"]; install {
 		for _, kv := range [][2]string{{"merge.sweep-state.name", driverName}, {"merge.sweep-state.driver", driverCommand}} {
 			if _, err := git("config", "--local", kv[0], kv[1]); err != nil {
-				return answer(sweepstate.Result{Word: sweepstate.WordError, Reason: "cannot configure git's merge driver"},
-					sweepstate.PayloadText{}, stdout, stderr)
+				return answer(sweepcore.WordError, "cannot configure git's merge driver", nil, nil, stdout, stderr)
 			}
 		}
-		return answer(sweepstate.Result{Word: sweepstate.WordOK}, sweepstate.PayloadText{}, stdout, stderr)
+		return answer(sweepcore.WordOK, "", nil, nil, stdout, stderr)
 	}
 	published, ok := publishedSide()
 	var res sweepstate.Result
@@ -77,7 +87,7 @@ func runMergeDriver(v map[string]string, stdout, stderr io.Writer) int {
 		// stay in the working tree.
 		res = eng.MergeUnlocked(v["O"], v["A"], v["B"], published)
 	}
-	if code := answer(res, sweepstate.PayloadText{}, stdout, stderr); code != 0 || res.Word != sweepstate.WordOK {
+	if code := answerMerge(res, stdout, stderr); code != 0 || res.Word != sweepstate.WordOK {
 		return 1
 	}
 	return 0

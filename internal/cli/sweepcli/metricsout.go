@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/stateguard/stateguard/impl/sweepstate"
+	"github.com/stateguard/stateguard/internal/engine/sweepcore"
 	"github.com/stateguard/stateguard/internal/engine/sweeprules"
 	"github.com/stateguard/stateguard/internal/storage/durable"
 )
@@ -57,12 +57,12 @@ const metricsDown = "# HELP sweep_state_up Whether the state file could be read 
 // metricsText renders the counts in Prometheus's text exposition format,
 // in a fixed order, counts and fixed words only (spec/sweep-state.md
 // §11.1).
-func metricsText(m *sweepstate.StateMetrics) string {
+func metricsText(m *sweepcore.StateMetrics) string {
 	var b strings.Builder
 	metricsFamily(&b, "sweep_state_up", "Whether the state file could be read and counted (1) or not (0).")
 	metricsSample(&b, "sweep_state_up", "", "1")
 	metricsFamily(&b, "sweep_state_items", "Items by status (other: any status not in the list, or none).")
-	for _, s := range append(append([]string(nil), sweepstate.ItemStatuses...), sweepstate.StatusOther) {
+	for _, s := range append(append([]string(nil), sweepcore.ItemStatuses...), sweepcore.StatusOther) {
 		metricsSample(&b, "sweep_state_items", `status="`+s+`"`, strconv.Itoa(m.Items[s]))
 	}
 	metricsFamily(&b, "sweep_state_sources", "Source entries.")
@@ -76,7 +76,7 @@ func metricsText(m *sweepstate.StateMetrics) string {
 		metricsSample(&b, "sweep_state_lease_age_seconds", "", secondsText(m.LeaseAgeMicros))
 	}
 	metricsFamily(&b, "sweep_state_last_run_outcome", "The last recorded run's outcome (1 for it, 0 for the others; all 0 when none is recorded).")
-	for _, o := range append(sweeprules.Outcomes(), sweepstate.StatusOther) {
+	for _, o := range append(sweeprules.Outcomes(), sweepcore.StatusOther) {
 		metricsSample(&b, "sweep_state_last_run_outcome", `outcome="`+o+`"`, flag(m.LastRunRecorded && m.LastRunOutcome == o))
 	}
 	if m.LastRunAgeKnown {

@@ -72,7 +72,7 @@ func TestEveryCorruptReasonHasARow(t *testing.T) {
 		}
 	}
 	// The engine's own reasons, and parseReason's fallback.
-	scan(filepath.Join("..", "..", "..", "impl", "sweepstate"), named("corrupt"))
+	scan(filepath.Join("..", "..", "engine", "sweepcore"), named("corrupt"))
 	reasons["the state file is outside the YAML subset"] = "parseReason"
 	// The parser's: corruptf(line, "...") and fmt.Errorf("%w: ...", ErrCorrupt).
 	parse := filepath.Join("..", "..", "codec", "yamlsubset")

@@ -1,4 +1,4 @@
-package sweepstate
+package sweepcore
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/stateguard/stateguard/internal/codec/yamlsubset"
-	"github.com/stateguard/stateguard/internal/engine/sweepargs"
 	"github.com/stateguard/stateguard/internal/engine/sweepfast"
 )
 
@@ -40,20 +39,20 @@ const (
 // the items it parses (keep: a test on an item's key and its text in the
 // engine's form; nil with wholeFile). legacy is import-legacy's parsed
 // file.
-func loadPlan(cmd sweepargs.Command, legacy legacyFile) (loadPath, func(key, block string) bool) {
+func loadPlan(cmd Command, legacy legacyFile) (loadPath, func(key, block string) bool) {
 	switch c := cmd.(type) {
-	case sweepargs.CursorGet:
+	case CursorGet:
 		return scanItems, keepNone
-	case sweepargs.Validate:
+	case Validate:
 		// Only a closed item can change.
 		return scanItems, func(_, block string) bool { return closedStatus(block) }
-	case sweepargs.LeaseAcquire, sweepargs.LeaseRelease, sweepargs.RunRecord:
+	case LeaseAcquire, LeaseRelease, RunRecord:
 		return splitItems, keepNone
-	case sweepargs.UpsertItem:
+	case UpsertItem:
 		return splitItems, keepKey(c.Source + ":" + c.ID)
-	case sweepargs.CursorAdvance:
+	case CursorAdvance:
 		return splitItems, keepKey(c.Source + ":" + c.PastItem)
-	case sweepargs.ImportLegacy:
+	case ImportLegacy:
 		return splitItems, legacyTouches(legacy)
 	}
 	return wholeFile, nil
@@ -72,7 +71,7 @@ func keepKey(key string) func(string, string) bool {
 // With streamed unset, scanItems is taken as splitItems: the document
 // comes back with partial set only from a streamed load, which keeps
 // nothing to write back.
-func loadFor(ctx context.Context, path string, cmd sweepargs.Command, legacy legacyFile, streamed bool) (loaded, *yamlsubset.Split, *Result) {
+func loadFor(ctx context.Context, path string, cmd Command, legacy legacyFile, streamed bool) (loaded, *yamlsubset.Split, *Result) {
 	way, keep := loadPlan(cmd, legacy)
 	if way == wholeFile || sweepfast.WholeFile(ctx) {
 		st, failed := load(path)

@@ -1,4 +1,4 @@
-package sweepstate
+package sweepcore
 
 import (
 	"bufio"
@@ -53,18 +53,18 @@ func TestReadTextAtTheCap(t *testing.T) {
 	if fi, err := os.Stat(p); err != nil || fi.Size() != MaxFileSize || written != MaxFileSize {
 		t.Fatalf("the file is %v bytes (%v), want %d", fi.Size(), err, MaxFileSize)
 	}
-	res, text := (&Engine{}).ReadText(p)
-	if res.Word != WordOK || res.Payload.doc != nil || text.Len() == 0 {
-		t.Fatalf("at the cap: %s %q, document %v, %d bytes of text; want OK from the text", res.Word, res.Reason, res.Payload.doc != nil, text.Len())
+	res, text := ReadText(p)
+	if res.Word != WordOK || res.Payload != nil || text.Len() == 0 {
+		t.Fatalf("at the cap: %s %q, document %v, %d bytes of text; want OK from the text", res.Word, res.Reason, res.Payload != nil, text.Len())
 	}
-	text.text.Free()
+	text.Free()
 	g, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	g.WriteString("\n")
 	g.Close()
-	if res, text := (&Engine{}).ReadText(p); res.Word != WordCorrupt || text.Len() != 0 {
+	if res, text := ReadText(p); res.Word != WordCorrupt || text.Len() != 0 {
 		t.Fatalf("one byte over the cap: %s %q, %d bytes of text; want CORRUPT", res.Word, res.Reason, text.Len())
 	}
 }

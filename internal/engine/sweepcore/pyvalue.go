@@ -1,4 +1,4 @@
-package sweepstate
+package sweepcore
 
 import (
 	"math"

@@ -1,4 +1,4 @@
-package sweepstate
+package sweepcore
 
 import (
 	"context"
@@ -14,18 +14,9 @@ import (
 
 	"github.com/stateguard/stateguard/internal/codec/isotime"
 	"github.com/stateguard/stateguard/internal/codec/yamlsubset"
-	"github.com/stateguard/stateguard/internal/engine/sweepargs"
 	"github.com/stateguard/stateguard/internal/storage/durable"
 	"github.com/stateguard/stateguard/model/value"
 )
-
-// Engine runs subcommands against state files.
-type Engine struct {
-	// Clock supplies "now" for lease stamps when a command has no --now
-	// (or an empty one). Nil means the system clock. It is read once per
-	// call, before the decision, never inside it.
-	Clock func() time.Time
-}
 
 // loaded is a document after a successful load.
 type loaded struct {
@@ -38,40 +29,12 @@ type loaded struct {
 	partial bool
 }
 
-// Run executes cmd against the state file at path: one load, one decision,
-// at most one write. Mutating commands hold the file lock throughout and
-// wait for it without a time limit, as the sweep-state command does. Run is
-// RunContext with context.Background().
-func (e *Engine) Run(path string, cmd Command) Result {
-	return e.RunContext(context.Background(), path, cmd)
-}
-
-// RunContext is Run whose wait for the file lock ends with ctx. Once ctx
-// is done, RunContext writes nothing: a context that ends before the lock
-// is held, or before the write begins, answers ERROR with Result.Err set to
-// ctx.Err() and leaves the file as it was (a lock file it created may
-// stay). A context that ends after the write began does not undo it.
-// A command that breaks a rule (see Command) answers before any file is
-// touched.
-func (e *Engine) RunContext(ctx context.Context, path string, cmd Command) Result {
-	args, failed := lower(cmd)
-	if failed != nil {
-		return *failed
-	}
-	return e.runArgs(ctx, path, args)
-}
-
-func init() {
-	// The command line runs its own form of the commands (its argument
-	// texts, verbatim) through the same engine.
-	sweepargs.Runner = func(ctx context.Context, clock func() time.Time, path string, cmd sweepargs.Command) any {
-		return (&Engine{Clock: clock}).runArgs(ctx, path, cmd)
-	}
-}
-
-// runArgs runs a command in the command line's form: RunContext's work
-// after lower.
-func (e *Engine) runArgs(ctx context.Context, path string, cmd sweepargs.Command) Result {
+// Run executes cmd against the state file at path: one load, one
+// decision, at most one write. A mutating command holds the file lock
+// throughout and waits for it until ctx ends; once ctx is done nothing is
+// written (the answer is ERROR with Fault Ended). clock supplies an empty
+// Now (nil means the system clock); it is read once, before the decision.
+func Run(ctx context.Context, clock func() time.Time, path string, cmd Command) Result {
 	if res, valid := check(cmd); !valid {
 		return res
 	}
@@ -99,7 +62,7 @@ func (e *Engine) runArgs(ctx context.Context, path string, cmd sweepargs.Command
 		defer lock.Unlock()
 	}
 	var legacy legacyFile
-	if imp, ok := cmd.(sweepargs.ImportLegacy); ok {
+	if imp, ok := cmd.(ImportLegacy); ok {
 		// Before the state: the items it names decide which the load
 		// parses.
 		legacy = parseLegacyFile(readLegacy(imp.File))
@@ -108,7 +71,7 @@ func (e *Engine) runArgs(ctx context.Context, path string, cmd sweepargs.Command
 	if failed != nil {
 		return *failed
 	}
-	in := input{loaded: st, now: e.now(cmd), legacy: legacy, splitOff: others}
+	in := input{loaded: st, now: now(cmd, clock), legacy: legacy, splitOff: others}
 	res, write := decide(in, cmd)
 	if write && st.partial {
 		// A streamed load kept nothing to write back the items it left
@@ -149,21 +112,21 @@ func (e *Engine) runArgs(ctx context.Context, path string, cmd sweepargs.Command
 
 // ended is the answer of a call whose context ended before the write.
 func ended(err error) Result {
-	return Result{Word: WordError, Reason: "the context ended before the state file was written", Err: err}
+	return Result{Word: WordError, Reason: "the context ended before the state file was written", Fault: Ended, Err: err}
 }
 
 // now resolves the command's --now: verbatim when given, else the clock in
 // Python's isoformat.
-func (e *Engine) now(cmd sweepargs.Command) string {
+func now(cmd Command, clock func() time.Time) string {
 	var given string
 	switch c := cmd.(type) {
-	case sweepargs.UpsertItem:
+	case UpsertItem:
 		given = c.Now
-	case sweepargs.CursorAdvance:
+	case CursorAdvance:
 		given = c.Now
-	case sweepargs.LeaseAcquire:
+	case LeaseAcquire:
 		given = c.Now
-	case sweepargs.Metrics:
+	case Metrics:
 		given = c.Now
 	default:
 		return ""
@@ -171,7 +134,6 @@ func (e *Engine) now(cmd sweepargs.Command) string {
 	if given != "" {
 		return given
 	}
-	clock := e.Clock
 	if clock == nil {
 		clock = time.Now
 	}
@@ -179,9 +141,9 @@ func (e *Engine) now(cmd sweepargs.Command) string {
 }
 
 // mutating reports whether cmd takes the file lock and may write.
-func mutating(cmd sweepargs.Command) bool {
+func mutating(cmd Command) bool {
 	switch cmd.(type) {
-	case sweepargs.Read, sweepargs.CursorGet, sweepargs.Metrics:
+	case Read, CursorGet, Metrics:
 		return false
 	}
 	return true

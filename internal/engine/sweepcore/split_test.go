@@ -1,4 +1,4 @@
-package sweepstate
+package sweepcore
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/stateguard/stateguard/internal/codec/yamlsubset"
-	"github.com/stateguard/stateguard/internal/engine/sweepargs"
 	"github.com/stateguard/stateguard/internal/engine/sweepfast"
 	"github.com/stateguard/stateguard/internal/testsupport/benchseed"
 	"github.com/stateguard/stateguard/model/value"
@@ -28,19 +27,19 @@ func TestLoadForSplitsTheEngineText(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		cmd         sweepargs.Command
+		cmd         Command
 		parsed, off int
 		legacy      legacyFile
 	}{
-		{sweepargs.UpsertItem{Source: "slack:C42", ID: "1719900000.000002", Writer: "w1", JSON: "{}"}, 1, 4, legacyFile{}},
-		{sweepargs.UpsertItem{Source: "slack:C42", ID: "new", Writer: "w1", JSON: "{}"}, 0, 5, legacyFile{}},
-		{sweepargs.CursorAdvance{Source: "slack:C42", PastItem: "1719900000.000004", To: "9"}, 1, 4, legacyFile{}},
-		{sweepargs.Validate{}, 0, 5, legacyFile{}},
-		{sweepargs.LeaseAcquire{Writer: "w1"}, 0, 5, legacyFile{}},
-		{sweepargs.CursorGet{Source: "slack:C42"}, 0, 5, legacyFile{}},
-		{sweepargs.Read{}, 5, -1, legacyFile{}},
-		{sweepargs.ImportLegacy{}, 0, 5, legacyFile{}},                                       // no legacy file: it names no item
-		{sweepargs.ImportLegacy{}, 0, 5, legacyNaming("slack:C42:1719900000.000001", "new")}, // every field there
+		{UpsertItem{Source: "slack:C42", ID: "1719900000.000002", Writer: "w1", JSON: "{}"}, 1, 4, legacyFile{}},
+		{UpsertItem{Source: "slack:C42", ID: "new", Writer: "w1", JSON: "{}"}, 0, 5, legacyFile{}},
+		{CursorAdvance{Source: "slack:C42", PastItem: "1719900000.000004", To: "9"}, 1, 4, legacyFile{}},
+		{Validate{}, 0, 5, legacyFile{}},
+		{LeaseAcquire{Writer: "w1"}, 0, 5, legacyFile{}},
+		{CursorGet{Source: "slack:C42"}, 0, 5, legacyFile{}},
+		{Read{}, 5, -1, legacyFile{}},
+		{ImportLegacy{}, 0, 5, legacyFile{}},                                       // no legacy file: it names no item
+		{ImportLegacy{}, 0, 5, legacyNaming("slack:C42:1719900000.000001", "new")}, // every field there
 	} {
 		st, others, failed := loadFor(context.Background(), state, c.cmd, c.legacy, false)
 		if failed != nil {
@@ -55,8 +54,8 @@ func TestLoadForSplitsTheEngineText(t *testing.T) {
 		if failed != nil {
 			t.Fatalf("%T streamed: %s", c.cmd, failed.Reason)
 		}
-		_, get := c.cmd.(sweepargs.CursorGet)
-		_, validate := c.cmd.(sweepargs.Validate)
+		_, get := c.cmd.(CursorGet)
+		_, validate := c.cmd.(Validate)
 		wantPartial, wantOff := get || validate, max(c.off, 0)
 		if wantPartial {
 			wantOff = 0
@@ -65,7 +64,7 @@ func TestLoadForSplitsTheEngineText(t *testing.T) {
 			t.Errorf("%T streamed: %d items parsed, %d split off, partial %v; want %d, %d, %v", c.cmd, n, others.Len(), st.partial, c.parsed, wantOff, wantPartial)
 		}
 	}
-	st, others, _ := loadFor(sweepfast.WithWholeFile(context.Background()), state, sweepargs.LeaseAcquire{Writer: "w1"}, legacyFile{}, true)
+	st, others, _ := loadFor(sweepfast.WithWholeFile(context.Background()), state, LeaseAcquire{Writer: "w1"}, legacyFile{}, true)
 	if mapAt(st.doc, "items").Len() != 5 || others != nil {
 		t.Errorf("fast path off: %d items parsed, %d split off; want the whole file", mapAt(st.doc, "items").Len(), others.Len())
 	}
@@ -80,18 +79,18 @@ func TestLoadForSplitsTheEngineText(t *testing.T) {
 	}
 	for _, c := range []struct {
 		file         string
-		cmd          sweepargs.Command
+		cmd          Command
 		streamed     bool
 		parsed, off  int
 		wantsPartial bool
 	}{
-		{python, sweepargs.UpsertItem{Source: "slack:C42", ID: "1719900000.000001", Writer: "w1", JSON: "{}"}, true, 2, 3, false},
-		{python, sweepargs.LeaseAcquire{Writer: "w1"}, true, 1, 4, false},
-		{python, sweepargs.CursorGet{Source: "slack:C42"}, true, 0, 0, true},
-		{python, sweepargs.Validate{}, false, 1, 4, false},
-		{python, sweepargs.Validate{}, true, 0, 0, true},
-		{closed, sweepargs.Validate{}, true, 1, 0, true},
-		{closed, sweepargs.CursorGet{Source: "slack:C42"}, true, 0, 0, true},
+		{python, UpsertItem{Source: "slack:C42", ID: "1719900000.000001", Writer: "w1", JSON: "{}"}, true, 2, 3, false},
+		{python, LeaseAcquire{Writer: "w1"}, true, 1, 4, false},
+		{python, CursorGet{Source: "slack:C42"}, true, 0, 0, true},
+		{python, Validate{}, false, 1, 4, false},
+		{python, Validate{}, true, 0, 0, true},
+		{closed, Validate{}, true, 1, 0, true},
+		{closed, CursorGet{Source: "slack:C42"}, true, 0, 0, true},
 	} {
 		if err := os.WriteFile(state, []byte(c.file), 0o600); err != nil {
 			t.Fatal(err)
@@ -111,16 +110,16 @@ func TestLoadForSplitsTheEngineText(t *testing.T) {
 	// the whole file.
 	for _, c := range []struct {
 		file         string
-		cmd          sweepargs.Command
+		cmd          Command
 		parsed, off  int
 		wantsPartial bool
 	}{
-		{"# a hand edit\n" + string(text), sweepargs.LeaseAcquire{Writer: "w1"}, 0, 5, false},
-		{"# a hand edit\n" + string(text), sweepargs.CursorGet{Source: "slack:C42"}, 0, 0, true},
-		{string(text) + "# a hand edit\n", sweepargs.LeaseAcquire{Writer: "w1"}, 1, 4, false},
-		{string(text) + "# a hand edit\n", sweepargs.CursorGet{Source: "slack:C42"}, 1, 0, true},
-		{"zz_note: 1\n" + string(text), sweepargs.LeaseAcquire{Writer: "w1"}, 5, 0, false},
-		{"zz_note: 1\n" + string(text), sweepargs.CursorGet{Source: "slack:C42"}, 5, 0, false},
+		{"# a hand edit\n" + string(text), LeaseAcquire{Writer: "w1"}, 0, 5, false},
+		{"# a hand edit\n" + string(text), CursorGet{Source: "slack:C42"}, 0, 0, true},
+		{string(text) + "# a hand edit\n", LeaseAcquire{Writer: "w1"}, 1, 4, false},
+		{string(text) + "# a hand edit\n", CursorGet{Source: "slack:C42"}, 1, 0, true},
+		{"zz_note: 1\n" + string(text), LeaseAcquire{Writer: "w1"}, 5, 0, false},
+		{"zz_note: 1\n" + string(text), CursorGet{Source: "slack:C42"}, 5, 0, false},
 	} {
 		if err := os.WriteFile(state, []byte(c.file), 0o600); err != nil {
 			t.Fatal(err)
@@ -162,7 +161,7 @@ func TestValidateKeepsTheClosedItems(t *testing.T) {
 		"  \"x\\\"y\":\n    source: \"s\"\n" + closed + // a key escaped,
 		"  \"x:1\":\n" + closed + // and quoted raw
 		"last_run: {}\n"
-	_, keep := loadPlan(sweepargs.Validate{}, legacyFile{})
+	_, keep := loadPlan(Validate{}, legacyFile{})
 	var closedKeys []string
 	seen := 0
 	check := func(key, block string) bool {

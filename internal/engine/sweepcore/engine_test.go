@@ -1,4 +1,4 @@
-package sweepstate
+package sweepcore
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stateguard/stateguard/internal/engine/sweepargs"
 	"github.com/stateguard/stateguard/model/value"
 )
 
@@ -90,14 +89,17 @@ func TestTruthy(t *testing.T) {
 	}
 }
 
-func fixedEngine() *Engine {
-	return &Engine{Clock: func() time.Time { return time.Date(2026, 7, 2, 12, 0, 0, 0, time.UTC) }}
+// engine runs commands at a clock, as the command line does with its own.
+type engine struct{ clock func() time.Time }
+
+func fixedEngine() *engine {
+	return &engine{clock: func() time.Time { return time.Date(2026, 7, 2, 12, 0, 0, 0, time.UTC) }}
 }
 
 func TestNewerSchemaVersionKept(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "s.yml")
 	os.WriteFile(p, []byte("schema_version: 3\n"), 0o600)
-	if r := fixedEngine().run(p, sweepargs.RunRecord{Writer: "w", Outcome: "completed", Counts: "{}", Timestamp: "t"}); r.Word != WordOK {
+	if r := fixedEngine().run(p, RunRecord{Writer: "w", Outcome: "completed", Counts: "{}", Timestamp: "t"}); r.Word != WordOK {
 		t.Fatal(r)
 	}
 	data, _ := os.ReadFile(p)
@@ -106,7 +108,7 @@ func TestNewerSchemaVersionKept(t *testing.T) {
 	}
 	// A file without a valid higher version gets 1 (the reference's stamp).
 	os.WriteFile(p, []byte("schema_version: \"2\"\n"), 0o600)
-	fixedEngine().run(p, sweepargs.RunRecord{Writer: "w", Outcome: "completed", Counts: "{}", Timestamp: "t"})
+	fixedEngine().run(p, RunRecord{Writer: "w", Outcome: "completed", Counts: "{}", Timestamp: "t"})
 	data, _ = os.ReadFile(p)
 	if string(data[:18]) != "schema_version: 1\n" {
 		t.Errorf("non-integer version should become 1:\n%s", data)
@@ -115,10 +117,10 @@ func TestNewerSchemaVersionKept(t *testing.T) {
 
 func TestWallClockWhenNoNow(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "s.yml")
-	e := &Engine{Clock: func() time.Time { return time.Date(2026, 7, 2, 12, 0, 0, 123456000, time.UTC) }}
-	e.run(p, sweepargs.LeaseAcquire{Writer: "w"})
-	r := e.run(p, sweepargs.Read{})
-	lease, _ := getMap(r.Payload.doc, "lease")
+	e := &engine{clock: func() time.Time { return time.Date(2026, 7, 2, 12, 0, 0, 123456000, time.UTC) }}
+	e.run(p, LeaseAcquire{Writer: "w"})
+	r := e.run(p, Read{})
+	lease, _ := getMap(r.Payload, "lease")
 	if ts := mapGet(lease, "timestamp"); ts != "2026-07-02T12:00:00.123456+00:00" {
 		t.Errorf("timestamp %v", ts)
 	}
@@ -134,7 +136,7 @@ func TestForeignOwnerIsCorrupt(t *testing.T) {
 	if err := os.Chown(p, 4242, 4242); err != nil {
 		t.Skip(err)
 	}
-	for _, cmd := range []sweepargs.Command{sweepargs.Read{}, sweepargs.LeaseAcquire{Writer: "w", Now: "2026-07-02T12:00:00Z"}} {
+	for _, cmd := range []Command{Read{}, LeaseAcquire{Writer: "w", Now: "2026-07-02T12:00:00Z"}} {
 		if r := fixedEngine().run(p, cmd); r.Word != WordCorrupt {
 			t.Errorf("%T on a foreign file: %s, want CORRUPT", cmd, r.Word)
 		}
@@ -167,9 +169,9 @@ func TestStaleComparisonIsExactOverCenturies(t *testing.T) {
 // lease, so owned mutations answer LEASE-LOST and write nothing.
 func TestOwnedMutationWithoutFileIsLeaseLost(t *testing.T) {
 	for _, initial := range []*string{nil, ptr(" \n\n")} {
-		for _, cmd := range []sweepargs.Command{
-			sweepargs.UpsertItem{Source: "s", ID: "1", JSON: "{}", Writer: "w1", Now: "2026-07-02T12:00:00Z"},
-			sweepargs.CursorAdvance{Source: "s", To: "1", PastItem: "1", Writer: "w1", Now: "2026-07-02T12:00:00Z"},
+		for _, cmd := range []Command{
+			UpsertItem{Source: "s", ID: "1", JSON: "{}", Writer: "w1", Now: "2026-07-02T12:00:00Z"},
+			CursorAdvance{Source: "s", To: "1", PastItem: "1", Writer: "w1", Now: "2026-07-02T12:00:00Z"},
 		} {
 			p := filepath.Join(t.TempDir(), "s.yml")
 			if initial != nil {
@@ -198,11 +200,11 @@ func TestImportLegacyNonStringCursors(t *testing.T) {
 	p, legacy := filepath.Join(dir, "s.yml"), filepath.Join(dir, "legacy.json")
 	os.WriteFile(legacy, []byte(`{"channels": {"C42": {"cursor": 1.5}, "C1": {"cursor": ""}, "C3": {"last_processed_ts": 0, "cursor": false},`+
 		` "C4": {"last_processed_ts": 0}, "C5": {"last_processed_ts": "", "cursor": null}, "C6": {"cursor": 0}}}`), 0o600)
-	r := fixedEngine().run(p, sweepargs.ImportLegacy{File: legacy})
+	r := fixedEngine().run(p, ImportLegacy{File: legacy})
 	if r.Word != WordOK {
 		t.Fatal(r)
 	}
-	if n := mapGet(r.Payload.doc, "cursors_imported"); n.(*big.Int).Int64() != 4 {
+	if n := mapGet(r.Payload, "cursors_imported"); n.(*big.Int).Int64() != 4 {
 		t.Errorf("cursors_imported %v, want 4", n)
 	}
 	want := "schema_version: 1\nsources:\n  C1:\n    cursor: \"\"\n  C3:\n    cursor: false\n  C42:\n    cursor: 1.5\n  C6:\n    cursor: 0\nitems: {}\n"
@@ -210,8 +212,8 @@ func TestImportLegacyNonStringCursors(t *testing.T) {
 		t.Errorf("file\n%s\nwant\n%s", data, want)
 	}
 	os.WriteFile(legacy, []byte(`{"channels": {"C42": {"cursor": "1.0"}, "C1": {"cursor": 7}}}`), 0o600)
-	r = fixedEngine().run(p, sweepargs.ImportLegacy{File: legacy})
-	if n := mapGet(r.Payload.doc, "cursors_imported"); n.(*big.Int).Int64() != 1 {
+	r = fixedEngine().run(p, ImportLegacy{File: legacy})
+	if n := mapGet(r.Payload, "cursors_imported"); n.(*big.Int).Int64() != 1 {
 		t.Errorf("second import: cursors_imported %v, want 1 (only C1)", n)
 	}
 	if data, _ := os.ReadFile(p); !strings.Contains(string(data), "  C1:\n    cursor: 7\n  C3:") || !strings.Contains(string(data), "C42:\n    cursor: 1.5\n") {
@@ -236,7 +238,7 @@ func TestCorruptCarriesReason(t *testing.T) {
 		if err := os.WriteFile(p, []byte(c.text), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		res := (&Engine{}).run(p, sweepargs.Validate{})
+		res := (&engine{}).run(p, Validate{})
 		if res.Word != WordCorrupt || res.Reason != c.want {
 			t.Errorf("%s: %s %q, want CORRUPT %q", c.name, res.Word, res.Reason, c.want)
 		}
@@ -244,7 +246,7 @@ func TestCorruptCarriesReason(t *testing.T) {
 			t.Errorf("%s: reason %q echoes the file", c.name, res.Reason)
 		}
 	}
-	res := (&Engine{}).run(dir, sweepargs.Validate{})
+	res := (&engine{}).run(dir, Validate{})
 	if want := "the state file is not a regular file or cannot be opened"; res.Word != WordCorrupt || res.Reason != want {
 		t.Errorf("directory: %s %q, want CORRUPT %q", res.Word, res.Reason, want)
 	}
@@ -292,6 +294,6 @@ func TestReadCapBoundaries(t *testing.T) {
 }
 
 // run runs a command in the command line's form, as the command line does.
-func (e *Engine) run(path string, cmd sweepargs.Command) Result {
-	return e.runArgs(context.Background(), path, cmd)
+func (e *engine) run(path string, cmd Command) Result {
+	return Run(context.Background(), e.clock, path, cmd)
 }

@@ -1,4 +1,4 @@
-package sweepstate
+package sweepcore
 
 import (
 	"errors"
@@ -8,7 +8,6 @@ import (
 	"github.com/stateguard/stateguard/internal/codec/isotime"
 	"github.com/stateguard/stateguard/internal/codec/pyjson"
 	"github.com/stateguard/stateguard/internal/codec/yamlsubset"
-	"github.com/stateguard/stateguard/internal/engine/sweepargs"
 	"github.com/stateguard/stateguard/model/value"
 )
 
@@ -27,36 +26,36 @@ type input struct {
 
 // decide applies cmd to the loaded document in place and reports the answer
 // and whether the document must be written.
-func decide(in input, cmd sweepargs.Command) (Result, bool) {
+func decide(in input, cmd Command) (Result, bool) {
 	switch c := cmd.(type) {
-	case sweepargs.Read:
+	case Read:
 		if in.fresh {
 			return Result{Word: WordNoState}, false
 		}
-		return Result{Word: WordOK, Payload: Payload{in.doc}}, false
-	case sweepargs.CursorGet:
+		return Result{Word: WordOK, Payload: in.doc}, false
+	case CursorGet:
 		return cursorGet(in, c), false
-	case sweepargs.Metrics:
+	case Metrics:
 		return countMetrics(in), false
-	case sweepargs.Validate:
+	case Validate:
 		return validate(in)
-	case sweepargs.UpsertItem:
+	case UpsertItem:
 		return upsertItem(in, c)
-	case sweepargs.CursorAdvance:
+	case CursorAdvance:
 		return cursorAdvance(in, c)
-	case sweepargs.LeaseAcquire:
+	case LeaseAcquire:
 		return leaseAcquire(in, c)
-	case sweepargs.LeaseRelease:
+	case LeaseRelease:
 		return leaseRelease(in, c)
-	case sweepargs.RunRecord:
+	case RunRecord:
 		return runRecord(in, c)
-	case sweepargs.ImportLegacy:
+	case ImportLegacy:
 		return importLegacy(in, c)
 	}
-	return invalid("Command", errNotACommand), false
+	return invalid("Command", ErrNotACommand), false
 }
 
-func ok(payload *value.Map) Result { return Result{Word: WordOK, Payload: Payload{payload}} }
+func ok(payload *value.Map) Result { return Result{Word: WordOK, Payload: payload} }
 
 func single(k string, v value.Value) *value.Map {
 	m := value.NewMap()
@@ -64,7 +63,7 @@ func single(k string, v value.Value) *value.Map {
 	return m
 }
 
-func cursorGet(in input, c sweepargs.CursorGet) Result {
+func cursorGet(in input, c CursorGet) Result {
 	sources, isMap := sourcesOf(in.doc)
 	if !isMap {
 		return errBadSources
@@ -116,7 +115,7 @@ func heldBy(doc *value.Map, writer string) (*value.Map, bool) {
 	return lease, w == writer && writer != ""
 }
 
-func upsertItem(in input, c sweepargs.UpsertItem) (Result, bool) {
+func upsertItem(in input, c UpsertItem) (Result, bool) {
 	// An absent or blank file has no lease, so it is never held.
 	lease, held := heldBy(in.doc, c.Writer)
 	if !held {
@@ -170,7 +169,7 @@ func isSensitive(doc, item *value.Map, source string) bool {
 	return false
 }
 
-func cursorAdvance(in input, c sweepargs.CursorAdvance) (Result, bool) {
+func cursorAdvance(in input, c CursorAdvance) (Result, bool) {
 	// An absent or blank file has no lease, so it is never held.
 	lease, held := heldBy(in.doc, c.Writer)
 	if !held {
@@ -203,7 +202,7 @@ func cursorAdvance(in input, c sweepargs.CursorAdvance) (Result, bool) {
 // defaultTTL is the lease TTL in minutes when none is given or usable.
 var defaultTTL = big.NewInt(60)
 
-func leaseAcquire(in input, c sweepargs.LeaseAcquire) (Result, bool) {
+func leaseAcquire(in input, c LeaseAcquire) (Result, bool) {
 	ttl := defaultTTL
 	if c.TTLMinutes != nil {
 		ttl = c.TTLMinutes
@@ -230,7 +229,7 @@ func leaseAcquire(in input, c sweepargs.LeaseAcquire) (Result, bool) {
 	payload.Set("previous_writer", holder)
 	payload.Set("previous_timestamp", prevTS)
 	in.doc.Set("lease", fresh)
-	return Result{Word: WordStaleReclaimed, Payload: Payload{payload}}, true
+	return Result{Word: WordStaleReclaimed, Payload: payload}, true
 }
 
 // microsPerMinute converts the TTL for the exact comparison.
@@ -256,7 +255,7 @@ func provablyStale(lease *value.Map, now string) bool {
 	return elapsed.Cmp(limit) > 0
 }
 
-func leaseRelease(in input, c sweepargs.LeaseRelease) (Result, bool) {
+func leaseRelease(in input, c LeaseRelease) (Result, bool) {
 	if in.fresh {
 		return ok(nil), false
 	}
@@ -271,7 +270,7 @@ func leaseRelease(in input, c sweepargs.LeaseRelease) (Result, bool) {
 	return ok(nil), true
 }
 
-func runRecord(in input, c sweepargs.RunRecord) (Result, bool) {
+func runRecord(in input, c RunRecord) (Result, bool) {
 	var counts value.Value
 	if v, err := pyjson.Decode(c.Counts); err == nil {
 		counts = v
@@ -294,7 +293,7 @@ var legacyItemFields = []struct{ from, to string }{
 	{"title", "title"}, {"url", "url"},
 }
 
-func importLegacy(in input, c sweepargs.ImportLegacy) (Result, bool) {
+func importLegacy(in input, c ImportLegacy) (Result, bool) {
 	legacy := in.legacy.doc
 	sourceMap := value.NewMap()
 	if c.SourceMap != nil {

@@ -1,6 +1,6 @@
 //go:build race
 
-package sweepstate
+package sweepcore
 
 // raceDetector is true in a -race build.
 const raceDetector = true

@@ -1,17 +1,21 @@
-// Package sweepargs holds the sweep-state commands as the command line
-// gives them: every argument is text, kept verbatim (a --now in any form
-// the staleness check reads, --json and --counts as JSON text the engine
-// decodes itself, a --ttl-minutes of any size). The command line
-// (internal/cli/sweepcli) builds them and runs them through Run; the Go
-// API's typed commands (impl/sweepstate) become these before the decision,
-// so both reach the same decision.
-package sweepargs
+// Package sweepcore is the sweep state engine's core: the commands in the
+// command line's form, the load of the state file, the decision and the
+// write. Every argument of a command is text, kept verbatim (a --now in
+// any form the staleness check reads, --json and --counts as JSON text the
+// engine decodes itself, a --ttl-minutes of any size). The command line
+// (internal/cli/sweepcli) builds these commands and prints Run's Result;
+// the Go API (impl/sweepstate) turns its typed commands into them and
+// Run's Result into its own, so both reach the same decision.
+//
+// Files: commands.go (the commands), result.go (the answer and its
+// faults), check.go (the argument rules), engine.go (Run: lock, load,
+// decide, write; the load's checks), split.go (which items a command's
+// load parses), decide.go (the decision of each command), metrics.go
+// (metrics' counts), readtext.go (read's payload as text), pyvalue.go
+// (Python's truth, str and repr of the file's values).
+package sweepcore
 
-import (
-	"context"
-	"math/big"
-	"time"
-)
+import "math/big"
 
 // Command is one subcommand and its argument texts. The set is closed:
 // only the types of this package are commands.
@@ -76,11 +80,3 @@ func (LeaseRelease) argsCommand()  {}
 func (RunRecord) argsCommand()     {}
 func (ImportLegacy) argsCommand()  {}
 func (Metrics) argsCommand()       {}
-
-// Runner runs cmd against the state file at path as the engine's
-// RunContext runs a typed command, reading clock (nil: the system clock)
-// for an empty Now. Its answer is a sweepstate.Result, given as any
-// because this package cannot name that type (package sweepstate imports
-// this one). Package sweepstate sets Runner when it is initialised, so
-// any program that can name a Result finds it set.
-var Runner func(ctx context.Context, clock func() time.Time, path string, cmd Command) any

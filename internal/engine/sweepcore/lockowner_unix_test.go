@@ -1,6 +1,6 @@
 //go:build unix
 
-package sweepstate
+package sweepcore
 
 import (
 	"os"
@@ -10,7 +10,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/stateguard/stateguard/internal/engine/sweepargs"
 	"github.com/stateguard/stateguard/internal/storage/durable"
 )
 
@@ -43,7 +42,7 @@ func TestValidateHoldsTheFileLock(t *testing.T) {
 		return realSync(f)
 	}
 	defer durable.SetOps(ops)()
-	res := fixedEngine().run(p, sweepargs.Validate{})
+	res := fixedEngine().run(p, Validate{})
 	if res.Word != WordOK || syncs != 1 {
 		t.Fatalf("validate: %s %q, %d writes; want OK and one write", res.Word, res.Reason, syncs)
 	}
@@ -79,7 +78,7 @@ func TestStateFileOfAnotherOwnerIsCorrupt(t *testing.T) {
 			t.Skipf("%s is not a regular file of another user here", p)
 		}
 	}
-	if res := fixedEngine().run(p, sweepargs.Read{}); res.Word != WordCorrupt || res.Reason != reason {
+	if res := fixedEngine().run(p, Read{}); res.Word != WordCorrupt || res.Reason != reason {
 		t.Fatalf("read of a file another user owns: %s %q, want CORRUPT %q", res.Word, res.Reason, reason)
 	}
 }

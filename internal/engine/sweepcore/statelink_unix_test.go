@@ -1,14 +1,12 @@
 //go:build unix
 
-package sweepstate
+package sweepcore
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/stateguard/stateguard/internal/engine/sweepargs"
 )
 
 // TestWritesKeepAStateLink: a state path that is a symbolic link stays
@@ -25,7 +23,7 @@ func TestWritesKeepAStateLink(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := fixedEngine()
-	if res := e.run(real, sweepargs.LeaseRelease{Writer: "w0"}); res.Word != WordOK {
+	if res := e.run(real, LeaseRelease{Writer: "w0"}); res.Word != WordOK {
 		t.Fatalf("release on an absent file: %v", res.Word)
 	}
 	hop := filepath.Join(dir, "hop.yml")
@@ -35,10 +33,10 @@ func TestWritesKeepAStateLink(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if res := e.run(link, sweepargs.LeaseAcquire{Writer: "w1", Now: "2026-07-02T12:00:00Z"}); res.Word != WordOK {
+	if res := e.run(link, LeaseAcquire{Writer: "w1", Now: "2026-07-02T12:00:00Z"}); res.Word != WordOK {
 		t.Fatalf("lease-acquire through the link: %v %s", res.Word, res.Reason)
 	}
-	if res := e.run(link, sweepargs.UpsertItem{Source: "s", ID: "1", JSON: `{"title": "t"}`, Writer: "w1", Now: "2026-07-02T12:01:00Z"}); res.Word != WordOK {
+	if res := e.run(link, UpsertItem{Source: "s", ID: "1", JSON: `{"title": "t"}`, Writer: "w1", Now: "2026-07-02T12:01:00Z"}); res.Word != WordOK {
 		t.Fatalf("upsert through the link: %v %s", res.Word, res.Reason)
 	}
 	for _, l := range []string{link, hop} {
@@ -50,7 +48,7 @@ func TestWritesKeepAStateLink(t *testing.T) {
 	if err != nil || !strings.Contains(string(text), "writer: \"w1\"") || !strings.Contains(string(text), "\"s:1\"") {
 		t.Fatalf("the target does not hold the writes: %q %v", text, err)
 	}
-	if res := e.run(real, sweepargs.LeaseAcquire{Writer: "w2", Now: "2026-07-02T12:02:00Z"}); res.Word != WordLocked {
+	if res := e.run(real, LeaseAcquire{Writer: "w2", Now: "2026-07-02T12:02:00Z"}); res.Word != WordLocked {
 		t.Fatalf("a writer naming the target: %v, want LOCKED", res.Word)
 	}
 	for _, l := range []string{link, hop} {
@@ -68,7 +66,7 @@ func TestWritesKeepAStateLink(t *testing.T) {
 	if err := os.Symlink(filepath.Join(dir, "data", "later-target.yml"), dangling); err != nil {
 		t.Fatal(err)
 	}
-	if res := e.run(dangling, sweepargs.LeaseAcquire{Writer: "w1", Now: "2026-07-02T12:00:00Z"}); res.Word != WordOK {
+	if res := e.run(dangling, LeaseAcquire{Writer: "w1", Now: "2026-07-02T12:00:00Z"}); res.Word != WordOK {
 		t.Fatalf("lease-acquire through a dangling link: %v %s", res.Word, res.Reason)
 	}
 	if fi, err := os.Lstat(dangling); err != nil || fi.Mode()&os.ModeSymlink == 0 {
