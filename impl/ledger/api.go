@@ -42,7 +42,8 @@ const (
 )
 
 // Task is one row of the tasks table. Times are Unix seconds as floats.
-// Optional columns are nil pointers when NULL.
+// Optional columns are nil pointers when NULL; a code column that is NULL
+// is NoCode (a stored code is never empty: only registered codes are).
 type Task struct {
 	ID                string
 	ParentID          *string
@@ -57,9 +58,57 @@ type Task struct {
 	EndedAt           *float64
 	DeadlineAt        *float64
 	DeliveryUpdatedAt float64
+	TerminalCode      Code // the code the task was closed with
+	DeliveryCode      Code // the code its delivery was settled with
+	Version           int64
+}
+
+// taskRow is a task as the engines read, decide and write it: the
+// columns as stored, NULL as nil.
+type taskRow struct {
+	ID                string
+	ParentID          *string
+	Status            Status
+	DeliveryStatus    DeliveryStatus
+	DeliveryRequired  bool
+	PayloadHash       *string
+	TimeoutSeconds    *float64
+	CreatedAt         float64
+	StartedAt         *float64
+	UpdatedAt         float64
+	EndedAt           *float64
+	DeadlineAt        *float64
+	DeliveryUpdatedAt float64
 	TerminalCode      *string
 	DeliveryCode      *string
 	Version           int64
+}
+
+// public is the row as the API hands it out.
+func (r taskRow) public() Task {
+	return Task{
+		ID: r.ID, ParentID: r.ParentID, Status: r.Status, DeliveryStatus: r.DeliveryStatus,
+		DeliveryRequired: r.DeliveryRequired, PayloadHash: r.PayloadHash, TimeoutSeconds: r.TimeoutSeconds,
+		CreatedAt: r.CreatedAt, StartedAt: r.StartedAt, UpdatedAt: r.UpdatedAt, EndedAt: r.EndedAt,
+		DeadlineAt: r.DeadlineAt, DeliveryUpdatedAt: r.DeliveryUpdatedAt,
+		TerminalCode: codeOf(r.TerminalCode), DeliveryCode: codeOf(r.DeliveryCode), Version: r.Version,
+	}
+}
+
+// publicTask converts an operation's answer.
+func publicTask(r taskRow, err error) (Task, error) {
+	if err != nil {
+		return Task{}, err
+	}
+	return r.public(), nil
+}
+
+// codeOf reads a nullable code column.
+func codeOf(s *string) Code {
+	if s == nil {
+		return NoCode
+	}
+	return Code(*s)
 }
 
 // Clock returns the current time as Unix seconds. It is read inside each

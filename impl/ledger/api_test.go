@@ -170,7 +170,7 @@ func (l *Ledger) setDeliveryCode(id string, status DeliveryStatus, code *string)
 // ReconcileOptions' zero value is the command line's reconcile: both graces
 // 600 s. Before, Reconcile(0, 0, false) was the legal spelling of "no grace"
 // and settled every pending delivery at once; now a zero grace must be
-// spelled NoGrace. A grace below zero is refused.
+// spelled as a pointer to zero. A grace below zero is refused.
 func TestReconcileOptionsZeroValueIsTheCLIDefault(t *testing.T) {
 	l, clk, _ := openTest(t)
 	ctx := context.Background()
@@ -201,18 +201,18 @@ func TestReconcileOptionsZeroValueIsTheCLIDefault(t *testing.T) {
 	if def != cli || def.TasksTimedOut != 0 || def.DeliveriesFailed != 0 {
 		t.Fatalf("zero options: %+v, want the 600 s reconcile %+v retaining both", def, cli)
 	}
-	explicit, err := l.ReconcileContext(ctx, ReconcileOptions{ActiveGrace: DefaultGrace, DeliveryGrace: 10 * time.Minute, DryRun: true})
+	explicit, err := l.ReconcileContext(ctx, ReconcileOptions{ActiveGrace: new(DefaultGrace), DeliveryGrace: new(10 * time.Minute), DryRun: true})
 	if err != nil || explicit != def {
 		t.Fatalf("DefaultGrace spelled out: %+v, %v; want %+v", explicit, err, def)
 	}
-	none, err := l.ReconcileContext(ctx, ReconcileOptions{ActiveGrace: NoGrace, DeliveryGrace: NoGrace, DryRun: true})
+	none, err := l.ReconcileContext(ctx, ReconcileOptions{ActiveGrace: new(time.Duration(0)), DeliveryGrace: new(time.Duration(0)), DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if zero, _ := l.reconcileFloat(0, 0, true); none != zero || none.TasksTimedOut != 1 || none.DeliveriesFailed != 2 {
-		t.Fatalf("NoGrace: %+v, want the zero-grace reconcile %+v (both deliveries settled, the timed-out task's too)", none, zero)
+		t.Fatalf("no grace: %+v, want the zero-grace reconcile %+v (both deliveries settled, the timed-out task's too)", none, zero)
 	}
-	for _, opts := range []ReconcileOptions{{ActiveGrace: -time.Second}, {DeliveryGrace: -2}} {
+	for _, opts := range []ReconcileOptions{{ActiveGrace: new(-time.Second)}, {DeliveryGrace: new(time.Duration(-2))}} {
 		if _, err := l.ReconcileContext(ctx, opts); !errors.Is(err, ErrInvalidInput) {
 			t.Errorf("%+v: %v, want ErrInvalidInput", opts, err)
 		}

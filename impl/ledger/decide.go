@@ -27,7 +27,7 @@ type taskEvent struct {
 // is the answer), or the task as it is to be stored with its event at.
 type decision struct {
 	changed bool
-	task    Task
+	task    taskRow
 	event   taskEvent
 	at      float64
 }
@@ -38,7 +38,7 @@ func textPtr(s string) *string { return &s }
 
 // decideStart moves a queued task to running (spec 6.2); a running task is
 // an idempotent repeat.
-func decideStart(task Task, now nowFunc) (decision, error) {
+func decideStart(task taskRow, now nowFunc) (decision, error) {
 	if task.Status == StatusRunning {
 		return unchanged(), nil
 	}
@@ -74,7 +74,7 @@ func decideStart(task Task, now nowFunc) (decision, error) {
 
 // decideHeartbeat refreshes a running task's updated_at (spec 6.3); it
 // records no event.
-func decideHeartbeat(task Task, now nowFunc) (decision, error) {
+func decideHeartbeat(task taskRow, now nowFunc) (decision, error) {
 	if task.Status != StatusRunning {
 		return decision{}, stateConflict("task is not running")
 	}
@@ -94,7 +94,7 @@ func decideHeartbeat(task Task, now nowFunc) (decision, error) {
 // decideClose moves a task to the terminal status with code (spec 6.4);
 // the same terminal status again is an idempotent repeat, checked before
 // the code.
-func decideClose(task Task, status Status, code *string, now nowFunc) (decision, error) {
+func decideClose(task taskRow, status Status, code *string, now nowFunc) (decision, error) {
 	if task.Status == status {
 		return unchanged(), nil
 	}
@@ -127,7 +127,7 @@ func decideClose(task Task, status Status, code *string, now nowFunc) (decision,
 
 // decideDelivery settles a terminal task's delivery with code (spec 6.5);
 // the same value again is an idempotent repeat, checked before the code.
-func decideDelivery(task Task, status DeliveryStatus, code *string, now nowFunc) (decision, error) {
+func decideDelivery(task taskRow, status DeliveryStatus, code *string, now nowFunc) (decision, error) {
 	if task.DeliveryStatus == status {
 		return unchanged(), nil
 	}
@@ -166,7 +166,7 @@ func decideDelivery(task Task, status DeliveryStatus, code *string, now nowFunc)
 // decideRepeatCreate answers a create whose id is already stored: the
 // stored task when the parameters are the same (spec 6.1), else a
 // conflict.
-func decideRepeatCreate(existing Task, parent string, p CreateParams) error {
+func decideRepeatCreate(existing taskRow, parent string, p CreateParams) error {
 	if sameString(existing.ParentID, parent) && sameString(existing.PayloadHash, p.PayloadHash) &&
 		sameFloat(existing.TimeoutSeconds, p.TimeoutSeconds) && existing.DeliveryRequired == !p.Internal {
 		return nil
@@ -175,12 +175,12 @@ func decideRepeatCreate(existing Task, parent string, p CreateParams) error {
 }
 
 // decideCreate makes a new queued task id under parent (nil for none).
-func decideCreate(id string, parent *Task, p CreateParams, now nowFunc) (decision, error) {
+func decideCreate(id string, parent *taskRow, p CreateParams, now nowFunc) (decision, error) {
 	at, err := now()
 	if err != nil {
 		return decision{}, err
 	}
-	task := Task{
+	task := taskRow{
 		ID:                id,
 		Status:            StatusQueued,
 		DeliveryStatus:    DeliveryPending,
@@ -224,7 +224,7 @@ func checkedNow(now float64, err error) (float64, error) {
 // found stale at p.now (spec 7.2): timed out, with deadline_exceeded when
 // its deadline has passed, else restart_stale. The SQLite engine applies
 // the same rule as one statement (runningStaleSQL, timeoutCodeSQL).
-func decideReconcileTimeout(task Task, p reconcileParams) decision {
+func decideReconcileTimeout(task taskRow, p reconcileParams) decision {
 	code := codeRestartStale
 	if task.DeadlineAt != nil && *task.DeadlineAt <= p.now {
 		code = codeDeadlineExceeded
@@ -244,7 +244,7 @@ func decideReconcileTimeout(task Task, p reconcileParams) decision {
 // pending delivery it closes at p.now (spec 7.3): failed with
 // delivery_grace_expired when delivery is required, else not_applicable
 // with internal_task.
-func decideReconcileClose(task Task, p reconcileParams) decision {
+func decideReconcileClose(task taskRow, p reconcileParams) decision {
 	to, code := DeliveryNotApplicable, codeInternalTask
 	if task.DeliveryRequired {
 		to, code = DeliveryFailed, codeGraceExpired

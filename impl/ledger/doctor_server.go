@@ -133,8 +133,8 @@ func serverDoctorIn(tx serverstore.ReadTx) (DoctorReport, error) {
 // without checking them first (a row the checks refuse still owns its
 // events, as on SQLite): a value of another type reads as its zero or
 // nil, and no event's values equal those.
-func taskOfValues(d *doctorTask) Task {
-	t := Task{}
+func taskOfValues(d *doctorTask) taskRow {
+	t := taskRow{}
 	t.ID, _ = asText(d.id)
 	status, _ := asText(d.status)
 	delivery, _ := asText(d.delivery)

@@ -232,7 +232,7 @@ func replayHistory(task Task, hist []Event) error {
 		return fmt.Errorf("replayed to %s/%s", status, delivery)
 	case !same(started, task.StartedAt), !same(ended, task.EndedAt), deliveryAt != task.DeliveryUpdatedAt:
 		return errors.New("replayed times differ")
-	case !sameText(terminalCode, task.TerminalCode), !sameText(deliveryCode, task.DeliveryCode):
+	case !sameText(terminalCode, task.TerminalCode.optional()), !sameText(deliveryCode, task.DeliveryCode.optional()):
 		return errors.New("replayed codes differ")
 	}
 	return nil

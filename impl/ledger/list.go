@@ -94,13 +94,13 @@ func (q *listQuery) readPage(t *txn, page *ListPage, sqlText string, args []any)
 	if sqlText == "" {
 		return nil
 	}
-	return queryTasks(t, sqlText, args, func(task Task) bool {
+	return queryTasks(t, sqlText, args, func(task taskRow) bool {
 		if len(page.Tasks) == q.limit {
 			// One row past the page: there is a next page.
 			page.Next = page.Tasks[q.limit-1].ID
 			return false
 		}
-		page.Tasks = append(page.Tasks, task)
+		page.Tasks = append(page.Tasks, task.public())
 		return true
 	})
 }

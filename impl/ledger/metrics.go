@@ -7,12 +7,12 @@ import (
 )
 
 // MetricsOptions are the graces the stuck-work counts of Metrics are
-// judged with, read as ReconcileOptions reads them: zero means
-// DefaultGrace, NoGrace means none, any other negative grace is
+// judged with, read as ReconcileOptions reads them: nil means
+// DefaultGrace, new(time.Duration(0)) none, and a negative grace is
 // ErrInvalidInput.
 type MetricsOptions struct {
-	ActiveGrace   time.Duration
-	DeliveryGrace time.Duration
+	ActiveGrace   *time.Duration
+	DeliveryGrace *time.Duration
 }
 
 // MetricsReport is what an operator's monitoring scrapes: the doctor's

@@ -105,7 +105,7 @@ func TestMetricsStuckCountsEqualReconcileDryRun(t *testing.T) {
 					pastDeadline := 0
 					for _, id := range ids {
 						task, _ := l.Get(id)
-						if running[id] && task.TerminalCode != nil && *task.TerminalCode == codeDeadlineExceeded {
+						if running[id] && task.TerminalCode == codeDeadlineExceeded {
 							pastDeadline++
 						}
 					}
@@ -131,7 +131,7 @@ func TestMetricsWhenReconcileCannotDecide(t *testing.T) {
 		t.Fatalf("healthy ledger: %+v, %v", m, err)
 	}
 	damageRow(t, l, tasks["running"].ID, "updated_at = 'text'")
-	m, err = l.Metrics(MetricsOptions{ActiveGrace: NoGrace})
+	m, err = l.Metrics(MetricsOptions{ActiveGrace: new(time.Duration(0))})
 	if err != nil || m.StuckKnown || m.Doctor.Healthy || m.RunningNotUpdated != 0 || m.ActiveGraceSeconds != 0 {
 		t.Fatalf("damaged row: %+v, %v", m, err)
 	}
@@ -150,11 +150,11 @@ func TestMetricsWhenReconcileCannotDecide(t *testing.T) {
 	if _, err := l2.Reconcile(ReconcileOptions{DryRun: true}); !errors.Is(err, ErrClockBackwards) {
 		t.Fatalf("the dry run answers %v", err)
 	}
-	m, err = l2.Metrics(MetricsOptions{ActiveGrace: NoGrace})
+	m, err = l2.Metrics(MetricsOptions{ActiveGrace: new(time.Duration(0))})
 	if err != nil || m.StuckKnown || !m.Doctor.Healthy {
 		t.Fatalf("clock behind: %+v, %v", m, err)
 	}
-	if _, err := l2.Metrics(MetricsOptions{ActiveGrace: -time.Second}); !errors.Is(err, ErrInvalidInput) {
+	if _, err := l2.Metrics(MetricsOptions{ActiveGrace: new(-time.Second)}); !errors.Is(err, ErrInvalidInput) {
 		t.Fatalf("negative grace: %v", err)
 	}
 	if _, err := l2.MetricsSeconds(t.Context(), 0, -1); !errors.Is(err, ErrInvalidInput) {

@@ -17,14 +17,14 @@ type rowScanner interface{ Scan(dest ...any) error }
 
 // scanTask reads one row selected with taskColumns and checks it
 // (taskFromRow): a damaged row is StateConflict.
-func scanTask(r rowScanner) (Task, error) {
+func scanTask(r rowScanner) (taskRow, error) {
 	var v [16]any
 	dest := make([]any, len(v))
 	for i := range v {
 		dest[i] = &v[i]
 	}
 	if err := r.Scan(dest...); err != nil {
-		return Task{}, err
+		return taskRow{}, err
 	}
 	var row [16]driver.Value
 	for i := range v {
@@ -51,7 +51,7 @@ func floatOrNull(f *float64) any {
 
 // queryTasks runs a statement that selects taskColumns and hands each
 // checked row to each, in order, until each answers false or the rows end.
-func queryTasks(t *txn, sqlText string, args []any, each func(Task) bool) error {
+func queryTasks(t *txn, sqlText string, args []any, each func(taskRow) bool) error {
 	rows, err := t.QueryContext(t.ctx, sqlText, args...)
 	if err != nil {
 		return err
@@ -70,10 +70,10 @@ func queryTasks(t *txn, sqlText string, args []any, each func(Task) bool) error 
 }
 
 // getTask loads one task inside t, or ErrTaskNotFound.
-func getTask(t *txn, id string) (Task, error) {
+func getTask(t *txn, id string) (taskRow, error) {
 	task, err := scanTask(t.QueryRowContext(t.ctx, `SELECT `+taskColumns+` FROM tasks WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return Task{}, taskNotFound("task does not exist")
+		return taskRow{}, taskNotFound("task does not exist")
 	}
 	return task, err
 }
@@ -128,7 +128,7 @@ func storeDecision(t *txn, d decision, created bool) error {
 
 // taskArgs are a task's values in taskColumns' order, as a store writes
 // them.
-func taskArgs(n Task) []any {
+func taskArgs(n taskRow) []any {
 	required := int64(0)
 	if n.DeliveryRequired {
 		required = 1
@@ -202,31 +202,36 @@ func (l *Ledger) Create(p CreateParams) (Task, error) {
 // the wait for another connection's write lock (see Concurrency in the
 // package documentation).
 func (l *Ledger) CreateContext(ctx context.Context, p CreateParams) (Task, error) {
+	return publicTask(l.create(ctx, p))
+}
+
+// create is CreateContext's work, on the stored row.
+func (l *Ledger) create(ctx context.Context, p CreateParams) (taskRow, error) {
 	if err := l.refuseMutation(ctx); err != nil {
-		return Task{}, err
+		return taskRow{}, err
 	}
 	var id, parent string
 	var err error
 	if p.TaskID != "" {
 		if id, err = ParseTaskID(p.TaskID); err != nil {
-			return Task{}, err
+			return taskRow{}, err
 		}
 	}
 	if p.ParentID != "" {
 		if parent, err = ParseTaskID(p.ParentID); err != nil {
-			return Task{}, err
+			return taskRow{}, err
 		}
 	}
 	if p.PayloadHash != "" && !ValidPayloadHash(p.PayloadHash) {
-		return Task{}, invalidInput("payload hash must be 64 lowercase hex characters")
+		return taskRow{}, invalidInput("payload hash must be 64 lowercase hex characters")
 	}
 	if p.TimeoutSeconds != nil && !validSeconds(*p.TimeoutSeconds) {
-		return Task{}, invalidInput("timeout must be a finite, non-negative number")
+		return taskRow{}, invalidInput("timeout must be a finite, non-negative number")
 	}
 	if l.server != nil {
 		return l.serverCreate(ctx, id, parent, p)
 	}
-	var out Task
+	var out taskRow
 	err = l.lockedWrite(ctx, func(t *txn) error {
 		if id == "" {
 			fresh, err := l.newID()
@@ -246,7 +251,7 @@ func (l *Ledger) CreateContext(ctx context.Context, p CreateParams) (Task, error
 		if !errors.Is(err, ErrTaskNotFound) {
 			return err
 		}
-		var parentTask *Task
+		var parentTask *taskRow
 		if parent != "" {
 			found, err := getTask(t, parent)
 			if err != nil {
@@ -272,23 +277,23 @@ func (l *Ledger) CreateContext(ctx context.Context, p CreateParams) (Task, error
 // in one write transaction, load the task and let decide answer. decide
 // returns changed=false to return the stored task unchanged (the idempotent
 // repeats); otherwise the task is read back as written.
-func (l *Ledger) writeTask(ctx context.Context, id string, check func() error, decide func(task Task, now nowFunc) (decision, error)) (Task, error) {
+func (l *Ledger) writeTask(ctx context.Context, id string, check func() error, decide func(task taskRow, now nowFunc) (decision, error)) (taskRow, error) {
 	if err := l.refuseMutation(ctx); err != nil {
-		return Task{}, err
+		return taskRow{}, err
 	}
 	cid, err := ParseTaskID(id)
 	if err != nil {
-		return Task{}, err
+		return taskRow{}, err
 	}
 	if check != nil {
 		if err := check(); err != nil {
-			return Task{}, err
+			return taskRow{}, err
 		}
 	}
 	if l.server != nil {
 		return l.serverWriteTask(ctx, cid, decide)
 	}
-	var out Task
+	var out taskRow
 	err = l.lockedWrite(ctx, func(t *txn) error {
 		task, err := getTask(t, cid)
 		if err != nil {
@@ -306,7 +311,7 @@ func (l *Ledger) writeTask(ctx context.Context, id string, check func() error, d
 		return err
 	})
 	if err != nil {
-		return Task{}, err
+		return taskRow{}, err
 	}
 	return out, nil
 }
@@ -321,7 +326,7 @@ func (l *Ledger) Start(id string) (Task, error) {
 // the wait for another connection's write lock (see Concurrency in the
 // package documentation).
 func (l *Ledger) StartContext(ctx context.Context, id string) (Task, error) {
-	return l.writeTask(ctx, id, nil, decideStart)
+	return publicTask(l.writeTask(ctx, id, nil, decideStart))
 }
 
 // Heartbeat refreshes a running task's updated_at.
@@ -333,7 +338,7 @@ func (l *Ledger) Heartbeat(id string) (Task, error) {
 // the wait for another connection's write lock (see Concurrency in the
 // package documentation).
 func (l *Ledger) HeartbeatContext(ctx context.Context, id string) (Task, error) {
-	return l.writeTask(ctx, id, nil, decideHeartbeat)
+	return publicTask(l.writeTask(ctx, id, nil, decideHeartbeat))
 }
 
 // CloseTask moves a task to a terminal state, recording code (NoCode for
@@ -364,9 +369,9 @@ func (l *Ledger) CloseTaskOptionalCode(ctx context.Context, id string, status St
 		}
 		return nil
 	}
-	return l.writeTask(ctx, id, check, func(task Task, now nowFunc) (decision, error) {
+	return publicTask(l.writeTask(ctx, id, check, func(task taskRow, now nowFunc) (decision, error) {
 		return decideClose(task, status, code, now)
-	})
+	}))
 }
 
 // SetDelivery closes a terminal task's delivery, recording code (NoCode
@@ -396,9 +401,9 @@ func (l *Ledger) SetDeliveryOptionalCode(ctx context.Context, id string, status 
 		}
 		return nil
 	}
-	return l.writeTask(ctx, id, check, func(task Task, now nowFunc) (decision, error) {
+	return publicTask(l.writeTask(ctx, id, check, func(task taskRow, now nowFunc) (decision, error) {
 		return decideDelivery(task, status, code, now)
-	})
+	}))
 }
 
 // usableForReading refuses a schema that reads cannot trust: anything but
@@ -419,14 +424,19 @@ func (l *Ledger) Get(id string) (Task, error) {
 // the wait for the database (see Concurrency in the package
 // documentation).
 func (l *Ledger) GetContext(ctx context.Context, id string) (Task, error) {
+	return publicTask(l.get(ctx, id))
+}
+
+// get is GetContext's work, on the stored row.
+func (l *Ledger) get(ctx context.Context, id string) (taskRow, error) {
 	cid, err := ParseTaskID(id)
 	if err != nil {
-		return Task{}, err
+		return taskRow{}, err
 	}
 	if l.server != nil {
 		return l.serverGet(ctx, cid)
 	}
-	var out Task
+	var out taskRow
 	err = l.lockedReadTx(ctx, "read", true, func(t *txn) error {
 		out, err = getTask(t, cid)
 		return err
@@ -445,6 +455,19 @@ func (l *Ledger) ChildrenOf(id string) ([]Task, error) {
 // the wait for the database (see Concurrency in the package
 // documentation).
 func (l *Ledger) ChildrenOfContext(ctx context.Context, id string) ([]Task, error) {
+	rows, err := l.children(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Task, len(rows))
+	for i, r := range rows {
+		out[i] = r.public()
+	}
+	return out, nil
+}
+
+// children is ChildrenOfContext's work, on the stored rows.
+func (l *Ledger) children(ctx context.Context, id string) ([]taskRow, error) {
 	cid, err := ParseTaskID(id)
 	if err != nil {
 		return nil, err
@@ -452,19 +475,19 @@ func (l *Ledger) ChildrenOfContext(ctx context.Context, id string) ([]Task, erro
 	if l.server != nil {
 		return l.serverChildren(ctx, cid)
 	}
-	var out []Task
+	var out []taskRow
 	err = l.lockedReadTx(ctx, "read", true, func(t *txn) error {
 		out = out[:0] // a read-only read may be retried
 		if _, err := getTask(t, cid); err != nil {
 			return err
 		}
-		return queryTasks(t, `SELECT `+taskColumns+` FROM tasks WHERE parent_id = ? ORDER BY created_at, id`, []any{cid}, func(task Task) bool {
+		return queryTasks(t, `SELECT `+taskColumns+` FROM tasks WHERE parent_id = ? ORDER BY created_at, id`, []any{cid}, func(task taskRow) bool {
 			out = append(out, task)
 			return true
 		})
 	})
 	if out == nil && err == nil {
-		out = []Task{}
+		out = []taskRow{}
 	}
 	return out, err
 }

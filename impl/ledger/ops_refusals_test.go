@@ -132,7 +132,7 @@ func TestEmptyCodeIsMalformed(t *testing.T) {
 			return l.setDeliveryCode(task.ID, status, &empty)
 		})
 	}
-	if got, err := l.setDeliveryCode(task.ID, DeliveryFailed, nil); err != nil || got.DeliveryCode != nil {
+	if got, err := l.setDeliveryCode(task.ID, DeliveryFailed, nil); err != nil || got.DeliveryCode != NoCode {
 		t.Fatalf("delivery without a code: %v %v", got.DeliveryCode, err)
 	}
 	healthy(t, l)

@@ -81,11 +81,11 @@ func TestLifecycle(t *testing.T) {
 	}
 	clk.now = 1030
 	task, err = l.CloseTask(task.ID, StatusSucceeded, "worker_completed")
-	if err != nil || *task.EndedAt != 1030 || task.UpdatedAt != 1030 || *task.TerminalCode != "worker_completed" || task.Version != 3 {
+	if err != nil || *task.EndedAt != 1030 || task.UpdatedAt != 1030 || task.TerminalCode != CodeWorkerCompleted || task.Version != 3 {
 		t.Fatalf("close %+v %v", task, err)
 	}
 	// Identical close: idempotent even with an invalid code.
-	if same, err := l.CloseTask(task.ID, StatusSucceeded, "Not A Code"); err != nil || same.Version != 3 || *same.TerminalCode != "worker_completed" {
+	if same, err := l.CloseTask(task.ID, StatusSucceeded, "Not A Code"); err != nil || same.Version != 3 || same.TerminalCode != CodeWorkerCompleted {
 		t.Fatalf("idempotent close %+v %v", same, err)
 	}
 	_, err = l.CloseTask(task.ID, StatusFailed, "")

@@ -434,7 +434,7 @@ func (r *rowidThenTask) Scan(dest ...any) error {
 
 // prunable is the per-task rule: terminal, delivery settled, ended before
 // the cutoff. A task without ended_at (not terminal) never is.
-func prunable(task Task, cutoff float64) bool {
+func prunable(task taskRow, cutoff float64) bool {
 	switch task.Status {
 	case StatusSucceeded, StatusFailed, StatusTimedOut, StatusCancelled:
 	default:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"modernc.org/sqlite"
 )
@@ -52,7 +53,7 @@ func prunePages(t *testing.T, n int, dryRun bool) int {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if _, err := l.Reconcile(ReconcileOptions{ActiveGrace: NoGrace, DeliveryGrace: NoGrace}); err != nil {
+	if _, err := l.Reconcile(ReconcileOptions{ActiveGrace: new(time.Duration(0)), DeliveryGrace: new(time.Duration(0))}); err != nil {
 		t.Fatal(err)
 	}
 	SetPruneBatch(l, 4, 4)

@@ -255,42 +255,38 @@ func examine(t *txn, activeGrace, deliveryGrace float64) (examination, error) {
 	return e, nowErr
 }
 
-// DefaultGrace is the grace Reconcile uses where ReconcileOptions leaves
-// one zero: the command line's default of 600 seconds.
+// DefaultGrace is the grace Reconcile and Metrics use where the options
+// leave one nil: the command line's default of 600 seconds.
 const DefaultGrace = 600 * time.Second
-
-// NoGrace spells out a grace of zero, which ReconcileOptions' zero value
-// cannot (it means DefaultGrace): every running task not updated since
-// now is stale, and every pending delivery of an ended task is settled.
-const NoGrace time.Duration = -1
 
 // ReconcileOptions are the arguments of Reconcile. The zero value is the
 // command line's plain reconcile: both graces 600 s, applied.
+//
+// A grace is a pointer so that nil (DefaultGrace) and zero (no grace at
+// all) are two values: new(time.Duration(0)) asks for none. A negative
+// grace is ErrInvalidInput.
 type ReconcileOptions struct {
 	// ActiveGrace: a running task last updated (started or heartbeat) at
 	// least this long ago is timed out (restart_stale); one past its
-	// deadline is timed out whatever the grace. Zero means DefaultGrace;
-	// NoGrace means none.
-	ActiveGrace time.Duration
+	// deadline is timed out whatever the grace. Nil means DefaultGrace.
+	ActiveGrace *time.Duration
 	// DeliveryGrace: a pending delivery whose task ended at least this long
 	// ago is settled, failed for a delivery-required task (code
 	// delivery_grace_expired) and not_applicable for an internal one.
-	// Zero means DefaultGrace; NoGrace means none.
-	DeliveryGrace time.Duration
+	// Nil means DefaultGrace.
+	DeliveryGrace *time.Duration
 	// DryRun makes the same decisions and writes nothing; it works on a
 	// read-only ledger.
 	DryRun bool
 }
 
 // graceSeconds is a grace as the reconcile reads it; false for a negative
-// grace other than NoGrace.
-func graceSeconds(d time.Duration) (float64, bool) {
+// grace.
+func graceSeconds(d *time.Duration) (float64, bool) {
 	switch {
-	case d == 0:
+	case d == nil:
 		return DefaultGrace.Seconds(), true
-	case d == NoGrace:
-		return 0, true
-	case d < 0:
+	case *d < 0:
 		return 0, false
 	}
 	return d.Seconds(), true
@@ -299,8 +295,7 @@ func graceSeconds(d time.Duration) (float64, bool) {
 // Reconcile runs restart reconciliation in one transaction: the snapshot
 // is read first, then the clock is sampled. A dry run makes the same
 // decisions under query_only in a read transaction and writes nothing; it
-// works on a read-only ledger. A grace below zero (other than NoGrace) is
-// ErrInvalidInput.
+// works on a read-only ledger. A grace below zero is ErrInvalidInput.
 func (l *Ledger) Reconcile(opts ReconcileOptions) (ReconcileReport, error) {
 	return l.ReconcileContext(context.Background(), opts)
 }
@@ -319,7 +314,7 @@ func (l *Ledger) ReconcileContext(ctx context.Context, opts ReconcileOptions) (R
 
 // ReconcileSeconds is ReconcileContext with the graces as the reference
 // takes them: float seconds of any finite, non-negative size, zero meaning
-// zero (no DefaultGrace, no NoGrace). A time.Duration stops short of 293
+// zero (no DefaultGrace). A time.Duration stops short of 293
 // years, a float grace does not; a negative, NaN or infinite grace is
 // ErrInvalidInput.
 func (l *Ledger) ReconcileSeconds(ctx context.Context, activeGrace, deliveryGrace float64, dryRun bool) (ReconcileReport, error) {

@@ -37,11 +37,11 @@ func TestReconcileBoundaries(t *testing.T) {
 		t.Fatalf("%+v", applied)
 	}
 	got, _ := l.Get(atDeadline.ID)
-	if *got.TerminalCode != "deadline_exceeded" || *got.DeliveryCode != "delivery_grace_expired" || got.Version != 3 {
+	if got.TerminalCode != "deadline_exceeded" || got.DeliveryCode != "delivery_grace_expired" || got.Version != 3 {
 		t.Fatalf("%+v", got)
 	}
 	got, _ = l.Get(atGrace.ID)
-	if *got.TerminalCode != "restart_stale" {
+	if got.TerminalCode != "restart_stale" {
 		t.Fatalf("%+v", got)
 	}
 	healthy(t, l)

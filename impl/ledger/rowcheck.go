@@ -35,13 +35,13 @@ func rowValues(v []driver.Value) doctorTask {
 }
 
 // taskFromRow checks one row (rowOK) and converts it to a Task.
-func taskFromRow(v []driver.Value) (Task, error) {
+func taskFromRow(v []driver.Value) (taskRow, error) {
 	if !rowOK(v) {
-		return Task{}, errDamagedRow
+		return taskRow{}, errDamagedRow
 	}
 	d := rowValues(v)
 	// The checks passed, so every value has the type the rules require.
-	t := Task{}
+	t := taskRow{}
 	t.ID, _ = asText(d.id)
 	t.ParentID = nullableText(d.parent)
 	status, _ := asText(d.status)

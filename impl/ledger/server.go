@@ -75,12 +75,12 @@ func serverError(op string, err error) error {
 }
 
 // serverLoad checks a row a store read; a missing task is TaskNotFound.
-func serverLoad(row serverstore.Row, found bool, err error) (Task, error) {
+func serverLoad(row serverstore.Row, found bool, err error) (taskRow, error) {
 	if err != nil {
-		return Task{}, err
+		return taskRow{}, err
 	}
 	if !found {
-		return Task{}, taskNotFound("task does not exist")
+		return taskRow{}, taskNotFound("task does not exist")
 	}
 	return taskFromRow(row)
 }
@@ -137,8 +137,8 @@ func serverNow(tx serverstore.WriteTx) nowFunc {
 // serverCreate is CreateContext's transaction on a server: the id
 // reserved, then the stored task (a repeat) or the parent shared, then
 // the decision.
-func (l *Ledger) serverCreate(ctx context.Context, id, parent string, p CreateParams) (Task, error) {
-	var out Task
+func (l *Ledger) serverCreate(ctx context.Context, id, parent string, p CreateParams) (taskRow, error) {
+	var out taskRow
 	err := l.serverWrite(ctx, func(tx serverstore.WriteTx) error {
 		if id == "" {
 			fresh, err := l.newID()
@@ -161,7 +161,7 @@ func (l *Ledger) serverCreate(ctx context.Context, id, parent string, p CreatePa
 		if !errors.Is(err, ErrTaskNotFound) {
 			return err
 		}
-		var parentTask *Task
+		var parentTask *taskRow
 		if parent != "" {
 			found, err := serverLoad(tx.ShareTask(parent))
 			if err != nil {
@@ -184,8 +184,8 @@ func (l *Ledger) serverCreate(ctx context.Context, id, parent string, p CreatePa
 
 // serverWriteTask is writeTask's transaction on a server: the task's row
 // locked, then the decision.
-func (l *Ledger) serverWriteTask(ctx context.Context, id string, decide func(task Task, now nowFunc) (decision, error)) (Task, error) {
-	var out Task
+func (l *Ledger) serverWriteTask(ctx context.Context, id string, decide func(task taskRow, now nowFunc) (decision, error)) (taskRow, error) {
+	var out taskRow
 	err := l.serverWrite(ctx, func(tx serverstore.WriteTx) error {
 		task, err := serverLoad(tx.LockTask(id))
 		if err != nil {
@@ -203,14 +203,14 @@ func (l *Ledger) serverWriteTask(ctx context.Context, id string, decide func(tas
 		return err
 	})
 	if err != nil {
-		return Task{}, err
+		return taskRow{}, err
 	}
 	return out, nil
 }
 
 // serverGet is GetContext's read on a server.
-func (l *Ledger) serverGet(ctx context.Context, id string) (Task, error) {
-	var out Task
+func (l *Ledger) serverGet(ctx context.Context, id string) (taskRow, error) {
+	var out taskRow
 	err := l.serverRead(ctx, func(tx serverstore.ReadTx) error {
 		var err error
 		out, err = serverLoad(tx.Task(id))
@@ -220,8 +220,8 @@ func (l *Ledger) serverGet(ctx context.Context, id string) (Task, error) {
 }
 
 // serverChildren is ChildrenOfContext's read on a server.
-func (l *Ledger) serverChildren(ctx context.Context, id string) ([]Task, error) {
-	out := []Task{}
+func (l *Ledger) serverChildren(ctx context.Context, id string) ([]taskRow, error) {
+	out := []taskRow{}
 	err := l.serverRead(ctx, func(tx serverstore.ReadTx) error {
 		if _, err := serverLoad(tx.Task(id)); err != nil {
 			return err
@@ -260,7 +260,7 @@ func (l *Ledger) serverReconcile(ctx context.Context, activeGrace, deliveryGrace
 				return err
 			}
 		}
-		var stale, closing []Task
+		var stale, closing []taskRow
 		var keep func(bool, serverstore.Row) error
 		if w != nil {
 			keep = func(isStale bool, row serverstore.Row) error {
@@ -285,15 +285,15 @@ func (l *Ledger) serverReconcile(ctx context.Context, activeGrace, deliveryGrace
 		if err != nil || w == nil {
 			return err
 		}
-		byTime := func(at func(Task) float64) func(a, b Task) int {
-			return func(a, b Task) int {
+		byTime := func(at func(taskRow) float64) func(a, b taskRow) int {
+			return func(a, b taskRow) int {
 				if c := cmp.Compare(at(a), at(b)); c != 0 {
 					return c
 				}
 				return strings.Compare(a.ID, b.ID)
 			}
 		}
-		slices.SortFunc(stale, byTime(func(t Task) float64 { return t.CreatedAt }))
+		slices.SortFunc(stale, byTime(func(t taskRow) float64 { return t.CreatedAt }))
 		for _, task := range stale {
 			d := decideReconcileTimeout(task, e.p)
 			if err := storeServerDecision(w, d, false); err != nil {
@@ -303,7 +303,7 @@ func (l *Ledger) serverReconcile(ctx context.Context, activeGrace, deliveryGrace
 				closing = append(closing, d.task)
 			}
 		}
-		slices.SortFunc(closing, byTime(func(t Task) float64 { return *t.EndedAt }))
+		slices.SortFunc(closing, byTime(func(t taskRow) float64 { return *t.EndedAt }))
 		for _, task := range closing {
 			if err := storeServerDecision(w, decideReconcileClose(task, e.p), false); err != nil {
 				return err
@@ -403,7 +403,7 @@ func (l *Ledger) serverHistory(ctx context.Context, id string) ([]Event, error) 
 // transition (when it ended), its delivery's transition (when settled).
 // The SQLite engine reads the same rule as SQL (eventPositionSQL), over
 // values whose types a file does not fix.
-func eventPosition(task Task, ev Event) int {
+func eventPosition(task taskRow, ev Event) int {
 	started, ended := 0, 0
 	left := string(StatusQueued) // the state a terminal transition left
 	if task.StartedAt != nil {
@@ -461,7 +461,7 @@ func (l *Ledger) serverList(ctx context.Context, f ListFilter, q *listQuery) (Li
 				page.Next = page.Tasks[q.limit-1].ID
 				break
 			}
-			page.Tasks = append(page.Tasks, task)
+			page.Tasks = append(page.Tasks, task.public())
 		}
 		return nil
 	})

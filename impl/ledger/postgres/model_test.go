@@ -13,6 +13,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/stateguard/stateguard/impl/ledger"
+	"github.com/stateguard/stateguard/internal/testsupport/ledgerrows"
 	"github.com/stateguard/stateguard/internal/testsupport/pgtest"
 	model "github.com/stateguard/stateguard/model/ledger"
 )
@@ -46,15 +47,7 @@ func modelClass(err error) string {
 	return className(err, model.ErrInvalidInput, model.ErrTaskNotFound, model.ErrClockBackwards, model.ErrStateConflict)
 }
 
-func asModel(t ledger.Task) model.Task {
-	return model.Task{
-		ID: t.ID, ParentID: t.ParentID, Status: string(t.Status), DeliveryStatus: string(t.DeliveryStatus),
-		DeliveryRequired: t.DeliveryRequired, PayloadHash: t.PayloadHash, TimeoutSeconds: t.TimeoutSeconds,
-		CreatedAt: t.CreatedAt, StartedAt: t.StartedAt, UpdatedAt: t.UpdatedAt, EndedAt: t.EndedAt,
-		DeadlineAt: t.DeadlineAt, DeliveryUpdatedAt: t.DeliveryUpdatedAt, TerminalCode: t.TerminalCode,
-		DeliveryCode: t.DeliveryCode, Version: t.Version,
-	}
-}
+func asModel(t ledger.Task) model.Task { return ledgerrows.FromLedger(t) }
 
 // TestMatchesModel drives a ledger on PostgreSQL and model/ledger with the
 // same random create, start, heartbeat, close, delivery, get, children,

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -56,7 +57,7 @@ func generatedLedger(t *testing.T, seed int64) (string, float64) {
 			l.SetDelivery(ids[rng.Intn(len(ids))], []ledger.DeliveryStatus{ledger.DeliveryDelivered, ledger.DeliveryNotApplicable}[rng.Intn(2)], "")
 		default:
 			if rng.Intn(5) == 0 {
-				l.Reconcile(ledger.ReconcileOptions{ActiveGrace: ledger.NoGrace, DeliveryGrace: 30 * 1e9})
+				l.Reconcile(ledger.ReconcileOptions{ActiveGrace: new(time.Duration(0)), DeliveryGrace: new(30 * time.Second)})
 			}
 		}
 	}

@@ -54,7 +54,7 @@ func TestCrashDuringPrune(t *testing.T) {
 	if l, err = ledger.Open(tmpl, opts); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.Reconcile(ledger.ReconcileOptions{ActiveGrace: ledger.NoGrace, DeliveryGrace: ledger.NoGrace}); err != nil {
+	if _, err := l.Reconcile(ledger.ReconcileOptions{ActiveGrace: new(time.Duration(0)), DeliveryGrace: new(time.Duration(0))}); err != nil {
 		t.Fatal(err)
 	}
 	var trees [][]string

@@ -75,9 +75,18 @@ func FromLedger(t ledger.Task) model.Task {
 		ID: t.ID, ParentID: t.ParentID, Status: string(t.Status), DeliveryStatus: string(t.DeliveryStatus),
 		DeliveryRequired: t.DeliveryRequired, PayloadHash: t.PayloadHash, TimeoutSeconds: t.TimeoutSeconds,
 		CreatedAt: t.CreatedAt, StartedAt: t.StartedAt, UpdatedAt: t.UpdatedAt, EndedAt: t.EndedAt,
-		DeadlineAt: t.DeadlineAt, DeliveryUpdatedAt: t.DeliveryUpdatedAt, TerminalCode: t.TerminalCode,
-		DeliveryCode: t.DeliveryCode, Version: t.Version,
+		DeadlineAt: t.DeadlineAt, DeliveryUpdatedAt: t.DeliveryUpdatedAt, TerminalCode: nullableCode(t.TerminalCode),
+		DeliveryCode: nullableCode(t.DeliveryCode), Version: t.Version,
 	}
+}
+
+// nullableCode is a code as the model holds it: nil for none.
+func nullableCode(c ledger.Code) *string {
+	if c == ledger.NoCode {
+		return nil
+	}
+	s := string(c)
+	return &s
 }
 
 // Class names an error's contract class; the ledger and the model use the
