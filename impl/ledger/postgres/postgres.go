@@ -116,6 +116,7 @@ func open(ctx context.Context, url string, opts ledger.Options, s settings) (*le
 // operation at a time.
 type store struct {
 	conn      *pgx.Conn
+	cfg       *pgx.ConnConfig // to connect again after the connection was lost
 	schema    string
 	testClock ledger.Clock
 	busyMS    int
@@ -137,7 +138,7 @@ func connect(ctx context.Context, url string, st serverstore.Settings, s setting
 	if err != nil {
 		return nil, fault(ctx, "connect", err)
 	}
-	e := &store{conn: conn, schema: s.schema, testClock: s.testClock, busyMS: st.BusyTimeoutMS, readOnly: st.ReadOnly, mustExist: st.MustExist}
+	e := &store{conn: conn, cfg: cfg, schema: s.schema, testClock: s.testClock, busyMS: st.BusyTimeoutMS, readOnly: st.ReadOnly, mustExist: st.MustExist}
 	if err := e.ensureSchema(ctx); err != nil {
 		conn.Close(context.Background())
 		return nil, err
@@ -183,6 +184,31 @@ func fault(ctx context.Context, op string, err error) error {
 	return &serverstore.Fault{Op: op}
 }
 
+// begin starts a transaction, connecting again first when the connection
+// was lost (the server restarted, the network was cut, the backend was
+// terminated), so a long-lived ledger rides out a server restart. A lost
+// connection found by BEGIN itself is connected again once: nothing of the
+// operation had been sent. A connection lost later fails its operation,
+// which then changed nothing; the next one connects again.
+func (e *store) begin(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error) {
+	for attempt := 0; ; attempt++ {
+		if e.conn.IsClosed() {
+			conn, err := pgx.ConnectConfig(ctx, e.cfg)
+			if err != nil {
+				return nil, fault(ctx, "connect", err)
+			}
+			e.conn = conn
+		}
+		tx, err := e.conn.BeginTx(ctx, opts)
+		if err == nil {
+			return tx, nil
+		}
+		if attempt > 0 || !e.conn.IsClosed() || ctx.Err() != nil {
+			return nil, fault(ctx, "begin", err)
+		}
+	}
+}
+
 // inTx runs fn in one transaction with the ledger's schema alone on the
 // search path and every wait bounded by the busy timeout: READ COMMITTED
 // for writes (they lock what they decide on), one REPEATABLE READ READ
@@ -195,9 +221,9 @@ func (e *store) inTx(ctx context.Context, readOnly bool, fn func(pgx.Tx) error) 
 	if readOnly {
 		opts = pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
 	}
-	tx, err := e.conn.BeginTx(ctx, opts)
+	tx, err := e.begin(ctx, opts)
 	if err != nil {
-		return fault(ctx, "begin", err)
+		return err
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
 	timeout := strconv.Itoa(e.busyMS)

@@ -17,8 +17,14 @@ import (
 	"github.com/stateguard/stateguard/internal/testsupport/pgtest"
 )
 
-// TestMain lets the package's tests share one throwaway cluster.
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+// TestMain lets the package's tests share one throwaway cluster, or runs
+// one worker of a fleet test when started as one.
+func TestMain(m *testing.M) {
+	if orders := os.Getenv(fleetWorkerEnv); orders != "" {
+		os.Exit(runFleetWorker(orders))
+	}
+	os.Exit(pgtest.Main(m))
+}
 
 // onWindows is the Windows ACL acknowledgement every ledger.Options of a
 // test gives (a file ledger needs it there; a server ledger ignores it).

@@ -130,7 +130,7 @@ func SharedCluster(t testing.TB) *Cluster {
 		t.Fatal("pgtest: the package's TestMain must call pgtest.Main (it stops the shared cluster)")
 	}
 	available(t)
-	sharedOnce.Do(func() { shared, sharedErr = start() })
+	sharedOnce.Do(func() { shared, sharedErr = start(nil) })
 	if sharedErr != nil {
 		t.Fatalf("pgtest: starting the package's cluster: %v", sharedErr)
 	}
@@ -141,8 +141,18 @@ func SharedCluster(t testing.TB) *Cluster {
 // its server) and stops it when t ends.
 func NewCluster(t testing.TB) *Cluster {
 	t.Helper()
+	return NewClusterOn(t, nil)
+}
+
+// NewClusterOn starts a cluster of t's own that also listens on TCP at
+// each of addrs (addresses that must already exist on this machine, such
+// as the near ends of a test's virtual links) and accepts password logins
+// (scram-sha-256) there; loopback and the socket stay as initdb made them.
+// It is stopped when t ends.
+func NewClusterOn(t testing.TB, addrs []string) *Cluster {
+	t.Helper()
 	available(t)
-	c, err := start()
+	c, err := start(addrs)
 	if err != nil {
 		t.Fatalf("pgtest: starting a cluster: %v", err)
 	}
@@ -152,6 +162,50 @@ func NewCluster(t testing.TB) *Cluster {
 		}
 	})
 	return c
+}
+
+// CreateLogin makes a role that logs in with password and owns a new
+// database of the same name, as an operator would set one up for a fleet.
+func (c *Cluster) CreateLogin(t testing.TB, role, password string) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, c.URL("postgres"))
+	if err != nil {
+		t.Fatalf("pgtest: connecting to the cluster: %v", err)
+	}
+	defer conn.Close(ctx)
+	for _, q := range []string{
+		"CREATE ROLE " + pgx.Identifier{role}.Sanitize() + " LOGIN PASSWORD " + quoteLiteral(password),
+		"CREATE DATABASE " + pgx.Identifier{role}.Sanitize() + " OWNER " + pgx.Identifier{role}.Sanitize(),
+	} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatalf("pgtest: making the login role: %v", err)
+		}
+	}
+}
+
+func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// TCPURL is a URL for database db as role over TCP at addr (one of the
+// addresses NewClusterOn was given), without the password: a client reads
+// it from its password file (PGPASSFILE), as a fleet's workers would.
+func (c *Cluster) TCPURL(addr, db, role string) string {
+	return "postgres://" + role + "@" + addr + ":5432/" + db + "?sslmode=disable"
+}
+
+// Kill stops the server at once (pg_ctl stop -m immediate), as a crash
+// would, keeping its data for Restart.
+func (c *Cluster) Kill() error {
+	if out, err := c.run("pg_ctl", "-D", filepath.Join(c.Dir, "data"), "-m", "immediate", "-w", "stop"); err != nil {
+		return fmt.Errorf("pg_ctl stop -m immediate: %v\n%s", err, out)
+	}
+	return nil
+}
+
+// Restart starts a killed server again on the same data, which recovers
+// from its write-ahead log.
+func (c *Cluster) Restart() error {
+	return c.pgStart()
 }
 
 // URL is a pgx URL for database db on the cluster's socket.
@@ -219,8 +273,9 @@ func versionOf(initdb string) int {
 	return n
 }
 
-// start sweeps stale clusters, then makes and starts a new one.
-func start() (*Cluster, error) {
+// start sweeps stale clusters, then makes and starts a new one, listening
+// on TCP at addrs too when any are given.
+func start(addrs []string) (*Cluster, error) {
 	began := time.Now()
 	bin, err := binDir()
 	if err != nil {
@@ -265,7 +320,22 @@ func start() (*Cluster, error) {
 	// off: the cluster is thrown away, and a killed server (the fault tests
 	// stop it with -m immediate) still finds its WAL in the page cache;
 	// what that leaves untested is a power cut, which no test here makes.
-	conf := fmt.Sprintf("\nlisten_addresses = ''\nunix_socket_directories = '%s'\nfsync = off\nshared_buffers = 16MB\nmax_connections = 60\n", dir)
+	conf := fmt.Sprintf("\nlisten_addresses = '%s'\nunix_socket_directories = '%s'\nfsync = off\nshared_buffers = 16MB\nmax_connections = 60\n", strings.Join(addrs, ","), dir)
+	if len(addrs) > 0 {
+		// initdb's lines trust loopback only; every other client of the
+		// addresses given logs in with a password.
+		hba, err := os.OpenFile(filepath.Join(data, "pg_hba.conf"), os.O_APPEND|os.O_WRONLY, 0)
+		if err == nil {
+			_, err = hba.WriteString("\nhost all all 0.0.0.0/0 scram-sha-256\n")
+			if cerr := hba.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			stopAndRemove(bin, c.asUser, dir)
+			return nil, err
+		}
+	}
 	f, err := os.OpenFile(filepath.Join(data, "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
 	if err == nil {
 		_, err = f.WriteString(conf)
@@ -277,13 +347,23 @@ func start() (*Cluster, error) {
 		stopAndRemove(bin, c.asUser, dir)
 		return nil, err
 	}
-	if out, err := c.run("pg_ctl", "-D", data, "-l", filepath.Join(dir, "server.log"), "-w", "-t", "60", "start"); err != nil {
-		log, _ := os.ReadFile(filepath.Join(dir, "server.log"))
+	if err := c.pgStart(); err != nil {
 		stopAndRemove(bin, c.asUser, dir)
-		return nil, fmt.Errorf("pg_ctl start: %v\n%s\n%s", err, out, log)
+		return nil, err
 	}
 	c.StartDuration = time.Since(began)
 	return c, nil
+}
+
+// pgStart starts the cluster's server and waits until it accepts
+// connections.
+func (c *Cluster) pgStart() error {
+	data := filepath.Join(c.Dir, "data")
+	if out, err := c.run("pg_ctl", "-D", data, "-l", filepath.Join(c.Dir, "server.log"), "-w", "-t", "60", "start"); err != nil {
+		log, _ := os.ReadFile(filepath.Join(c.Dir, "server.log"))
+		return fmt.Errorf("pg_ctl start: %v\n%s\n%s", err, out, log)
+	}
+	return nil
 }
 
 // run runs one of the server's programs as the cluster's system user.

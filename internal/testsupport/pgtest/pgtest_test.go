@@ -73,7 +73,7 @@ func TestDatabasesAreFresh(t *testing.T) {
 // whose owner lives is left alone.
 func TestStaleClusterIsSwept(t *testing.T) {
 	live := SharedCluster(t)
-	stale, err := start()
+	stale, err := start(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
