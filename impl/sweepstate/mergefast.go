@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/stateguard/stateguard/internal/codec/yamlsubset"
+	"github.com/stateguard/stateguard/internal/engine/sweeprules"
 	"github.com/stateguard/stateguard/model/value"
 )
 
@@ -64,7 +65,7 @@ func mergeTextsFast(base, ours, theirs string, published Published) (Result, fun
 // form, whole otherwise. A failure is the one loadText gives the whole
 // text.
 func loadMergeSide(text string) (*mergeSide, *Result) {
-	if reduced, others, ok := yamlsubset.SplitItems(text, keepNoItem); ok && others.Len() > 0 {
+	if reduced, others, ok := yamlsubset.SplitItems(text, sweeprules.StateLoad(), keepNoItem); ok && others.Len() > 0 {
 		if st, failed := loadText(reduced); failed == nil {
 			return newMergeSide(st.doc, text, others.Blocks()), nil
 		}

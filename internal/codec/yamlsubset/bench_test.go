@@ -130,7 +130,7 @@ func BenchmarkReadJSON(b *testing.B) {
 			b.SetBytes(int64(len(text)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, ok := yamlsubset.ReadJSON(bytes.NewReader(text), int64(len(text)), int64(len(text))); !ok {
+				if _, ok := yamlsubset.ReadJSON(bytes.NewReader(text), int64(len(text)), int64(len(text)), engineRules); !ok {
 					b.Fatal("declined")
 				}
 			}
@@ -148,7 +148,7 @@ func BenchmarkSplitItems(b *testing.B) {
 			b.SetBytes(int64(len(text)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, others, ok := yamlsubset.SplitItems(text, func(k, _ string) bool { return k == "slack-C001:1700000000.000001" }); !ok || others.Len() != n-1 {
+				if _, others, ok := yamlsubset.SplitItems(text, engineRules, func(k, _ string) bool { return k == "slack-C001:1700000000.000001" }); !ok || others.Len() != n-1 {
 					b.Fatalf("split: ok %v, %d others", ok, others.Len())
 				}
 			}
@@ -166,7 +166,7 @@ func BenchmarkReadJSONSweep(b *testing.B) {
 			b.SetBytes(int64(len(text)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, ok := yamlsubset.ReadJSON(bytes.NewReader(text), int64(len(text)), int64(len(text))); !ok {
+				if _, ok := yamlsubset.ReadJSON(bytes.NewReader(text), int64(len(text)), int64(len(text)), engineRules); !ok {
 					b.Fatal("declined")
 				}
 			}

@@ -20,9 +20,18 @@
 // Parse knows the file's grammar, not the engine's rules: what a document
 // must hold (schema_version, the shape of items and sources) is checked by
 // the engine after it. The fast paths answer without that check, so they
-// take only files the engine's load would accept unchanged (schema_version,
-// sources and items present, sources and items maps, no key
-// verified_merge_sha) and decline the rest.
+// take only files the engine's load would accept unchanged and decline the
+// rest; the engine gives them its rules as data (LoadRules: the top-level
+// keys required, those that must be maps, the keys the load rewrites), so
+// the codec holds none of them.
+//
+// The fast paths are two scanners of the engine's own form: ReadJSON's
+// transcoder and the canonical scan of SplitItems and ScanItems. They share
+// one recognizer's parts (the open blocks and their key order, the rules,
+// the usual key, the buffered window of whole lines) and differ in the
+// values they take as they are and in what they make of a line: JSON text,
+// or an items entry cut off or kept. Each has its own hot loop over the
+// lines of a block (run), tuned to what it writes.
 package yamlsubset
 
 import "errors"

@@ -3,10 +3,12 @@ package yamlsubset_test
 import (
 	"encoding/base64"
 	"encoding/json"
-	"github.com/stateguard/stateguard/internal/testsupport/testfixtures"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/stateguard/stateguard/internal/engine/sweeprules"
+	"github.com/stateguard/stateguard/internal/testsupport/testfixtures"
 )
 
 // recordedStep is the subset of a fixture step these tests read.
@@ -72,3 +74,7 @@ func loadRecordings(t testing.TB) map[string]recording {
 	}
 	return out
 }
+
+// engineRules are the engine's load rules, which the fast paths are given
+// as the engine gives them.
+var engineRules = sweeprules.StateLoad()

@@ -24,7 +24,7 @@ func TestHugePagesOnlyWhenTheProcessAsks(t *testing.T) {
 	const large = 8 << 20 // the size the stat reported: above the 4 MiB mark
 	read := func() {
 		t.Helper()
-		if _, ok := yamlsubset.ReadJSON(bytes.NewReader(text), large, large); !ok {
+		if _, ok := yamlsubset.ReadJSON(bytes.NewReader(text), large, large, engineRules); !ok {
 			t.Fatal("ReadJSON declined the engine's own text")
 		}
 		yamlsubset.AdviseHugePages(make([]byte, 0, large))

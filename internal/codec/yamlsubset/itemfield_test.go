@@ -99,14 +99,14 @@ func TestItemFieldReadsEmitsItems(t *testing.T) {
 			}
 			return false
 		}
-		if _, _, ok := yamlsubset.SplitItems(text, check); !ok {
+		if _, _, ok := yamlsubset.SplitItems(text, engineRules, check); !ok {
 			t.Fatalf("SplitItems declines Emit's text:\n%s", text)
 		}
 		if asked != items.Len() {
 			t.Fatalf("SplitItems asked of %d entries, want %d", asked, items.Len())
 		}
 		asked = 0
-		if _, ok := yamlsubset.ScanItems(strings.NewReader(text), int64(len(text)), check); !ok || asked != items.Len() {
+		if _, ok := yamlsubset.ScanItems(strings.NewReader(text), int64(len(text)), engineRules, check); !ok || asked != items.Len() {
 			t.Fatalf("ScanItems: ok %v, asked of %d entries, want %d", ok, asked, items.Len())
 		}
 	})

@@ -68,7 +68,7 @@ func TestScanItemsIsSplitItems(t *testing.T) {
 	}
 	for ti, text := range texts {
 		for name, keep := range keeps {
-			want, _, wantOK := yamlsubset.SplitItems(text, keep)
+			want, _, wantOK := yamlsubset.SplitItems(text, engineRules, keep)
 			want = lessUnwanted(t, want, keep)
 			for _, size := range []int{1, 7, 64, 1000, 256 << 10} {
 				old := yamlsubset.SetScanBuffer(size)
@@ -76,7 +76,7 @@ func TestScanItemsIsSplitItems(t *testing.T) {
 					func() interface{ Read([]byte) (int, error) } { return strings.NewReader(text) },
 					func() interface{ Read([]byte) (int, error) } { return iotest.HalfReader(strings.NewReader(text)) },
 				} {
-					got, ok := yamlsubset.ScanItems(r(), int64(len(text)), keep)
+					got, ok := yamlsubset.ScanItems(r(), int64(len(text)), engineRules, keep)
 					if ok != wantOK || got != want {
 						t.Errorf("text %d, keep %s, buffer %d, reader %d: ok %v, %d bytes; SplitItems ok %v, %d bytes", ti, name, size, ri, ok, len(got), wantOK, len(want))
 					}
@@ -86,22 +86,22 @@ func TestScanItemsIsSplitItems(t *testing.T) {
 		}
 	}
 	// More than the limit, and a failing reader, are declined.
-	if _, ok := yamlsubset.ScanItems(strings.NewReader(base), int64(len(base))-1, keeps["none"]); ok {
+	if _, ok := yamlsubset.ScanItems(strings.NewReader(base), int64(len(base))-1, engineRules, keeps["none"]); ok {
 		t.Error("took a text longer than the limit")
 	}
-	if _, ok := yamlsubset.ScanItems(iotest.TimeoutReader(bytes.NewReader([]byte(base))), int64(len(base)), keeps["none"]); ok {
+	if _, ok := yamlsubset.ScanItems(iotest.TimeoutReader(bytes.NewReader([]byte(base))), int64(len(base)), engineRules, keeps["none"]); ok {
 		t.Error("took a text it could not read whole")
 	}
 	// The test compares something: the bench text and the small ones
 	// are canonical, and SplitItems keeps entries of the reference texts
 	// that ScanItems leaves out.
 	for _, ti := range []int{0, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15} {
-		if _, _, ok := yamlsubset.SplitItems(texts[ti], keeps["none"]); !ok {
+		if _, _, ok := yamlsubset.SplitItems(texts[ti], engineRules, keeps["none"]); !ok {
 			t.Errorf("text %d is not canonical", ti)
 		}
 	}
 	for _, ti := range []int{9, 10, 12} {
-		if split, _, _ := yamlsubset.SplitItems(texts[ti], keeps["none"]); lessUnwanted(t, split, keeps["none"]) == split {
+		if split, _, _ := yamlsubset.SplitItems(texts[ti], engineRules, keeps["none"]); lessUnwanted(t, split, keeps["none"]) == split {
 			t.Errorf("text %d: SplitItems kept no entry that keep does not want", ti)
 		}
 	}

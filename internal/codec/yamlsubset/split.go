@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/stateguard/stateguard/internal/codec/pyjson"
 )
@@ -60,9 +59,9 @@ func (s *Split) Blocks() []ItemBlock { return s.blocks }
 
 // SplitItems is the fast path of the commands that touch few items. It
 // checks that text is canonical: the bytes Emit writes for the document
-// Parse reads from it, after the engine's load rules (schema_version,
-// sources and items present, sources and items maps, no key
-// verified_merge_sha anywhere, so the legacy rename of §2.5 changes
+// Parse reads from it, after the engine's load rules, which rules holds
+// (schema_version, sources and items present, sources and items maps, no
+// key verified_merge_sha anywhere, so the legacy rename of §2.5 changes
 // nothing), except for lines in the reference writer's own forms that
 // Parse reads on their own as it reads Emit's (tolerate: a YAML 1.1 word
 // as a bare key, a bare nan, inf or -inf, below the top level), and for
@@ -78,8 +77,12 @@ func (s *Split) Blocks() []ItemBlock { return s.blocks }
 //
 // ok is false when text is neither canonical nor so (or nests deeper than
 // the fast path takes): the caller must parse it whole.
-func SplitItems(text string, keep func(key, block string) bool) (reduced string, others *Split, ok bool) {
-	c := canonicalScan{text: text, keep: keep, listOthers: true}
+func SplitItems(text string, rules LoadRules, keep func(key, block string) bool) (reduced string, others *Split, ok bool) {
+	rs, usable := rules.compile()
+	if !usable {
+		return "", nil, false
+	}
+	c := canonicalScan{text: text, keep: keep, rules: rs, listOthers: true}
 	c.others = make([]ItemBlock, 0, len(text)/512+8)
 	if reduced, ok = c.split(); !ok || c.othersCount == 0 {
 		return reduced, nil, ok
@@ -95,8 +98,12 @@ func SplitItems(text string, keep func(key, block string) bool) (reduced string,
 // reduced text keeps (those holding a line in the reference writer's
 // forms, a blank line or a comment), whose text is not Emit's: the caller
 // knows them by their keys, which the document parsed from reduced holds.
-func SplitAllItems(text string) (reduced string, entries ItemEntries, ok bool) {
-	c := canonicalScan{text: text, keep: keepNoEntry}
+func SplitAllItems(text string, rules LoadRules) (reduced string, entries ItemEntries, ok bool) {
+	rs, usable := rules.compile()
+	if !usable {
+		return "", ItemEntries{}, false
+	}
+	c := canonicalScan{text: text, keep: keepNoEntry, rules: rs}
 	if reduced, ok = c.split(); !ok {
 		return "", ItemEntries{}, false
 	}
@@ -330,10 +337,8 @@ type canonicalScan struct {
 	text string
 	base int
 	keep func(key, block string) bool
-	open []openBlock
-	last [transcodeMaxDepth]string // the last key of the open block at each depth
-	// opening: the last line was `key:`.
-	opening bool
+	blocks
+	rules ruleSet
 	// Offsets: the line after the items line, the first entry of items
 	// (after the blank lines and comments that may stand between; -1
 	// before it) and the line after its last.
@@ -353,8 +358,6 @@ type canonicalScan struct {
 	others                 []ItemBlock
 	othersCount, othersLen int
 
-	hasVersion, hasSources, hasItems bool
-
 	// ScanItems: the reduced text is built as the lines go by (stream);
 	// inEntry says the last line belongs to an entry of items.
 	stream           bool
@@ -365,7 +368,7 @@ type canonicalScan struct {
 	// The short keys of the lines of the last block run opened and read,
 	// in order (scanShape), kept from one call of run to the next: copies
 	// of the text's bytes, not views of the window.
-	shape    [scanShapeMax]scanShape
+	shape    [maxShape]scanShape
 	shapeLen int
 }
 
@@ -395,7 +398,7 @@ func (c *canonicalScan) end(end int) bool {
 	if c.inItems {
 		c.endItems(end)
 	}
-	return !c.opening && c.hasVersion && c.hasSources && c.hasItems
+	return !c.opening && c.rules.complete()
 }
 
 // endItems closes the block of items entries, which ends at end. A
@@ -434,19 +437,18 @@ var scanBuffer = 256 << 10
 // without every entry keep does not want. ok is false where SplitItems's
 // is, and on a read error or more than limit bytes: the caller must then
 // read the text whole.
-func ScanItems(r io.Reader, limit int64, keep func(key, block string) bool) (reduced string, ok bool) {
-	c := canonicalScan{keep: keep, stream: true}
+func ScanItems(r io.Reader, limit int64, rules LoadRules, keep func(key, block string) bool) (reduced string, ok bool) {
+	rs, usable := rules.compile()
+	if !usable {
+		return "", false
+	}
+	c := canonicalScan{keep: keep, stream: true, rules: rs}
 	c.itemsBody, c.firstEntry, c.itemsEnd, c.entryStart = -1, -1, -1, -1
-	lr := io.LimitReader(r, limit+1)
-	buf := make([]byte, max(scanBuffer, 1))
-	var read int64
-	have, start := 0, 0 // the window's length, and where its next line starts
-	for eof := false; ; {
-		// A view of the buffer, ending after its last complete line:
-		// nothing taken from it outlives the next refill but the keys
-		// detach copies.
-		w := unsafe.String(unsafe.SliceData(buf), have)
-		w = w[:strings.LastIndexByte(w, '\n')+1]
+	lr := newLineReader(r, limit, scanBuffer)
+	for start := 0; ; { // start: where the window's next line starts
+		// Nothing taken from the window outlives the next fill but the
+		// keys detach copies.
+		w := lr.window()
 		c.text = w
 		for start < len(w) {
 			if next := c.run(start); next != start {
@@ -466,8 +468,8 @@ func ScanItems(r io.Reader, limit int64, keep func(key, block string) bool) (red
 			}
 			start = next
 		}
-		if eof {
-			if start != have || c.base+have == 0 {
+		if lr.eof {
+			if start != lr.have || c.base+lr.have == 0 {
 				return "", false // no final newline, or no text
 			}
 			break
@@ -479,25 +481,13 @@ func ScanItems(r io.Reader, limit int64, keep func(key, block string) bool) (red
 			from = min(from, c.entryStart-c.base)
 		}
 		c.detach()
-		have = copy(buf, buf[from:have])
+		if !lr.fill(from) {
+			return "", false
+		}
 		start -= from
 		c.base += from
-		if have >= len(buf)/2 {
-			buf = append(buf, make([]byte, len(buf))...)
-		}
-		n, err := io.ReadFull(lr, buf[have:])
-		have += n
-		read += int64(n)
-		switch {
-		case read > limit:
-			return "", false
-		case err == io.EOF || err == io.ErrUnexpectedEOF:
-			eof = true
-		case err != nil:
-			return "", false
-		}
 	}
-	if !c.end(c.base + have) {
+	if !c.end(c.base + lr.have) {
 		return "", false
 	}
 	return string(c.out), true
@@ -506,9 +496,7 @@ func ScanItems(r io.Reader, limit int64, keep func(key, block string) bool) (red
 // detach copies the keys the scan still needs out of the window, which
 // the next read overwrites.
 func (c *canonicalScan) detach() {
-	for d := range c.last[:len(c.open)] {
-		c.last[d] = strings.Clone(c.last[d])
-	}
+	c.blocks.detach()
 	c.entryKey = strings.Clone(c.entryKey)
 }
 
@@ -610,8 +598,9 @@ func (c *canonicalScan) run(p int) int {
 	parent := &c.open[d-1]
 	ind := 2 * d
 	b := c.open[d]
-	lvl, lastRank, lastKey, any := b.level, b.lastRank, c.last[d], b.any
+	lvl, lastRank, lastKey, any := b.level, b.lastRank, b.lastKey, b.any
 	opening := c.opening
+	rules := &c.rules
 	// pos is the line's place in its block, and onShape says the lines
 	// before it there had the keys c.shape holds (from a block's first
 	// line on: only after run opened the block).
@@ -621,7 +610,7 @@ func (c *canonicalScan) run(p int) int {
 		// The indent, its first eight bytes in one step.
 		start, q := p, p
 		if p+8 <= len(t) {
-			q += bits.TrailingZeros64(scanWord(t, p)^scanSpaces) >> 3
+			q += bits.TrailingZeros64(load64(t, p)^spaces8) >> 3
 		}
 		for t[q] == ' ' {
 			q++
@@ -631,7 +620,7 @@ func (c *canonicalScan) run(p int) int {
 		var k, r int
 		predicted, keepLine := false, false
 		if q-p == ind && onShape && pos < shapeLen && q+8 <= len(t) {
-			if sk := &shape[pos]; scanWord(t, q)&sk.mask == sk.word {
+			if sk := &shape[pos]; load64(t, q)&sk.mask == sk.word {
 				key, k, r, predicted = t[q:q+sk.n], q+sk.n, sk.rank, true
 				switch n := int(sk.lineLen); n {
 				case 0:
@@ -677,7 +666,7 @@ func (c *canonicalScan) run(p int) int {
 			default:
 				goto end
 			}
-			if t[k] != ':' || key == "verified_merge_sha" {
+			if t[k] != ':' || rules.rewrites(key) {
 				goto end
 			}
 			if q-p != ind && (q-p != ind-2 || opening || t[k+1] != '\n') {
@@ -691,18 +680,17 @@ func (c *canonicalScan) run(p int) int {
 				d, ind = nd, 2*nd
 				parent = &c.open[d-1]
 				b := c.open[d]
-				lvl, lastRank, lastKey, any = b.level, b.lastRank, c.last[d], b.any
+				lvl, lastRank, lastKey, any = b.level, b.lastRank, b.lastKey, b.any
 				onShape = false
 			}
 			if q-p != ind {
 				// The next sibling of the block, one level up.
 				r := rank(parent.level, key)
-				if parent.lastRank > r || parent.lastRank == r && c.last[d-1] >= key {
+				if parent.lastRank > r || parent.lastRank == r && parent.lastKey >= key {
 					goto end
 				}
 				// parent.any holds: the block being closed is one of its entries.
-				parent.lastRank = r
-				c.last[d-1] = key
+				parent.lastRank, parent.lastKey = r, key
 				if c.inItems && d == 2 {
 					pos := c.base + p
 					c.endEntry(pos)
@@ -727,9 +715,8 @@ func (c *canonicalScan) run(p int) int {
 			if d+1 >= transcodeMaxDepth {
 				goto end
 			}
-			c.open[d] = openBlock{level: lvl, lastRank: r, any: true}
-			c.last[d] = key
-			c.open = pushBlock(c.open, childLevel(lvl, key))
+			c.open[d] = openBlock{level: lvl, lastRank: r, lastKey: key, any: true}
+			c.open = append(c.open, openBlock{level: childLevel(lvl, key)})
 			d, ind = d+1, ind+2
 			parent = &c.open[d-1]
 			lvl, lastRank, lastKey, any = c.open[d].level, 0, "", false
@@ -777,12 +764,12 @@ func (c *canonicalScan) run(p int) int {
 		if onShape && !predicted {
 			// A line whose key the shape did not have: from here on the
 			// shape is this block's, if the key is short enough.
-			if len(key) >= 8 || q+8 > len(t) || pos >= scanShapeMax {
+			if len(key) >= 8 || q+8 > len(t) || pos >= maxShape {
 				onShape = false
 			} else {
 				m := uint64(1)<<(8*(len(key)+1)) - 1 // the key and its colon
 				sk := &shape[pos]
-				sk.word, sk.mask, sk.n, sk.rank, sk.lineLen = scanWord(t, q)&m, m, len(key), r, 0
+				sk.word, sk.mask, sk.n, sk.rank, sk.lineLen = load64(t, q)&m, m, len(key), r, 0
 				shapeLen = pos + 1
 			}
 		}
@@ -792,8 +779,7 @@ end:
 	// (With p at start nothing changed but the blocks a line further up
 	// closed, as entry closes them for it.)
 	c.shapeLen = shapeLen
-	c.open[d] = openBlock{level: lvl, lastRank: lastRank, any: any}
-	c.last[d] = lastKey
+	c.open[d] = openBlock{level: lvl, lastRank: lastRank, lastKey: lastKey, any: any}
 	c.opening = opening
 	c.inEntry = c.inItems
 	return p
@@ -827,53 +813,11 @@ type scanShape struct {
 // marks a shape's key whose lines are not compared whole.
 const scanLineMax, scanLineOff = 48, 255
 
-// scanShapeMax bounds the lines of a block that run's shape follows.
-const scanShapeMax = 16
-
-// scanSpaces is eight spaces as one word of scanWord.
-const scanSpaces = 0x2020202020202020
-
-// scanWord reads the eight bytes of s from i as one little-endian word.
-func scanWord(s string, i int) uint64 {
-	b := s[i : i+8] // constant indexes below: one load
-	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
-}
-
 // slow checks the line at window offset p with line.
 func (c *canonicalScan) slow(p int) (int, bool) {
 	nl := p + strings.IndexByte(c.text[p:], '\n')
 	return nl + 1, c.line(c.base+p, c.text[p:nl])
 }
-
-// usualKey reads the key that starts at t[n] in the forms both scanners
-// take in one pass (next): a bare word, or a quoted string of raw
-// printable ASCII, followed at once by the colon, which is at t[colon].
-// ok is false for any other line, which goes to the line reader. t must
-// end in "\n" after t[n].
-func usualKey(t string, n int) (key string, colon int, quoted, ok bool) {
-	switch k := n + 1; {
-	case bareStart[t[n]]:
-		for bareRest[t[k]] {
-			k++
-		}
-		return t[n:k], k, false, t[k] == ':'
-	case t[n] == '"':
-		j := pyjson.SkipRawASCII(t, k)
-		return t[k:j], j + 1, true, t[j] == '"' && t[j+1] == ':'
-	}
-	return "", 0, false, false
-}
-
-// bareStart and bareRest are the bytes isBareWord takes first and after.
-var bareStart, bareRest = func() (start, rest [256]bool) {
-	for c := range 256 {
-		b := byte(c)
-		start[c] = b >= 'A' && b <= 'Z' || b >= 'a' && b <= 'z' || b == '_'
-		rest[c] = start[c] || b >= '0' && b <= '9' || b == '.' || b == '-'
-	}
-	return start, rest
-}()
 
 // line checks the line s (without its "\n") at offset pos.
 func (c *canonicalScan) line(pos int, s string) bool {
@@ -965,21 +909,8 @@ func referenceString(q, s string) bool {
 // value in after is already known to be canonical; odd, that the key is
 // written in the reference writer's form, not Emit's (referenceKey).
 func (c *canonicalScan) entry(pos, n, depth int, key, after string, canon, odd bool) bool {
-	if len(c.open) == 0 {
-		if depth != 0 {
-			return false
-		}
-		c.open = pushBlock(c.open, levelTop)
-	} else if c.opening {
-		if depth != len(c.open)-1 {
-			return false
-		}
-		c.opening = false
-	} else {
-		if depth > len(c.open)-1 {
-			return false
-		}
-		c.open = c.open[:depth+1]
+	if _, ok := c.enter(depth); !ok {
+		return false
 	}
 	if c.inItems && depth <= 1 {
 		c.endEntry(pos)
@@ -988,16 +919,13 @@ func (c *canonicalScan) entry(pos, n, depth int, key, after string, canon, odd b
 		}
 	}
 	c.inEntry = c.inItems && depth >= 1
-	if key == "verified_merge_sha" {
+	if c.rules.rewrites(key) {
 		return false
 	}
-	blk := &c.open[depth]
-	r := rank(blk.level, key)
-	if blk.any && (r < blk.lastRank || r == blk.lastRank && c.last[depth] >= key) {
+	blk, _, ok := c.take(depth, key) // key: of the text (ScanItems: of the window, which detach copies out), or a decoded copy
+	if !ok {
 		return false
 	}
-	blk.lastRank, blk.any = r, true
-	c.last[depth] = key // of the text (ScanItems: of the window, which detach copies out), or a decoded copy
 	if c.inItems && depth == 1 {
 		c.entryStart, c.entryKey = pos, key
 	}
@@ -1005,19 +933,16 @@ func (c *canonicalScan) entry(pos, n, depth int, key, after string, canon, odd b
 		if depth+1 >= transcodeMaxDepth {
 			return false
 		}
-		l := childLevel(blk.level, key)
 		if depth == 0 {
-			switch key {
-			case "items":
-				c.hasItems, c.inItems, c.itemsBody = true, true, pos+n+1
-			case "sources":
-				c.hasSources = true
-			case "schema_version":
-				return false
+			if key == "schema_version" {
+				return false // a version this engine never writes: the general path's
+			}
+			c.rules.top(key, true, "")
+			if key == "items" {
+				c.inItems, c.itemsBody = true, pos+n+1
 			}
 		}
-		c.open = pushBlock(c.open, l)
-		c.opening = true
+		c.push(blk, key)
 		return !odd || c.tolerate(depth)
 	}
 	if after[0] != ' ' {
@@ -1025,15 +950,10 @@ func (c *canonicalScan) entry(pos, n, depth int, key, after string, canon, odd b
 	}
 	v := after[1:]
 	if depth == 0 {
-		switch key {
-		case "schema_version":
-			c.hasVersion = true
-		case "sources":
-			c.hasSources = true
-		case "items":
-			c.hasItems, c.itemsBody, c.itemsEnd = true, pos+n+1, pos+n+1
+		if key == "items" {
+			c.itemsBody, c.itemsEnd = pos+n+1, pos+n+1
 		}
-		if (key == "sources" || key == "items") && v != "{}" {
+		if !c.rules.top(key, false, v) {
 			return false
 		}
 	}

@@ -22,15 +22,15 @@ func TestSplitTakesAsidesAtAnyIndent(t *testing.T) {
 	for _, aside := range []string{" # c", "   # c", "     #", " ", "   ", " \t"} {
 		for _, at := range places {
 			text := strings.Replace(base, at, aside+"\n"+at, 1)
-			if _, ok := yamlsubset.ReadJSON(strings.NewReader(text), int64(len(text)), int64(len(text))); !ok {
+			if _, ok := yamlsubset.ReadJSON(strings.NewReader(text), int64(len(text)), int64(len(text)), engineRules); !ok {
 				t.Fatalf("%q: read's transcoder declines it", text)
 			}
-			reduced, _, ok := yamlsubset.SplitItems(text, none)
+			reduced, _, ok := yamlsubset.SplitItems(text, engineRules, none)
 			if !ok {
 				t.Errorf("%q: SplitItems declines it", text)
 				continue
 			}
-			got, ok := yamlsubset.ScanItems(bytes.NewReader([]byte(text)), int64(len(text)), none)
+			got, ok := yamlsubset.ScanItems(bytes.NewReader([]byte(text)), int64(len(text)), engineRules, none)
 			if want := lessUnwanted(t, reduced, none); !ok || got != want {
 				t.Errorf("%q: ScanItems ok %v, %q; want %q", text, ok, got, want)
 			}

@@ -54,8 +54,8 @@ func checkSplitAllItems(t interface {
 	Fatal(...any)
 }, text string, wantOK bool) {
 	none := func(string, string) bool { return false }
-	reduced, entries, ok := yamlsubset.SplitAllItems(text)
-	wantReduced, others, splitOK := yamlsubset.SplitItems(text, none)
+	reduced, entries, ok := yamlsubset.SplitAllItems(text, engineRules)
+	wantReduced, others, splitOK := yamlsubset.SplitItems(text, engineRules, none)
 	if ok != splitOK || reduced != wantReduced {
 		t.Fatalf("SplitAllItems: ok %v, SplitItems ok %v; reduced texts equal: %v\n%s", ok, splitOK, reduced == wantReduced, text)
 	}

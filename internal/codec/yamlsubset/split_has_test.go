@@ -18,7 +18,7 @@ func TestSplitHas(t *testing.T) {
 	for _, k := range []string{"a", "b", "b1", "c", "d"} {
 		b.WriteString("  " + k + ":\n    source: \"s\"\n")
 	}
-	_, others, ok := yamlsubset.SplitItems(b.String(), func(key, _ string) bool { return key == "b1" })
+	_, others, ok := yamlsubset.SplitItems(b.String(), engineRules, func(key, _ string) bool { return key == "b1" })
 	if !ok || others.Len() != 4 {
 		t.Fatalf("split: ok %v, %d split off", ok, others.Len())
 	}

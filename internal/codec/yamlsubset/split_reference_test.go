@@ -84,7 +84,7 @@ func TestSplitItemsTakesTheReferenceForms(t *testing.T) {
 			}
 			raw, _ := base64.StdEncoding.DecodeString(st.ContentB64)
 			raws++
-			if _, _, ok := yamlsubset.SplitItems(string(raw), none); !ok {
+			if _, _, ok := yamlsubset.SplitItems(string(raw), engineRules, none); !ok {
 				t.Errorf("%s: the raw file is declined:\n%s", name, raw)
 			}
 		}
@@ -101,7 +101,7 @@ func TestSplitItemsTakesTheReferenceForms(t *testing.T) {
 	items, _ := whole.Get("items")
 	all := items.(*value.Map)
 	for _, keep := range []string{"", python[1], "slack-C002:1700000000.000002"} {
-		reduced, others, ok := yamlsubset.SplitItems(text, func(k, _ string) bool { return k == keep })
+		reduced, others, ok := yamlsubset.SplitItems(text, engineRules, func(k, _ string) bool { return k == keep })
 		if !ok {
 			t.Fatalf("keep %q: the reference bench text is declined:\n%s", keep, text)
 		}
@@ -184,7 +184,7 @@ func TestSplitItemsTakesTheReferenceForms(t *testing.T) {
 		{"    ratio: nan\n", "    ratio: \"a\u2028b\"\r\n"},                  // CRLF
 	} {
 		edited := strings.Replace(text, edit[0], edit[1], 1)
-		if _, _, ok := yamlsubset.SplitItems(edited, none); ok {
+		if _, _, ok := yamlsubset.SplitItems(edited, engineRules, none); ok {
 			t.Errorf("%q -> %q: taken", edit[0], edit[1])
 		}
 	}

@@ -55,7 +55,7 @@ func TestSplitItemsKeysAfterARun(t *testing.T) {
 	none := func(string, string) bool { return false }
 	for _, tc := range cases {
 		text := head + tc.tail
-		want, others, ok := yamlsubset.SplitItems(text, none)
+		want, others, ok := yamlsubset.SplitItems(text, engineRules, none)
 		if ok != tc.ok {
 			t.Errorf("SplitItems(%q) ok = %v, want %v", tc.tail, ok, tc.ok)
 		}
@@ -70,7 +70,7 @@ func TestSplitItemsKeysAfterARun(t *testing.T) {
 		want = lessUnwanted(t, want, none)
 		for _, size := range []int{1, 7, 64, 1 << 10} {
 			old := yamlsubset.SetScanBuffer(size)
-			got, gotOK := yamlsubset.ScanItems(strings.NewReader(text), 1<<20, none)
+			got, gotOK := yamlsubset.ScanItems(strings.NewReader(text), 1<<20, engineRules, none)
 			yamlsubset.SetScanBuffer(old)
 			if gotOK != ok || got != want {
 				t.Errorf("ScanItems(%q), buffer %d: %q, %v; SplitItems: %q, %v", tc.tail, size, got, gotOK, want, ok)
@@ -138,7 +138,7 @@ func TestSplitItemsShapeOfTheItemBefore(t *testing.T) {
 		// a line is taken by its shape only with eight bytes after its
 		// key's first.
 		text := "schema_version: 1\nsources: {}\nitems:\n" + item("_", "a: 1") + tc.items + item("zz", "a: 1")
-		want, others, ok := yamlsubset.SplitItems(text, none)
+		want, others, ok := yamlsubset.SplitItems(text, engineRules, none)
 		if ok != tc.ok {
 			t.Errorf("%s: SplitItems ok = %v, want %v", tc.name, ok, tc.ok)
 		}
@@ -151,7 +151,7 @@ func TestSplitItemsShapeOfTheItemBefore(t *testing.T) {
 		want = lessUnwanted(t, want, none)
 		for _, size := range []int{1, 16, 1 << 10} {
 			old := yamlsubset.SetScanBuffer(size)
-			got, gotOK := yamlsubset.ScanItems(strings.NewReader(text), 1<<20, none)
+			got, gotOK := yamlsubset.ScanItems(strings.NewReader(text), 1<<20, engineRules, none)
 			yamlsubset.SetScanBuffer(old)
 			if gotOK != ok || got != want {
 				t.Errorf("%s: ScanItems, buffer %d: %q, %v; SplitItems: %q, %v", tc.name, size, got, gotOK, want, ok)

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/stateguard/stateguard/internal/codec/pyjson"
 	"github.com/stateguard/stateguard/internal/storage/outtext"
@@ -28,7 +27,8 @@ import (
 // writer's pattern or JSON string keys, the keys of each map in strictly
 // increasing §15.1.6 order (so no key repeats), schema_version, sources and
 // items present at the top, sources and items maps, and no key named
-// verified_merge_sha anywhere (the load-time rename of §2.5). Values are
+// verified_merge_sha anywhere (the load-time rename of §2.5): the engine's
+// load rules, which rules holds (LoadRules). Values are
 // read by the same rules as Parse's. On anything else, a read error or
 // more than limit bytes, ok is false and the caller must read the file the
 // general way (Parse and the engine's checks): the answer, CORRUPT and
@@ -38,26 +38,24 @@ import (
 // they are: size, the length r is expected to have (a hint: 0 when not
 // known), sizes the first, which then takes all of the usual text (see
 // outputChunk), so the text is held once, never copied as it grows.
-func ReadJSON(r io.Reader, size, limit int64) (text *outtext.Text, ok bool) {
-	t := transcoder{first: int(min(max(size, 0), limit)), out: new(outtext.Text)}
+func ReadJSON(r io.Reader, size, limit int64, rules LoadRules) (text *outtext.Text, ok bool) {
+	rs, usable := rules.compile()
+	if !usable {
+		return nil, false
+	}
+	t := transcoder{first: int(min(max(size, 0), limit)), out: new(outtext.Text), rules: rs}
 	defer func() {
 		if !ok {
 			t.out.Free() // declined: its memory goes back now, not at the next GC
 		}
 	}()
-	lr := io.LimitReader(r, limit+1)
 	// Lines are cut from a buffer filled by large reads; a line longer
-	// than the buffer doubles it.
-	buf := make([]byte, max(readBuffer, 1))
-	var read int64
-	have, start := 0, 0
-	eof := false
-	for {
-		// A view of the buffer, not a copy, ending after its last
-		// complete line: nothing read from it outlives the next read
-		// but the keys kept in t.open, which detach copies first.
-		w := unsafe.String(unsafe.SliceData(buf), have)
-		w = w[:strings.LastIndexByte(w, '\n')+1]
+	// than half the buffer doubles it.
+	lr := newLineReader(r, limit, readBuffer)
+	for start := 0; ; {
+		// Nothing read from the window outlives the next fill but the
+		// keys kept in t.open, which detach copies first.
+		w := lr.window()
 		for start < len(w) {
 			if start = t.run(w, start); start == len(w) {
 				break
@@ -68,30 +66,18 @@ func ReadJSON(r io.Reader, size, limit int64) (text *outtext.Text, ok bool) {
 			}
 			start = next
 		}
-		if eof {
-			if start != have {
+		if lr.eof {
+			if start != lr.have {
 				return nil, false // no final newline: not this engine's text
 			}
 			break
 		}
 		// Keep the partial line, then read more after it.
 		t.detach()
-		have = copy(buf, buf[start:have])
+		if !lr.fill(start) {
+			return nil, false
+		}
 		start = 0
-		if have == len(buf) {
-			buf = append(buf, make([]byte, len(buf))...)
-		}
-		n, err := io.ReadFull(lr, buf[have:])
-		have += n
-		read += int64(n)
-		switch {
-		case read > limit:
-			return nil, false
-		case err == io.EOF || err == io.ErrUnexpectedEOF:
-			eof = true
-		case err != nil:
-			return nil, false
-		}
 	}
 	if !t.finish() {
 		return nil, false
@@ -129,22 +115,8 @@ type transcoder struct {
 	out   *outtext.Text // the chunks done
 	buf   []byte
 	first int // the expected length of the text read
-	// open[d] is the block at depth d: its level, its last key so far
-	// (the next must sort after it) and whether it has one.
-	open []openBlock
-	// opening: the last line was `key:`, whose entries must follow one
-	// level deeper.
-	opening bool
-	lines   int
-	// top-level keys seen that the engine requires or checks.
-	hasVersion, hasSources, hasItems bool
-}
-
-type openBlock struct {
-	level    level
-	lastRank int
-	lastKey  string // a view of the window until detach copies it
-	any      bool
+	blocks
+	rules ruleSet
 }
 
 // next transcodes the line that starts at offset p of the window w
@@ -203,7 +175,7 @@ func (t *transcoder) run(w string, p int) int {
 	b := t.open[d]
 	lvl, lastRank, lastKey, any := b.level, b.lastRank, b.lastKey, b.any
 	opening := t.opening
-	lines := 0
+	rules := &t.rules
 	// The short keys of the lines of the block's last sibling, in order
 	// (see shapeKey); pos is the line's place in its block, and onShape
 	// says the lines before it there had the keys shape holds.
@@ -217,7 +189,6 @@ func (t *transcoder) run(w string, p int) int {
 				sk := &shape[npos-1]
 				lastRank, lastKey, any = sk.rank, w[lastQ:lastQ+sk.n], true
 				opening = false
-				lines += npos - pos
 				p, buf, pos = np, nbuf, npos
 				if chunkFull(buf) {
 					t.buf = buf
@@ -258,25 +229,25 @@ func (t *transcoder) run(w string, p int) int {
 			case c == '"':
 				k = pyjson.SkipRawASCII(w, q+1)
 				if w[k] != '"' {
-					return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening, lines)
+					return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening)
 				}
 				key = w[q+1 : k]
 				k++
 				quoted = true
 			default:
-				return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening, lines)
+				return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening)
 			}
-			if w[k] != ':' || key == "verified_merge_sha" {
-				return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening, lines)
+			if w[k] != ':' || rules.rewrites(key) {
+				return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening)
 			}
 			if q-p != ind {
 				// The next sibling of the block, one level up.
 				if q-p != ind-2 || d < 2 || opening || w[k+1] != '\n' {
-					return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening, lines)
+					return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening)
 				}
 				r := rank(parent.level, key)
 				if parent.lastRank > r || parent.lastRank == r && parent.lastKey >= key {
-					return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening, lines)
+					return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening)
 				}
 				// parent.any holds: the block being closed is one of its entries.
 				parent.lastRank, parent.lastKey = r, key
@@ -291,7 +262,6 @@ func (t *transcoder) run(w string, p int) int {
 				buf = append(buf, ": {"...)
 				lvl, lastRank, lastKey, any = childLevel(parent.level, key), 0, "", false
 				opening = true
-				lines++
 				p = k + 2
 				pos, onShape = 0, true
 				continue
@@ -302,12 +272,12 @@ func (t *transcoder) run(w string, p int) int {
 				r = rank(lvl, key)
 			}
 			if any && (lastRank > r || lastRank == r && lastKey >= key) {
-				return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening, lines)
+				return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening)
 			}
 		}
 		// The value, which ends at e (its "\n").
 		if w[k+1] != ' ' {
-			return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening, lines)
+			return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening)
 		}
 		e := 0
 		if v := k + 2; w[v] == '"' && !quoted && len(buf)+len(key)+24 <= cap(buf) {
@@ -336,7 +306,7 @@ func (t *transcoder) run(w string, p int) int {
 				j = pyjson.RawStringEnd(w, j)
 			}
 			if j < 0 || w[j] != '"' || w[j+1] != '\n' {
-				return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening, lines)
+				return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening)
 			}
 			if stopped {
 				buf = out[:o+n+1]
@@ -349,13 +319,13 @@ func (t *transcoder) run(w string, p int) int {
 		if v := k + 2; w[v] == '"' {
 			j := pyjson.RawStringEnd(w, v+1)
 			if j < 0 || w[j+1] != '\n' {
-				return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening, lines)
+				return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening)
 			}
 			e = j + 1
 		} else {
 			e = v + strings.IndexByte(w[v:], '\n')
 			if !verbatim(w[v:e]) {
-				return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening, lines)
+				return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening)
 			}
 		}
 		if any {
@@ -372,7 +342,6 @@ func (t *transcoder) run(w string, p int) int {
 	written:
 		lastRank, lastKey, any = r, key, true
 		opening = false
-		lines++
 		p = e + 1
 		if onShape && !predicted {
 			// A line whose key the shape did not have: from here on
@@ -392,7 +361,7 @@ func (t *transcoder) run(w string, p int) int {
 			buf = t.buf
 		}
 	}
-	return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening, lines)
+	return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening)
 }
 
 // shapedLines transcodes, from offset p of the window w into buf, the
@@ -472,25 +441,11 @@ type shapeKey struct {
 	n, rank    int
 }
 
-// maxShape bounds the lines of a block that run's shape follows.
-const maxShape = 16
-
-// spaces8 is eight spaces read as one word by load64.
-const spaces8 = 0x2020202020202020
-
-// load64 reads the eight bytes of s from i as one little-endian word.
-func load64(s string, i int) uint64 {
-	b := s[i : i+8] // constant indexes below: one load
-	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
-		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
-}
-
 // endRun stores what run kept in its variables and returns p.
-func (t *transcoder) endRun(p int, buf []byte, lvl level, lastRank int, lastKey string, any, opening bool, lines int) int {
+func (t *transcoder) endRun(p int, buf []byte, lvl level, lastRank int, lastKey string, any, opening bool) int {
 	t.buf = buf
 	t.open[len(t.open)-1] = openBlock{level: lvl, lastRank: lastRank, lastKey: lastKey, any: any}
 	t.opening = opening
-	t.lines += lines
 	return p
 }
 
@@ -564,43 +519,27 @@ func (t *transcoder) line(s string) bool {
 // then after, the text after the colon. raw says after is " " and a
 // string of raw printable ASCII.
 func (t *transcoder) entry(depth int, c, key, after string, raw bool) bool {
-	t.lines++
-	if t.lines == 1 {
-		if depth != 0 {
-			return false
-		}
+	if len(t.open) == 0 {
 		t.buf = t.outputChunk(t.first + t.first/8 + 64<<10)
 		t.buf = append(t.buf, '{')
-		t.open = pushBlock(t.open, levelTop)
-	} else {
-		cur := len(t.open) - 1
-		if t.opening {
-			if depth != cur { // the block `key:` opened
-				return false // an empty `key:` block, or a deeper stray line
-			}
-			t.opening = false
-		} else {
-			if depth > cur {
-				return false // a stray deeper line, dropped by Parse
-			}
-			for len(t.open)-1 > depth {
-				t.buf = append(t.buf, '}')
-				t.open = t.open[:len(t.open)-1]
-			}
-		}
 	}
-	if key == "verified_merge_sha" {
+	closed, ok := t.enter(depth)
+	if !ok {
 		return false
 	}
-	blk := &t.open[depth]
-	r := rank(blk.level, key)
-	if blk.any {
-		if r < blk.lastRank || r == blk.lastRank && blk.lastKey >= key {
-			return false // out of order or repeated: Parse's rules decide
-		}
+	for range closed {
+		t.buf = append(t.buf, '}')
+	}
+	if t.rules.rewrites(key) {
+		return false
+	}
+	blk, had, ok := t.take(depth, key)
+	if !ok {
+		return false // out of order or repeated: Parse's rules decide
+	}
+	if had {
 		t.buf = append(t.buf, ',', ' ')
 	}
-	blk.lastRank, blk.lastKey, blk.any = r, key, true
 	switch {
 	case c[0] != '"':
 		// A bare key is ASCII letters, digits and "_.-".
@@ -625,27 +564,16 @@ func (t *transcoder) entry(depth int, c, key, after string, raw bool) bool {
 	} else {
 		rest = trimBlanks(after)
 	}
-	if depth == 0 {
-		switch key {
-		case "schema_version":
-			t.hasVersion = true
-		case "sources":
-			t.hasSources = true
-		case "items":
-			t.hasItems = true
-		}
+	if depth == 0 && !t.rules.top(key, rest == "", rest) {
+		return false // a map written inline, or not a map: Parse's and the engine's rules decide
 	}
 	if rest == "" {
 		if depth+1 >= transcodeMaxDepth {
 			return false
 		}
 		t.buf = append(t.buf, '{')
-		t.open = pushBlock(t.open, childLevel(blk.level, key))
-		t.opening = true
+		t.push(blk, key)
 		return true
-	}
-	if depth == 0 && (key == "sources" || key == "items") && rest != "{}" {
-		return false // a map written inline, or not a map: Parse's and the engine's rules decide
 	}
 	if raw {
 		t.buf = append(t.buf, rest...)
@@ -654,20 +582,6 @@ func (t *transcoder) entry(depth int, c, key, after string, raw bool) bool {
 	}
 	t.newChunk()
 	return true
-}
-
-// pushBlock opens a block on top of open (the transcoder and the
-// canonical scan both keep their open blocks this way).
-func pushBlock(open []openBlock, l level) []openBlock {
-	return append(open, openBlock{level: l})
-}
-
-// detach copies the keys the open blocks keep out of the window, which
-// the next read overwrites.
-func (t *transcoder) detach() {
-	for i := range t.open {
-		t.open[i].lastKey = strings.Clone(t.open[i].lastKey)
-	}
 }
 
 // key reads the key of an entry line as splitKey does, for the key forms
@@ -898,7 +812,7 @@ func allDigits(s string) bool {
 
 // finish closes the open blocks and checks the top-level keys.
 func (t *transcoder) finish() bool {
-	if t.lines == 0 || t.opening || !t.hasVersion || !t.hasSources || !t.hasItems {
+	if len(t.open) == 0 || t.opening || !t.rules.complete() {
 		return false
 	}
 	for range t.open {

@@ -38,7 +38,7 @@ func TestReadJSONFloatsAsPythonPrintsThem(t *testing.T) {
 			t.Fatalf("the writer's float line changed:\n%s", emitted)
 		}
 		text := []byte(strings.Replace(emitted, "amount: 0.5\n", "amount: "+c.file+"\n", 1))
-		out, ok := yamlsubset.ReadJSON(bytes.NewReader(text), int64(len(text)), int64(len(text)))
+		out, ok := yamlsubset.ReadJSON(bytes.NewReader(text), int64(len(text)), int64(len(text)), engineRules)
 		if !ok {
 			t.Fatalf("%s: declined", c.file)
 		}

@@ -34,7 +34,7 @@ func TestReadJSONLongLinesAndLimit(t *testing.T) {
 	text := yamlsubset.Emit(doc)
 	want := pyjson.Encode(doc)
 	for _, size := range []int64{0, int64(len(text)) / 3, int64(len(text)), 10 * int64(len(text))} {
-		out, ok := yamlsubset.ReadJSON(bytes.NewReader(text), size, int64(len(text)))
+		out, ok := yamlsubset.ReadJSON(bytes.NewReader(text), size, int64(len(text)), engineRules)
 		if !ok {
 			t.Fatalf("size %d: declined the engine's own text", size)
 		}
@@ -42,10 +42,10 @@ func TestReadJSONLongLinesAndLimit(t *testing.T) {
 			t.Fatalf("size %d: text of %d bytes differs from json.dumps's %d", size, len(got), len(want))
 		}
 	}
-	if _, ok := yamlsubset.ReadJSON(bytes.NewReader(text), int64(len(text)), int64(len(text))-1); ok {
+	if _, ok := yamlsubset.ReadJSON(bytes.NewReader(text), int64(len(text)), int64(len(text))-1, engineRules); ok {
 		t.Error("took a text longer than the limit")
 	}
-	if _, ok := yamlsubset.ReadJSON(bytes.NewReader(text[:len(text)-1]), int64(len(text)), int64(len(text))); ok {
+	if _, ok := yamlsubset.ReadJSON(bytes.NewReader(text[:len(text)-1]), int64(len(text)), int64(len(text)), engineRules); ok {
 		t.Error("took a text without its final newline")
 	}
 }
@@ -77,16 +77,16 @@ func TestReadJSONSmallBuffers(t *testing.T) {
 	repeated := bytes.Replace(text, []byte("    title:"), []byte("    status: \"x\"\n    title:"), 1)
 	for _, size := range []int{1, 7, 64, 1000} {
 		old := yamlsubset.SetReadBuffer(size)
-		out, ok := yamlsubset.ReadJSON(bytes.NewReader(text), 0, int64(len(text)))
+		out, ok := yamlsubset.ReadJSON(bytes.NewReader(text), 0, int64(len(text)), engineRules)
 		if got := textBytes(t, out); !ok || !bytes.Equal(got, want) {
 			t.Errorf("buffer %d: ok %v, %d bytes; want json.dumps's %d", size, ok, len(got), len(want))
 		}
-		out, ok = yamlsubset.ReadJSON(bytes.NewReader(sweep), 0, int64(len(sweep)))
+		out, ok = yamlsubset.ReadJSON(bytes.NewReader(sweep), 0, int64(len(sweep)), engineRules)
 		if got := textBytes(t, out); !ok || !bytes.Equal(got, sweepWant) {
 			t.Errorf("buffer %d, sweepbench's file: ok %v, %d bytes; want json.dumps's %d", size, ok, len(got), len(sweepWant))
 		}
 		for _, bad := range [][]byte{swapped, repeated, sweepSwapped, sweepRepeated} {
-			if _, ok := yamlsubset.ReadJSON(bytes.NewReader(bad), 0, int64(len(bad))); ok {
+			if _, ok := yamlsubset.ReadJSON(bytes.NewReader(bad), 0, int64(len(bad)), engineRules); ok {
 				t.Errorf("buffer %d: took keys out of order", size)
 			}
 		}
@@ -151,7 +151,7 @@ func TestReadJSONLongListOnShape(t *testing.T) {
 		if c.exact {
 			size = int64(len(text))
 		}
-		out, ok := yamlsubset.ReadJSON(bytes.NewReader(text), size, int64(len(text)))
+		out, ok := yamlsubset.ReadJSON(bytes.NewReader(text), size, int64(len(text)), engineRules)
 		if !ok {
 			t.Fatalf("%s: declined the engine's own text", c.name)
 		}

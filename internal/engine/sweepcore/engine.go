@@ -14,6 +14,7 @@ import (
 
 	"github.com/stateguard/stateguard/internal/codec/isotime"
 	"github.com/stateguard/stateguard/internal/codec/yamlsubset"
+	"github.com/stateguard/stateguard/internal/engine/sweeprules"
 	"github.com/stateguard/stateguard/internal/storage/durable"
 	"github.com/stateguard/stateguard/model/value"
 )
@@ -235,7 +236,7 @@ func loadText(text string) (loaded, *Result) {
 	// A sources that is not a map is kept: only the calls that use it
 	// answer ERROR (sourcesOf), as the reference does; items that is not
 	// a map fails every call.
-	for _, k := range []string{"sources", "items"} {
+	for _, k := range []string{sweeprules.SourcesKey, sweeprules.ItemsKey} {
 		v, ok := doc.Get(k)
 		if !ok {
 			doc.Set(k, value.NewMap())
@@ -299,11 +300,11 @@ func renameLegacyEvidence(items *value.Map) {
 	for i := range items.Len() {
 		_, v := items.At(i)
 		item, ok := v.(*value.Map)
-		if !ok || !item.Has("verified_merge_sha") || item.Has("verified_revision_id") {
+		if !ok || !item.Has(sweeprules.LegacyEvidenceKey) || item.Has("verified_revision_id") {
 			continue
 		}
-		sha, _ := item.Get("verified_merge_sha")
-		item.Delete("verified_merge_sha")
+		sha, _ := item.Get(sweeprules.LegacyEvidenceKey)
+		item.Delete(sweeprules.LegacyEvidenceKey)
 		if truthy(sha) {
 			item.Set("verified_revision_id", sha)
 		}

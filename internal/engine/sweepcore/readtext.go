@@ -4,6 +4,7 @@ import (
 	"io"
 
 	"github.com/stateguard/stateguard/internal/codec/yamlsubset"
+	"github.com/stateguard/stateguard/internal/engine/sweeprules"
 	"github.com/stateguard/stateguard/internal/storage/outtext"
 )
 
@@ -24,7 +25,7 @@ func ReadText(path string) (res Result, text *outtext.Text) {
 	}
 	defer f.Close()
 	if fi.Size() <= MaxFileSize {
-		if text, ok := yamlsubset.ReadJSON(f, fi.Size(), MaxFileSize); ok {
+		if text, ok := yamlsubset.ReadJSON(f, fi.Size(), MaxFileSize, sweeprules.StateLoad()); ok {
 			return Result{Word: WordOK}, text
 		}
 		// Not this engine's text: read it again the general way, from

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stateguard/stateguard/internal/codec/yamlsubset"
 	"github.com/stateguard/stateguard/internal/engine/sweepfast"
+	"github.com/stateguard/stateguard/internal/engine/sweeprules"
 )
 
 // errNotJoined: the split-off items could not be put back (a defect: the
@@ -86,7 +87,7 @@ func loadFor(ctx context.Context, path string, cmd Command, legacy legacyFile, s
 	}
 	defer f.Close()
 	if streamed && way == scanItems && fi.Size() <= MaxFileSize {
-		if reduced, ok := yamlsubset.ScanItems(f, MaxFileSize, keep); ok {
+		if reduced, ok := yamlsubset.ScanItems(f, MaxFileSize, sweeprules.StateLoad(), keep); ok {
 			if st, failed := loadText(reduced); failed == nil {
 				st.partial = true
 				return st, nil, nil
@@ -103,7 +104,7 @@ func loadFor(ctx context.Context, path string, cmd Command, legacy legacyFile, s
 	if failed != nil {
 		return loaded{}, nil, failed
 	}
-	reduced, others, ok := yamlsubset.SplitItems(text, keep)
+	reduced, others, ok := yamlsubset.SplitItems(text, sweeprules.StateLoad(), keep)
 	if !ok {
 		st, failed := loadText(text)
 		return st, nil, failed

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stateguard/stateguard/internal/codec/yamlsubset"
 	"github.com/stateguard/stateguard/internal/engine/sweepfast"
+	"github.com/stateguard/stateguard/internal/engine/sweeprules"
 	"github.com/stateguard/stateguard/internal/testsupport/benchseed"
 	"github.com/stateguard/stateguard/model/value"
 )
@@ -175,7 +176,7 @@ func TestValidateKeepsTheClosedItems(t *testing.T) {
 		}
 		return got
 	}
-	if _, _, ok := yamlsubset.SplitItems(text, check); !ok {
+	if _, _, ok := yamlsubset.SplitItems(text, sweeprules.StateLoad(), check); !ok {
 		t.Fatal("the text is not taken by the split")
 	}
 	// SplitItems keeps the entries in the Python forms (j, k) unasked.
@@ -183,7 +184,7 @@ func TestValidateKeepsTheClosedItems(t *testing.T) {
 		t.Errorf("SplitItems: closed %q of %d entries seen; want %q of 13", closedKeys, seen, want)
 	}
 	closedKeys, seen = nil, 0
-	if _, ok := yamlsubset.ScanItems(strings.NewReader(text), int64(len(text)), check); !ok {
+	if _, ok := yamlsubset.ScanItems(strings.NewReader(text), int64(len(text)), sweeprules.StateLoad(), check); !ok {
 		t.Fatal("the text is not taken by the scan")
 	}
 	// ScanItems asks keep of every entry, those in the Python forms too.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stateguard/stateguard/internal/codec/pyjson"
 	"github.com/stateguard/stateguard/internal/codec/yamlsubset"
+	"github.com/stateguard/stateguard/internal/engine/sweeprules"
 	"github.com/stateguard/stateguard/internal/testsupport/benchseed"
 	"github.com/stateguard/stateguard/model/sweep"
 	"github.com/stateguard/stateguard/model/value"
@@ -95,8 +96,8 @@ func TestSweepFormsTakeTheirPaths(t *testing.T) {
 		if err != nil || !bytes.Equal(pyjson.Encode(doc), pyjson.Encode(want)) {
 			t.Errorf("%s: not the canonical file's document (%v)", c.name, err)
 		}
-		_, read := yamlsubset.ReadJSON(bytes.NewReader(c.text), int64(len(c.text)), int64(len(c.text)))
-		_, _, split := yamlsubset.SplitItems(string(c.text), func(string, string) bool { return false })
+		_, read := yamlsubset.ReadJSON(bytes.NewReader(c.text), int64(len(c.text)), int64(len(c.text)), sweeprules.StateLoad())
+		_, _, split := yamlsubset.SplitItems(string(c.text), sweeprules.StateLoad(), func(string, string) bool { return false })
 		if read != c.fast || split != c.fast {
 			t.Errorf("%s: read's fast path %v, the split %v; want %v", c.name, read, split, c.fast)
 		}
