@@ -16,10 +16,13 @@ import (
 	"io"
 	"os"
 	osexec "os/exec"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/stateguard/stateguard/impl/ledger"
 	"github.com/stateguard/stateguard/internal/testsupport/pgtest"
@@ -337,4 +340,72 @@ func TestServerKilledMidLoad(t *testing.T) {
 		t.Error("no worker saw the server go away")
 	}
 	t.Logf("%d tasks, %d acknowledged steps; %d of 3 workers saw the outage", tasks, steps, sawOutage)
+}
+
+// TestConnectionCutMidTransaction terminates the ledger's backend while
+// its heartbeat waits, inside its transaction, for a row another session
+// holds: the call answers the fixed internal class ("ledger: write
+// failed", the CLI's InternalError), the task and its history are as they
+// were, and the same *ledger.Ledger answers the next call.
+func TestConnectionCutMidTransaction(t *testing.T) {
+	url := pgtest.Database(t)
+	ctx := context.Background()
+	l := openForTest(t, url, ledger.Options{AllowExternalACL: onWindows, BusyTimeout: time.Minute}, settings{schema: "cut"})
+	task, err := l.Create(ledger.CreateParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task, err = l.Start(task.ID); err != nil {
+		t.Fatal(err)
+	}
+	events, err := l.History(task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder := direct(t, url)
+	tx, err := holder.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM cut.tasks WHERE id = $1 FOR UPDATE`, task.ID); err != nil {
+		t.Fatal(err)
+	}
+	answered := make(chan error, 1)
+	go func() {
+		_, err := l.Heartbeat(task.ID)
+		answered <- err
+	}()
+	watcher := direct(t, url)
+	var pid int
+	for deadline := time.Now().Add(time.Minute); ; {
+		err := watcher.QueryRow(ctx, `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`).Scan(&pid)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, pgx.ErrNoRows) || time.Now().After(deadline) {
+			t.Fatalf("finding the heartbeat waiting for the row: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := watcher.Exec(ctx, `SELECT pg_terminate_backend($1)`, pid); err != nil {
+		t.Fatal(err)
+	}
+	err = <-answered
+	if err == nil || err.Error() != "ledger: write failed" || errors.Is(err, ledger.ErrStateConflict) || errors.Is(err, ledger.ErrInvalidInput) || errors.Is(err, ledger.ErrTaskNotFound) {
+		t.Fatalf("heartbeat whose connection was cut: %v, want the internal class (ledger: write failed)", err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	after, err := l.Get(task.ID)
+	if err != nil {
+		t.Fatalf("the next call on the same ledger: %v", err)
+	}
+	if !reflect.DeepEqual(after, task) {
+		t.Errorf("task after the cut heartbeat:\n%+v\nwant as it was:\n%+v", after, task)
+	}
+	if got, err := l.History(task.ID); err != nil || len(got) != len(events) {
+		t.Errorf("history after the cut heartbeat: %d events (%v), want %d", len(got), err, len(events))
+	}
 }
