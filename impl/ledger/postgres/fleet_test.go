@@ -130,9 +130,10 @@ type fleetWorker struct {
 }
 
 // startFleetWorker starts a worker process, prefixed by wrap (e.g. to run
-// it in a network namespace), and reads its lines as they come. onAck, if
-// set, is called with the worker's count of acknowledged steps after each.
-func startFleetWorker(t *testing.T, wrap []string, o fleetOrders, onAck func(w *fleetWorker, n int)) *fleetWorker {
+// it in a network namespace) and with env added to its environment, and
+// reads its lines as they come. onAck, if set, is called with the worker's
+// count of acknowledged steps after each.
+func startFleetWorker(t *testing.T, wrap, env []string, o fleetOrders, onAck func(w *fleetWorker, n int)) *fleetWorker {
 	t.Helper()
 	raw, err := json.Marshal(o)
 	if err != nil {
@@ -144,7 +145,7 @@ func startFleetWorker(t *testing.T, wrap []string, o fleetOrders, onAck func(w *
 	}
 	args := append(append([]string{}, wrap...), self, "-test.run=^$")
 	cmd := osexec.Command(args[0], args[1:]...)
-	cmd.Env = append(os.Environ(), fleetWorkerEnv+"="+string(raw))
+	cmd.Env = append(append(os.Environ(), env...), fleetWorkerEnv+"="+string(raw))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -260,7 +261,7 @@ func TestKilledClientsLoseNoAcknowledgedWrite(t *testing.T) {
 	for i := 0; i < 4; i++ {
 		killAt := 17 + 29*i // acknowledged steps, so each dies in a different step of a task
 		var once sync.Once
-		w := startFleetWorker(t, nil, fleetOrders{URL: url, Schema: "fleet", Name: fmt.Sprintf("k%d", i), Num: i, Tasks: 100, Patience: time.Second},
+		w := startFleetWorker(t, nil, nil, fleetOrders{URL: url, Schema: "fleet", Name: fmt.Sprintf("k%d", i), Num: i, Tasks: 100, Patience: time.Second},
 			func(w *fleetWorker, n int) {
 				if n >= killAt {
 					once.Do(func() {
@@ -313,7 +314,7 @@ func TestServerKilledMidLoad(t *testing.T) {
 	}
 	var workers []*fleetWorker
 	for i := 0; i < 3; i++ {
-		workers = append(workers, startFleetWorker(t, nil, fleetOrders{URL: url, Schema: "fleet", Name: fmt.Sprintf("s%d", i), Num: i, Tasks: 100, Patience: 20 * time.Second}, onAck))
+		workers = append(workers, startFleetWorker(t, nil, nil, fleetOrders{URL: url, Schema: "fleet", Name: fmt.Sprintf("s%d", i), Num: i, Tasks: 100, Patience: 20 * time.Second}, onAck))
 	}
 	<-kill
 	if err := c.Kill(); err != nil {
