@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"context"
-	"errors"
 
 	"github.com/stateguard/stateguard/impl/ledger/internal/serverstore"
 )
@@ -177,23 +176,7 @@ func (l *Ledger) serverMetrics(ctx context.Context, activeGrace, deliveryGrace f
 		if !d.SchemaOK || d.QuickCheck != "ok" {
 			return nil
 		}
-		e, err := serverExamine(tx, activeGrace, deliveryGrace, nil)
-		if err == nil {
-			var rr ReconcileReport
-			if rr, _, err = planReconcile(e); err == nil {
-				rep.StuckKnown = true
-				rep.RunningPastDeadline = e.staleDeadline
-				rep.RunningNotUpdated = e.stale - e.staleDeadline
-				rep.DeliveriesOverdue = rr.DeliveriesFailed + rr.DeliveriesNotApplicable
-				return nil
-			}
-		}
-		// As on SQLite: what would make the dry run refuse leaves the
-		// stuck work unknown; anything else is the answer.
-		if errors.Is(err, ErrStateConflict) {
-			return nil
-		}
-		return err
+		return rep.countStuck(serverExamine(tx, activeGrace, deliveryGrace, nil))
 	})
 	if err != nil {
 		return MetricsReport{}, err

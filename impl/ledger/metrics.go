@@ -81,27 +81,38 @@ func (l *Ledger) MetricsSeconds(ctx context.Context, activeGrace, deliveryGrace 
 		}
 		// The doctor's reads fixed the snapshot; examine samples the
 		// clock after them, as a reconcile does (spec §7.1).
-		e, err := examine(t, activeGrace, deliveryGrace)
-		if err == nil {
-			var rr ReconcileReport
-			if rr, _, err = planReconcile(e); err == nil {
-				rep.StuckKnown = true
-				rep.RunningPastDeadline = e.staleDeadline
-				rep.RunningNotUpdated = e.stale - e.staleDeadline
-				rep.DeliveriesOverdue = rr.DeliveriesFailed + rr.DeliveriesNotApplicable
-				return nil
-			}
+		if err := rep.countStuck(examine(t, activeGrace, deliveryGrace)); err != nil || rep.StuckKnown {
+			return err
 		}
-		// What would make the dry run refuse (a damaged row, a clock
-		// behind a stored time) leaves the stuck work unknown; anything
-		// else (the context, the disk) is the answer.
-		if errors.Is(err, ErrStateConflict) {
-			return t.ctx.Err()
-		}
-		return err
+		// The dry run would refuse: the stuck work stays unknown, unless
+		// the context ended meanwhile.
+		return t.ctx.Err()
 	})
 	if err != nil {
 		return MetricsReport{}, err
 	}
 	return rep, nil
+}
+
+// countStuck sets rep's stuck counts from a dry-run reconcile's
+// examination e (examErr its failure), as that dry run would report them,
+// on either engine. What would make the dry run refuse (ErrStateConflict:
+// a damaged row, a clock behind a stored time) leaves them unknown and
+// answers nil; anything else (the context, the disk) is the answer.
+func (rep *MetricsReport) countStuck(e examination, examErr error) error {
+	err := examErr
+	if err == nil {
+		var rr ReconcileReport
+		if rr, _, err = planReconcile(e); err == nil {
+			rep.StuckKnown = true
+			rep.RunningPastDeadline = e.staleDeadline
+			rep.RunningNotUpdated = e.stale - e.staleDeadline
+			rep.DeliveriesOverdue = rr.DeliveriesFailed + rr.DeliveriesNotApplicable
+			return nil
+		}
+	}
+	if errors.Is(err, ErrStateConflict) {
+		return nil
+	}
+	return err
 }
