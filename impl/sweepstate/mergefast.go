@@ -8,14 +8,15 @@ import (
 	"strings"
 
 	"github.com/stateguard/stateguard/internal/codec/yamlsubset"
-	"github.com/stateguard/stateguard/internal/engine/sweeprules"
+	"github.com/stateguard/stateguard/internal/engine/sweepcore"
 	"github.com/stateguard/stateguard/model/value"
 )
 
-// The fast path of a merge. A text in the engine's own form
-// (yamlsubset.SplitItems) is parsed without its items entries, which stay
-// text: an entry is Emit's text for its item, so two entries are the same
-// item exactly when their texts are the same. The three-way rule of each
+// The fast path of a merge. A text in the engine's own form (split by
+// sweepcore.SplitMergeInput, the merge's row of the core's load table) is
+// parsed without its items entries, which stay text: an entry is Emit's
+// text for its item, so two entries are the same item exactly when their
+// texts are the same. The three-way rule of each
 // item is then decided on the texts where they settle it (the same on
 // both sides, or one side the base's), and the winning entry is copied to
 // the result as it is, unless redaction or the evidence check could change
@@ -65,7 +66,7 @@ func mergeTextsFast(base, ours, theirs string, published Published) (Result, fun
 // form, whole otherwise. A failure is the one loadText gives the whole
 // text.
 func loadMergeSide(text string) (*mergeSide, *Result) {
-	if reduced, others, ok := yamlsubset.SplitItems(text, sweeprules.StateLoad(), keepNoItem); ok && others.Len() > 0 {
+	if reduced, others, ok := sweepcore.SplitMergeInput(text); ok && others.Len() > 0 {
 		if st, failed := loadText(reduced); failed == nil {
 			return newMergeSide(st.doc, text, others.Blocks()), nil
 		}
@@ -78,8 +79,6 @@ func loadMergeSide(text string) (*mergeSide, *Result) {
 	}
 	return newMergeSide(st.doc, "", nil), nil
 }
-
-func keepNoItem(string, string) bool { return false }
 
 func newMergeSide(doc *value.Map, text string, blocks []yamlsubset.ItemBlock) *mergeSide {
 	keys := mapAt(doc, "items").Keys()

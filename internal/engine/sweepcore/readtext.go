@@ -24,7 +24,7 @@ func ReadText(path string) (res Result, text *outtext.Text) {
 		return Result{Word: WordNoState}, nil
 	}
 	defer f.Close()
-	if fi.Size() <= MaxFileSize {
+	if way, _ := loadPlan(Read{}, legacyFile{}); way == jsonText && fi.Size() <= MaxFileSize {
 		if text, ok := yamlsubset.ReadJSON(f, fi.Size(), MaxFileSize, sweeprules.StateLoad()); ok {
 			return Result{Word: WordOK}, text
 		}

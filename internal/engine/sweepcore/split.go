@@ -22,10 +22,12 @@ type loadPath int
 
 const (
 	// wholeFile: the general parser on the whole file (every command
-	// that needs every item; read through Run, whose fast path is
-	// ReadText's yamlsubset.ReadJSON, the document's JSON without a
-	// tree).
+	// that needs every item).
 	wholeFile loadPath = iota
+	// jsonText: read's payload transcoded from the text by
+	// yamlsubset.ReadJSON, no document built (ReadText); Run's read,
+	// which answers the document, loads the whole file.
+	jsonText
 	// splitItems: yamlsubset.SplitItems; only the items keep wants are
 	// parsed, and a write puts the others back as the file had them.
 	splitItems
@@ -42,6 +44,12 @@ const (
 // file.
 func loadPlan(cmd Command, legacy legacyFile) (loadPath, func(key, block string) bool) {
 	switch c := cmd.(type) {
+	case Read:
+		return jsonText, nil
+	case mergeInput:
+		// Each item is merged from its entries' texts where they settle
+		// it: none is parsed here.
+		return splitItems, keepNone
 	case CursorGet:
 		return scanItems, keepNone
 	case Validate:
@@ -61,6 +69,25 @@ func loadPlan(cmd Command, legacy legacyFile) (loadPath, func(key, block string)
 
 func keepNone(string, string) bool { return false }
 
+// mergeInput is the load of one of a merge's three texts, a row of
+// loadPlan like the commands' (never run: no command line builds it).
+type mergeInput struct{}
+
+func (mergeInput) argsCommand() {}
+
+// SplitMergeInput splits one of a merge's input texts the way loadPlan
+// says: reduced is the text without the items entries that others holds,
+// as yamlsubset.SplitItems gives them under the load's rules. ok is
+// false when the text is not in the engine's own form (or the plan
+// splits nothing): the merge then parses it whole.
+func SplitMergeInput(text string) (reduced string, others *yamlsubset.Split, ok bool) {
+	way, keep := loadPlan(mergeInput{}, legacyFile{})
+	if way != splitItems {
+		return "", nil, false
+	}
+	return yamlsubset.SplitItems(text, sweeprules.StateLoad(), keep)
+}
+
 func keepKey(key string) func(string, string) bool {
 	return func(k, _ string) bool { return k == key }
 }
@@ -74,7 +101,7 @@ func keepKey(key string) func(string, string) bool {
 // nothing to write back.
 func loadFor(ctx context.Context, path string, cmd Command, legacy legacyFile, streamed bool) (loaded, *yamlsubset.Split, *Result) {
 	way, keep := loadPlan(cmd, legacy)
-	if way == wholeFile || sweepfast.WholeFile(ctx) {
+	if way == wholeFile || way == jsonText || sweepfast.WholeFile(ctx) {
 		st, failed := load(path)
 		return st, nil, failed
 	}

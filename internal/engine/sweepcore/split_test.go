@@ -268,3 +268,37 @@ func TestLegacyTouchesAskedInAnyOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitMergeInputLeavesEveryItem: the merge's row of loadPlan splits
+// every items entry off a text in the engine's own form (the merge decides
+// each item from its entries' texts) and declines a text in another form.
+func TestSplitMergeInputLeavesEveryItem(t *testing.T) {
+	text := string(benchseed.SweepState(5))
+	reduced, others, ok := SplitMergeInput(text)
+	if !ok || others.Len() != 5 || !strings.Contains(reduced, "\nitems: {}\n") {
+		t.Fatalf("SplitMergeInput: ok %v, %d entries split off, reduced %q; want all 5 off", ok, others.Len(), reduced)
+	}
+	if _, _, ok := SplitMergeInput("zz_note: 1\n" + text); ok {
+		t.Fatal("SplitMergeInput took a text with a top-level key out of order")
+	}
+}
+
+// TestReadTextIsLoadPlansRow: ReadText takes the transcoder exactly when
+// loadPlan's row for read says so, and Run's read loads the whole file on
+// that row.
+func TestReadTextIsLoadPlansRow(t *testing.T) {
+	if way, keep := loadPlan(Read{}, legacyFile{}); way != jsonText || keep != nil {
+		t.Fatalf("loadPlan(Read) = %v, want jsonText without a keep", way)
+	}
+	state := filepath.Join(t.TempDir(), "state.yml")
+	if err := os.WriteFile(state, benchseed.SweepState(3), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if res, text := ReadText(state); res.Word != WordOK || text.Len() == 0 {
+		t.Fatalf("ReadText: %s with %d bytes of text, want OK and the text", res.Word, text.Len())
+	}
+	st, others, failed := loadFor(context.Background(), state, Read{}, legacyFile{}, true)
+	if failed != nil || others != nil || st.partial || mapAt(st.doc, "items").Len() != 3 {
+		t.Fatalf("loadFor(Read): failed %v, others %v, partial %v; want the whole document", failed, others, st.partial)
+	}
+}
