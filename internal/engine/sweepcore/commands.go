@@ -12,7 +12,9 @@
 // decide, write; the load's checks), split.go (which items a command's
 // load parses), decide.go (the decision of each command), metrics.go
 // (metrics' counts), readtext.go (read's payload as text), pyvalue.go
-// (Python's truth, str and repr of the file's values).
+// (Python's truth, str and repr of the file's values), shared.go (what the
+// Go API's merge of three files uses of the load, the answers and the
+// values' helpers).
 package sweepcore
 
 import "math/big"
