@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // step is one call: the command line without the program, and the time of
@@ -46,43 +47,45 @@ type config struct {
 	sequences      int
 	steps          int
 	seed           int64
+	jobs           int // sequences compared at once
 }
 
-// replay runs the calls in a fresh directory and returns each outcome.
-func replay(e engine, program []string, seq []step) ([]outcome, error) {
-	dir, err := os.MkdirTemp("", "equivalence-")
+// runCall runs program with args in dir and returns its exit status and
+// stdout; an error only when the program could not be run at all.
+func runCall(program, args []string, dir string, env []string) (int, string, error) {
+	cmd := exec.Command(program[0], append(append([]string{}, program[1:]...), args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return exit.ExitCode(), stdout.String(), nil
+	}
 	if err != nil {
-		return nil, err
+		return 0, "", fmt.Errorf("running %s: %w", program[0], err)
 	}
-	defer os.RemoveAll(dir)
-	var out []outcome
-	for _, s := range seq {
-		cmd := exec.Command(program[0], append(append([]string{}, program[1:]...), s.args...)...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), e.env(s)...)
-		var stdout bytes.Buffer
-		cmd.Stdout = &stdout
-		err := cmd.Run()
-		code := 0
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
-			code = exit.ExitCode()
-		} else if err != nil {
-			return nil, fmt.Errorf("running %s: %w", program[0], err)
-		}
-		o := outcome{code: code, stdout: stdout.String()}
-		path := filepath.Join(dir, e.file)
-		if _, err := os.Lstat(path); err == nil {
-			o.exists = true
-			if o.files, err = e.snapshot(path); err != nil {
-				return nil, err
-			}
-		} else if !errors.Is(err, os.ErrNotExist) {
-			return nil, err
-		}
-		out = append(out, o)
+	return 0, stdout.String(), nil
+}
+
+// call runs one step of a sequence in dir and reads what it left.
+func call(e engine, program []string, dir string, s step) (outcome, error) {
+	code, stdout, err := runCall(program, s.args, dir, e.env(s))
+	if err != nil {
+		return outcome{}, err
 	}
-	return out, nil
+	o := outcome{code: code, stdout: stdout}
+	path := filepath.Join(dir, e.file)
+	if _, err := os.Lstat(path); err == nil {
+		o.exists = true
+		if o.files, err = e.snapshot(path); err != nil {
+			return outcome{}, err
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return outcome{}, err
+	}
+	return o, nil
 }
 
 // verdict is the comparison of one sequence: the index of the first call
@@ -93,27 +96,43 @@ type verdict struct {
 	declared     string
 }
 
+// compare runs the sequence against both commands in step: each call on
+// the old and the new side at once, each side in a fresh directory of its
+// own, and stops at the first call that differs (nothing after it is
+// compared, so nothing after it needs to run).
 func compare(c config, seq []step) (verdict, error) {
-	a, err := replay(c.engine, c.oldCmd, seq)
-	if err != nil {
-		return verdict{}, err
+	var dirs [2]string
+	for i := range dirs {
+		dir, err := os.MkdirTemp("", "equivalence-")
+		if err != nil {
+			return verdict{}, err
+		}
+		defer os.RemoveAll(dir)
+		dirs[i] = dir
 	}
-	b, err := replay(c.engine, c.newCmd, seq)
-	if err != nil {
-		return verdict{}, err
-	}
-	for i := range a {
-		if a[i] == b[i] {
-			continue
+	var before outcome // the new side before the call: no file at first
+	for i, s := range seq {
+		var outs [2]outcome
+		var errs [2]error
+		var wg sync.WaitGroup
+		for side, program := range [2][]string{c.oldCmd, c.newCmd} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				outs[side], errs[side] = call(c.engine, program, dirs[side], s)
+			}()
 		}
-		var before outcome // the new side before the call: no file at first
-		if i > 0 {
-			before = b[i-1]
+		wg.Wait()
+		if err := errors.Join(errs[0], errs[1]); err != nil {
+			return verdict{}, err
 		}
-		if d := explain(c.engine.divergences, seq[i], before, a[i], b[i]); d != "" {
-			return verdict{-1, d}, nil
+		if outs[0] != outs[1] {
+			if d := explain(c.engine.divergences, s, before, outs[0], outs[1]); d != "" {
+				return verdict{-1, d}, nil
+			}
+			return verdict{i, ""}, nil
 		}
-		return verdict{i, ""}, nil
+		before = outs[1]
 	}
 	return verdict{-1, ""}, nil
 }
@@ -149,32 +168,79 @@ func (r result) declaredLine(e engine) string {
 		e.name, e.divergences[0].spec, strings.Join(parts, ", "))
 }
 
+// check runs c.sequences generated sequences, jobs of them at a time,
+// and prints each difference, shortened, in the order of the sequences, as
+// soon as the sequences before it are done.
 func check(c config, w io.Writer) (result, error) {
 	r := rand.New(rand.NewSource(c.seed))
+	seqs := make([][]step, c.sequences)
+	for n := range seqs {
+		seqs[n] = c.engine.generate(r, c.steps)
+	}
+	type answer struct {
+		v     verdict
+		short []step
+		err   error
+	}
+	answers := make([]answer, len(seqs))
+	done := make([]chan struct{}, len(seqs))
+	for n := range done {
+		done[n] = make(chan struct{})
+	}
+	go parallel(len(seqs), c.jobs, func(n int) {
+		defer close(done[n])
+		a := &answers[n]
+		if a.v, a.err = compare(c, seqs[n]); a.err == nil && a.v.undeclaredAt >= 0 {
+			a.short, a.err = shorten(c, seqs[n][:a.v.undeclaredAt+1])
+		}
+	})
 	res := result{declared: map[string]int{}}
-	for n := 0; n < c.sequences; n++ {
-		seq := c.engine.generate(r, c.steps)
-		v, err := compare(c, seq)
-		if err != nil {
-			return res, err
+	var firstErr error
+	for n := range seqs {
+		<-done[n]
+		a := answers[n]
+		if firstErr != nil || a.err != nil {
+			// Let the workers finish before the directories go.
+			firstErr = errors.Join(firstErr, a.err)
+			continue
 		}
-		if v.declared != "" {
-			res.declared[v.declared]++
+		if a.v.declared != "" {
+			res.declared[a.v.declared]++
 		}
-		if v.undeclaredAt < 0 {
+		if a.v.undeclaredAt < 0 {
 			continue
 		}
 		res.differences++
-		short, err := shorten(c, seq[:v.undeclaredAt+1])
-		if err != nil {
-			return res, err
-		}
 		fmt.Fprintf(w, "%s sequence %d (seed %d) differs at its last call; reproduction, in an empty directory:\n", c.engine.name, n, c.seed)
-		for _, s := range short {
+		for _, s := range a.short {
 			fmt.Fprintf(w, "  %sPROGRAM %s\n", shellEnv(c.engine.env(s)), shellWords(s.args))
 		}
 	}
-	return res, nil
+	return res, firstErr
+}
+
+// parallel calls f(0) ... f(n-1), at most jobs at a time, lowest first,
+// and returns when every call has returned.
+func parallel(n, jobs int, f func(i int)) {
+	if jobs < 1 {
+		jobs = 1
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(jobs, n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 }
 
 func shellEnv(env []string) string {

@@ -31,6 +31,10 @@ var fakes = map[string]func(real string, args []string) int{
 	// divergence says they differ, and as the real binary elsewhere.
 	"reference-sweep":  referenceSweep,
 	"reference-ledger": referenceLedger,
+	// Commands that change one byte of what they print: the sweep
+	// engine's read and the ledger's doctor, everything else as it is.
+	"flip-byte-sweep":  func(real string, args []string) int { return flipByte(real, args, "read") },
+	"flip-byte-ledger": func(real string, args []string) int { return flipByte(real, args, "doctor") },
 }
 
 // builtDir holds the binaries the tests share, built once.
@@ -95,6 +99,31 @@ func pass(real string, args []string) int {
 		return 125
 	}
 	return 0
+}
+
+// flipByte runs the real binary and, for the named subcommand, prints
+// its stdout with the byte before the last changed.
+func flipByte(real string, args []string, sub string) int {
+	if subcommand(args) != sub {
+		return pass(real, args)
+	}
+	var out bytes.Buffer
+	cmd := exec.Command(real, args...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, &out, os.Stderr
+	code := 0
+	if err := cmd.Run(); err != nil {
+		exit, ok := err.(*exec.ExitError)
+		if !ok {
+			return 125
+		}
+		code = exit.ExitCode()
+	}
+	b := out.Bytes()
+	if len(b) > 1 {
+		b[len(b)-2] ^= 1
+	}
+	os.Stdout.Write(b)
+	return code
 }
 
 func plantedSweep(real string, args []string) int {
@@ -267,7 +296,7 @@ func fixed(e engine, seqs [][]step) engine {
 func declaredRun(t *testing.T, e engine, old, new string, seqs [][]step, names ...string) {
 	t.Helper()
 	var out bytes.Buffer
-	c := config{fixed(e, seqs), command(old), command(new), len(seqs), 0, 1}
+	c := config{fixed(e, seqs), command(old), command(new), len(seqs), 0, 1, 2}
 	r, err := check(c, &out)
 	if err != nil {
 		t.Fatal(err)
@@ -468,7 +497,7 @@ func TestLedgerThroughThePythonClockLauncher(t *testing.T) {
 // table, and the section it names exists there.
 func TestDeclaredDivergencesAreInTheSpec(t *testing.T) {
 	t.Parallel()
-	for _, table := range [][]divergence{sweepDivergences, ledgerDivergences} {
+	for _, table := range [][]divergence{sweepDivergences, ledgerDivergences, recordingDivergences["sweep"], recordingDivergences["ledger"]} {
 		for _, d := range table {
 			text, err := os.ReadFile(filepath.Join("..", "..", filepath.FromSlash(d.spec)))
 			if err != nil {
@@ -575,4 +604,75 @@ func TestOddSpellings(t *testing.T) {
 			t.Errorf("hasOddSpelling(%q) = %v, want %v", word, got, odd)
 		}
 	}
+}
+
+// someRecordings copies a few of the recordings into a folder of the
+// fixtures' layout: a read of escaped strings, D14's and a python-written
+// file's (D8) on the sweep side; the healthy ledger's four runs and a
+// damaged schema's doctor (L5) on the ledger side.
+func someRecordings(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, name := range []string{
+		"sweep/edge/item-string-escapes.json",
+		"sweep/edge/lease-unparseable-timestamp-never-stale.json",
+		"sweep/python-written/python-written-bool-word-keys.json",
+		"ledger/small-v2.expected.json", "ledger/small-v2.sqlite",
+		"ledger/broken-fingerprint.expected.json", "ledger/broken-fingerprint.sqlite",
+	} {
+		data, err := os.ReadFile(filepath.Join("..", "..", "spec", "testdata", "fixtures", filepath.FromSlash(name)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		to := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(to, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// The new binaries replay the recordings as the Python tools answered,
+// the differences the declared divergences D14, D8 and L5 explain
+// applied by name, with no old command given.
+func TestRecordingsReplayAsRecorded(t *testing.T) {
+	t.Parallel()
+	sweep, ledger := binary(t, "sweep-state"), binary(t, "task-state-guard")
+	status, out := report(t, "-sweep-new", sweep, "-ledger-new", ledger, "-fixtures", someRecordings(t))
+	want := "sweep: 3/3 recordings of the Python tool replayed as recorded; ended by a declared divergence: D5 0, D7 0, D14 1, D8 1\n" +
+		"ledger: 5/5 recordings of the Python tool replayed as recorded; ended by a declared divergence: L5 1\n" +
+		"8/8 sequences equivalent; 0 differences outside the declared divergences\n"
+	if status != 0 || out != want {
+		t.Fatalf("exit %d, stdout\n%s\nwant 0 and\n%s", status, out, want)
+	}
+}
+
+// One byte changed in what read or doctor prints is a difference from the
+// recordings, reported with the call and the recording's answer.
+func TestRecordingsFindAChangedByte(t *testing.T) {
+	t.Parallel()
+	sweep, ledger := binary(t, "sweep-state"), binary(t, "task-state-guard")
+	status, out := report(t, "-sweep-new", fake(t, "flip-byte-sweep", sweep), "-ledger-new", fake(t, "flip-byte-ledger", ledger),
+		"-fixtures", someRecordings(t))
+	for _, want := range []string{
+		"sweep recording sweep/edge/item-string-escapes.json differs from the recording at its call 3: stdout ",
+		"\n  PROGRAM read --state state.yml\n",
+		"sweep recording sweep/python-written/python-written-bool-word-keys.json differs from the recording at its call 2: stdout ",
+		"ledger recording ledger/small-v2.sqlite run 1 (doctor) differs from the recording at its call 1: stdout ",
+		"\n  TASK_STATE_GUARD_TEST_CLOCK=1 TASK_STATE_GUARD_TEST_NOW=1700000000 PROGRAM --db tasks.sqlite doctor\n",
+		"sweep: 1/3 recordings of the Python tool replayed as recorded; ended by a declared divergence: D5 0, D7 0, D14 1, D8 0\n",
+		"ledger: 3/5 recordings of the Python tool replayed as recorded; ended by a declared divergence: L5 0\n",
+		"4/8 sequences equivalent; 4 differences outside the declared divergences\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	if status != 1 {
+		t.Errorf("exit %d, want 1", status)
+	}
+	t.Log(out)
 }

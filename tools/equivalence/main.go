@@ -4,7 +4,7 @@
 //
 //	go run ./tools/equivalence -sweep-old 'python3 scripts/sweep-state.py' -sweep-new sweep-state \
 //	    -ledger-old 'python3 -m task_state_guard' -ledger-old-python -ledger-new task-state-guard \
-//	    [-sequences N] [-steps N] [-seed S]
+//	    [-fixtures DIR] [-sequences N] [-steps N] [-seed S] [-jobs N]
 //
 // Either side may be checked alone (the -sweep-* pair, the -ledger-* pair,
 // or both). For each side it generates sequences of calls (for the sweep
@@ -42,6 +42,16 @@
 //
 // and the exit status is 0 only when K is 0 (2 for a usage error or a
 // command that cannot be run).
+//
+// With -fixtures DIR (spec/testdata/fixtures in this repository) the
+// recordings of the Python tools stand in for an old command as well: every
+// recorded call is replayed through the new command, each recording in a
+// fresh directory, and its exit status, stdout and file are compared with
+// the recording's (the state file's bytes; for the ledger whether its
+// bytes changed, its sidecars and its mode), the declared divergences the
+// recordings meet (D8, D14, L5) applied by name. Each recording counts as
+// one sequence in the last line; -sweep-new or -ledger-new alone is then
+// enough. -jobs sets how many sequences or recordings run at once.
 package main
 
 import (
@@ -50,6 +60,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 )
 
@@ -61,7 +72,8 @@ func main() {
 type options struct {
 	sweepOld, sweepNew, ledgerOld, ledgerNew string
 	ledgerOldPython                          bool
-	sequences, steps                         int
+	fixtures                                 string
+	sequences, steps, jobs                   int
 	seed                                     int64
 }
 
@@ -76,18 +88,24 @@ func parseOptions(args []string, stderr io.Writer) (options, bool) {
 	flags.StringVar(&o.ledgerOld, "ledger-old", "", "the task-state-guard command run today (words split at spaces)")
 	flags.StringVar(&o.ledgerNew, "ledger-new", "", "the replacement task-state-guard command")
 	flags.BoolVar(&o.ledgerOldPython, "ledger-old-python", false, "the old ledger command is PYTHON -m MODULE or PYTHON SCRIPT; pin its clock through time.time")
+	flags.StringVar(&o.fixtures, "fixtures", "", "also replay the Python tools' recordings in this folder (spec/testdata/fixtures) through each new command")
 	flags.IntVar(&o.sequences, "sequences", 200, "how many sequences to run on each side")
 	flags.IntVar(&o.steps, "steps", 12, "calls per sequence")
+	flags.IntVar(&o.jobs, "jobs", runtime.GOMAXPROCS(0), "sequences or recordings compared at once")
 	flags.Int64Var(&o.seed, "seed", 1, "seed of the generator; the same seed gives the same sequences")
 	if err := flags.Parse(args); err != nil {
 		return o, false
 	}
-	sweepSide := o.sweepOld != "" || o.sweepNew != ""
-	ledgerSide := o.ledgerOld != "" || o.ledgerNew != ""
-	if (sweepSide && (o.sweepOld == "" || o.sweepNew == "")) ||
-		(ledgerSide && (o.ledgerOld == "" || o.ledgerNew == "")) ||
-		(!sweepSide && !ledgerSide) || o.sequences < 1 || o.steps < 1 || flags.NArg() > 0 {
-		fmt.Fprintln(stderr, "equivalence: give -sweep-old and -sweep-new, or -ledger-old and -ledger-new, or all four; -sequences and -steps at least 1")
+	// A side needs its new command, and its old one unless the
+	// recordings stand in for it.
+	sideOK := func(old, new string) bool {
+		return new != "" && (old != "" || o.fixtures != "") || old == "" && new == ""
+	}
+	if !sideOK(o.sweepOld, o.sweepNew) || !sideOK(o.ledgerOld, o.ledgerNew) ||
+		(o.sweepNew == "" && o.ledgerNew == "") || o.sequences < 1 || o.steps < 1 || o.jobs < 1 || flags.NArg() > 0 ||
+		(o.ledgerOldPython && o.ledgerOld == "") {
+		fmt.Fprintln(stderr, "equivalence: give -sweep-old and -sweep-new, or -ledger-old and -ledger-new, or all four "+
+			"(with -fixtures, a -*-new alone is enough); -sequences, -steps and -jobs at least 1")
 		return o, false
 	}
 	return o, true
@@ -98,13 +116,23 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return 2
 	}
-	sweepSide, ledgerSide := o.sweepOld != "", o.ledgerOld != ""
-	var checks []config
-	if sweepSide {
-		checks = append(checks, config{sweepEngine(), command(o.sweepOld), command(o.sweepNew), o.sequences, o.steps, o.seed})
+	type side struct {
+		engine         engine
+		oldCmd, newCmd []string
 	}
-	if ledgerSide {
-		old := command(o.ledgerOld)
+	var sides []side
+	if o.sweepNew != "" {
+		s := side{engine: sweepEngine(), newCmd: command(o.sweepNew)}
+		if o.sweepOld != "" {
+			s.oldCmd = command(o.sweepOld)
+		}
+		sides = append(sides, s)
+	}
+	if o.ledgerNew != "" {
+		s := side{engine: ledgerEngine(), newCmd: command(o.ledgerNew)}
+		if o.ledgerOld != "" {
+			s.oldCmd = command(o.ledgerOld)
+		}
 		if o.ledgerOldPython {
 			launcherDir, err := os.MkdirTemp("", "equivalence-launcher-")
 			if err != nil {
@@ -112,16 +140,31 @@ func run(args []string, stdout, stderr io.Writer) int {
 				return 2
 			}
 			defer os.RemoveAll(launcherDir)
-			old, err = pythonClockCommand(old, launcherDir)
+			s.oldCmd, err = pythonClockCommand(s.oldCmd, launcherDir)
 			if err != nil {
 				fmt.Fprintln(stderr, "equivalence:", err)
 				return 2
 			}
 		}
-		checks = append(checks, config{ledgerEngine(), old, command(o.ledgerNew), o.sequences, o.steps, o.seed})
+		sides = append(sides, s)
 	}
 	total, equivalent, differences := 0, 0, 0
-	for _, c := range checks {
+	for _, s := range sides {
+		if o.fixtures != "" {
+			r, err := checkRecordings(s.engine, s.newCmd, o.fixtures, o.jobs, stdout)
+			if err != nil {
+				fmt.Fprintln(stderr, "equivalence:", err)
+				return 2
+			}
+			total += r.replayed
+			equivalent += r.replayed - r.differences
+			differences += r.differences
+			fmt.Fprintln(stdout, r.line(s.engine))
+		}
+		if s.oldCmd == nil {
+			continue
+		}
+		c := config{s.engine, s.oldCmd, s.newCmd, o.sequences, o.steps, o.seed, o.jobs}
 		r, err := check(c, stdout)
 		if err != nil {
 			fmt.Fprintln(stderr, "equivalence:", err)
