@@ -4,12 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand"
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/stateguard/stateguard/impl/ledger"
@@ -46,23 +43,10 @@ var (
 	overflowID = "7a5c0004-0000-4000-8000-000000000004"
 	// oddIDs are 32 characters that the reference's int(s, 16) reads as
 	// an id and this ledger refuses (L3).
-	oddIDs  = []string{"0x5c0001000040008000000000000001", "+a5c0001000040008000000000000001", " 7a5c000100004000800000000000001"}
-	oddNums = []string{"9_00", "\u0666\u0660\u0660", "1_0"}
-	closing = map[string][]string{
-		"succeeded": {"completed", "worker_completed"},
-		"failed":    {"worker_failed"},
-		"timed_out": {"deadline_exceeded", "restart_stale"},
-		"cancelled": {"caller_cancelled"},
-	}
-	delivering = map[string][]string{
-		"delivered":      {"transport_acknowledged"},
-		"failed":         {"delivery_grace_expired", "transport_failed"},
-		"not_applicable": {"internal_task"},
-	}
-	taskStates     = []string{"succeeded", "failed", "timed_out", "cancelled"}
-	deliveryStates = []string{"delivered", "failed", "not_applicable"}
-	timeouts       = []string{"0", "0.5", "30", "900", "1e10", "120.25"}
-	graces         = []string{"0", "60", "600", "1055", "0.5"}
+	oddIDs   = []string{"0x5c0001000040008000000000000001", "+a5c0001000040008000000000000001", " 7a5c000100004000800000000000001"}
+	oddNums  = []string{"9_00", "\u0666\u0660\u0660", "1_0"}
+	timeouts = []string{"0", "0.5", "30", "900", "1e10", "120.25"}
+	graces   = []string{"0", "60", "600", "1055", "0.5"}
 )
 
 // ledgerCall is task-state-guard's command line for the generated ledger
@@ -73,160 +57,6 @@ func ledgerCall(args ...string) []string {
 		head = append([]string{"--allow-external-acl"}, head...)
 	}
 	return append(head, args...)
-}
-
-// generateLedger returns one sequence of task-state-guard calls made only
-// of the commands the reference has. Every task gets its id from the
-// sequence (a generated one would differ between the sides); the clock
-// starts at the recordings' base and moves forward by whole and fractional
-// seconds, now and then past a timeout or a grace.
-func generateLedger(r *rand.Rand, steps int) []step {
-	clock := ledgerBase
-	var seq []step
-	add := func(args ...string) {
-		seq = append(seq, step{ledgerCall(args...), strconv.FormatFloat(clock, 'f', -1, 64)})
-	}
-	pick := func(words []string) string { return words[r.Intn(len(words))] }
-	// Calls mostly name tasks the sequence has created, so that the
-	// lifecycle moves on; now and then a task that does not exist.
-	var created []string
-	id := func() string {
-		if len(created) > 0 && r.Intn(10) > 0 {
-			return pick(created)
-		}
-		return pick(ledgerIDs)
-	}
-	newID := func() string {
-		for _, candidate := range ledgerIDs {
-			if !slices.Contains(created, candidate) && r.Intn(5) > 0 {
-				created = append(created, candidate)
-				return candidate
-			}
-		}
-		return id()
-	}
-	if r.Intn(8) == 0 {
-		// Calls on a ledger that does not exist yet (L1, L2, L7).
-		for n := 1 + r.Intn(2); n > 0; n-- {
-			switch r.Intn(6) {
-			case 0:
-				add("doctor")
-			case 1:
-				add("reconcile")
-			case 2:
-				add("reconcile", "--dry-run")
-			case 3:
-				add("start", id())
-			case 4:
-				add("close", id(), "--status", "failed")
-			default:
-				add("start", "not-a-uuid")
-			}
-		}
-	}
-	// Then the ledger is made, so that the calls after it meet tasks.
-	if r.Intn(3) == 0 {
-		add("init")
-	} else {
-		add("create", "--task-id", newID())
-	}
-	for len(seq) < steps {
-		clock += float64(r.Intn(400))
-		if r.Intn(4) == 0 {
-			clock += 0.25
-		}
-		switch k := r.Intn(100); {
-		case k < 20:
-			args := []string{"create", "--task-id", newID()}
-			if r.Intn(3) == 0 {
-				args = append(args, "--parent-id", id())
-			}
-			if r.Intn(2) == 0 {
-				args = append(args, "--timeout-seconds", pick(timeouts))
-			}
-			if r.Intn(3) == 0 {
-				args = append(args, "--internal")
-			}
-			if r.Intn(5) == 0 {
-				args = append(args, "--payload-sha256", "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881")
-			}
-			add(args...)
-		case k < 36:
-			add("start", id())
-		case k < 42:
-			add("heartbeat", id())
-		case k < 57:
-			state := pick(taskStates)
-			args := []string{"close", id(), "--status", state}
-			switch r.Intn(6) {
-			case 0: // no code
-			case 1: // a code registered for another state
-				args = append(args, "--code", pick(closing[pick(taskStates)]))
-			default:
-				args = append(args, "--code", pick(closing[state]))
-			}
-			add(args...)
-		case k < 68:
-			state := pick(deliveryStates)
-			args := []string{"delivery", id(), "--status", state}
-			switch r.Intn(6) {
-			case 0:
-			case 1:
-				args = append(args, "--code", pick(delivering[pick(deliveryStates)]))
-			default:
-				args = append(args, "--code", pick(delivering[state]))
-			}
-			add(args...)
-		case k < 82:
-			args := []string{"reconcile"}
-			if r.Intn(3) == 0 {
-				args = append(args, "--dry-run")
-			}
-			if r.Intn(2) == 0 {
-				args = append(args, "--active-grace-seconds", pick(graces))
-			}
-			if r.Intn(2) == 0 {
-				args = append(args, "--delivery-grace-seconds", pick(graces))
-			}
-			add(args...)
-		case k < 89:
-			add("doctor")
-		case k < 95:
-			// Misuse both answer alike.
-			switch r.Intn(5) {
-			case 0:
-				add("start", "not-a-uuid")
-			case 1:
-				add("create", "--task-id", id(), "--timeout-seconds", "-1")
-			case 2:
-				add("close", id(), "--status", "running")
-			case 3:
-				add("frobnicate")
-			default:
-				add("create", "--bogus")
-			}
-		case k < 97:
-			add("heartbeat", id())
-		case k < 99:
-			// Spellings the reference reads and this ledger refuses (L3).
-			switch r.Intn(3) {
-			case 0:
-				add("start", pick(oddIDs))
-			case 1:
-				add("create", "--task-id", id(), "--timeout-seconds", pick(oddNums))
-			default:
-				add("reconcile", "--dry-run", "--active-grace-seconds", pick(oddNums))
-			}
-		default:
-			// A deadline beyond the largest float (L8); it ends the
-			// sequence, since the clock cannot come back.
-			clock = 1.7e308
-			add("create", "--task-id", overflowID, "--timeout-seconds", "1e308")
-			add("start", overflowID)
-			return seq
-		}
-	}
-	return seq
 }
 
 // ledgerSnapshot reads the ledger at path through this project's read-only

@@ -7,13 +7,16 @@
 //	    [-fixtures DIR] [-sequences N] [-steps N] [-seed S] [-jobs N]
 //
 // Either side may be checked alone (the -sweep-* pair, the -ledger-* pair,
-// or both). For each side it generates sequences of calls (for the sweep
-// engine: leases of two writers, items with and without closing evidence,
-// cursors, run records, validate, read; for the ledger: init, create with
-// its options, start, heartbeat, close, delivery, reconcile with and
-// without graces, doctor, the first calls now and then on a ledger that
-// does not exist yet; for both, misuse the contract defines and the inputs
-// each declared divergence is about), runs each sequence against the old
+// or both). For each side it generates sequences of calls from the
+// executable models (model/sweep, model/ledger): the model takes each call
+// as it is drawn, and the next one is chosen from the state the model is
+// in (the lease holder's writes, a lease contested at the microsecond its
+// TTL ends, items closed with each subset of their evidence, a cursor
+// moved on and back; each task's and delivery's next edge with its
+// registered codes, a reconcile whose clock lands on a deadline or a
+// grace's end), plus the misuse the contract defines, calls on a ledger
+// that does not exist yet, and the inputs each declared divergence is
+// about. It runs each sequence against the old
 // and the new command in two fresh temporary directories on one clock
 // that moves forward on a fixed schedule (sweep-state's --now and
 // --timestamp; task-state-guard's test clock, TASK_STATE_GUARD_TEST_CLOCK=1
