@@ -47,6 +47,34 @@ var (
 	seqDeliveryStates = []string{"delivered", "failed", "not_applicable", "pending", "bogus"}
 )
 
+// sequenceSeeds are the programs every sequence target starts from.
+var sequenceSeeds = []string{
+	"", "\x00\x00\x00\x00\x00\x00\x01\x00\x01\x00\x02\x00\x00\x00\x02\x00\x00\x00\x07\x00\x00",
+	"\x00\x02\x01\x00\x01\x00\x01\x03\x01\x03\x00\x05\x02\x01\x00\x00\x00\x00\x00\x07\x03\x04\x00\x00",
+	"\x00\x00\x00\x00\x00\x00\x01\x00\x01\x05\x01\x00\x00\x07\x03\x03\x00\x07\x01\x01\x00\x07\x00",
+	"\x00\x00\x00\x00\x03\x00\x01\x00\x01\x09\x04\x00\x00\x00\x02\x00\x08\x00\x02\x00",
+	strings.Repeat("\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09", 8),
+	// create, start, heartbeat, close, deliver; a child; a task whose
+	// deadline the clock lands on; reconcile; the clock steps back.
+	"\x00\x00\x01\x00\x00\x01\x00\x01\x02\x01" + "\x05\x02\x02\x00\x00" + "\x05\x01\x03\x00\x01" +
+		"\x00\x04\x00\x00\x00\x01" + "\x00\x05\x00\x02\x00\x07" + "\x00\x01\x01\x01\x03\x00\x00\x04\x01\x00\x00" +
+		"\x00\x00\x01\x02\x00\x01\x00\x01\x01\x01" + "\x00\x02\x02\x00" + "\x09\x02\x08\x02\x00\x00" +
+		"\x07\x01\x02\x01\x00" + "\x06\x04\x08\x00\x00\x00" + "\x00\x07\x00\x00" + "\x00\x06\x02\x03",
+	// a start at the top of the float range with a huge timeout
+	"\x00\x00\x01\x03\x00\x01\x00\x01\x05\x01" + "\x08\x00\x02\x03\x00",
+	// create; start and a heartbeat, each 30 s later; a heartbeat with
+	// the clock 0.5 s back, after the start (refused; with the refusal
+	// removed, no mutation reached this in thousands of executions)
+	"\x00\x00\x01\x00\x00\x01\x00\x00\x01" + "\x05\x02\x02\x00\x00" + "\x05\x02\x03\x00\x00" + "\x07\x00\x03\x00\x00",
+	// tasks 0 and 1 created; 0 started; each closed as cancelled by
+	// its caller 30 s apart, 0 running and 1 still queued; a get (no
+	// other seed cancelled a task, so a doctor not counting cancelled
+	// tasks went unseen in seconds of fuzzing)
+	"\x00\x00\x01\x00\x00\x01\x00\x00\x01" + "\x00\x00\x01\x01\x00\x01\x00\x00\x01" +
+		"\x05\x02\x02\x00\x00" + "\x05\x02\x04\x00\x00\x03\x06" + "\x05\x02\x04\x01\x00\x03\x06" +
+		"\x00\x06\x01\x00",
+}
+
 // FuzzLedgerSequence decodes the input into up to 20 ledger operations
 // (create with any id spelling, parent, hash, timeout and kind; start;
 // heartbeat; close and delivery with any word and code; get; children;
@@ -57,45 +85,15 @@ var (
 // ledger's task and event rows equal the model's; the model's checker finds
 // them healthy; the doctor is healthy and its counts equal the checker's.
 func FuzzLedgerSequence(f *testing.F) {
-	for _, s := range []string{
-		"", "\x00\x00\x00\x00\x00\x00\x01\x00\x01\x00\x02\x00\x00\x00\x02\x00\x00\x00\x07\x00\x00",
-		"\x00\x02\x01\x00\x01\x00\x01\x03\x01\x03\x00\x05\x02\x01\x00\x00\x00\x00\x00\x07\x03\x04\x00\x00",
-		"\x00\x00\x00\x00\x00\x00\x01\x00\x01\x05\x01\x00\x00\x07\x03\x03\x00\x07\x01\x01\x00\x07\x00",
-		"\x00\x00\x00\x00\x03\x00\x01\x00\x01\x09\x04\x00\x00\x00\x02\x00\x08\x00\x02\x00",
-		strings.Repeat("\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09", 8),
-		// create, start, heartbeat, close, deliver; a child; a task whose
-		// deadline the clock lands on; reconcile; the clock steps back.
-		"\x00\x00\x01\x00\x00\x01\x00\x01\x02\x01" + "\x05\x02\x02\x00\x00" + "\x05\x01\x03\x00\x01" +
-			"\x00\x04\x00\x00\x00\x01" + "\x00\x05\x00\x02\x00\x07" + "\x00\x01\x01\x01\x03\x00\x00\x04\x01\x00\x00" +
-			"\x00\x00\x01\x02\x00\x01\x00\x01\x01\x01" + "\x00\x02\x02\x00" + "\x09\x02\x08\x02\x00\x00" +
-			"\x07\x01\x02\x01\x00" + "\x06\x04\x08\x00\x00\x00" + "\x00\x07\x00\x00" + "\x00\x06\x02\x03",
-		// a start at the top of the float range with a huge timeout
-		"\x00\x00\x01\x03\x00\x01\x00\x01\x05\x01" + "\x08\x00\x02\x03\x00",
-		// create; start and a heartbeat, each 30 s later; a heartbeat with
-		// the clock 0.5 s back, after the start (refused; with the refusal
-		// removed, no mutation reached this in thousands of executions)
-		"\x00\x00\x01\x00\x00\x01\x00\x00\x01" + "\x05\x02\x02\x00\x00" + "\x05\x02\x03\x00\x00" + "\x07\x00\x03\x00\x00",
-		// tasks 0 and 1 created; 0 started; each closed as cancelled by
-		// its caller 30 s apart, 0 running and 1 still queued; a get (no
-		// other seed cancelled a task, so a doctor not counting cancelled
-		// tasks went unseen in seconds of fuzzing)
-		"\x00\x00\x01\x00\x00\x01\x00\x00\x01" + "\x00\x00\x01\x01\x00\x01\x00\x00\x01" +
-			"\x05\x02\x02\x00\x00" + "\x05\x02\x04\x00\x00\x03\x06" + "\x05\x02\x04\x01\x00\x03\x06" +
-			"\x00\x06\x01\x00",
-	} {
+	for _, s := range sequenceSeeds {
 		f.Add([]byte(s))
 	}
 	empty := emptyLedger(f)
 	states := stateMemo{}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		in := fuzzbytes.New(data)
-		now := 1.7e9
-		generated := 0
+		seq := newSequence(t, data)
 		path := privateDB(t, empty)
-		l, err := ledger.Open(path, ledger.Options{AllowExternalACL: onWindows,
-			Clock: func() float64 { return now },
-			NewID: func() (string, error) { generated++; return poolID(100 + generated), nil },
-		})
+		l, err := ledger.Open(path, ledger.Options{AllowExternalACL: onWindows, Clock: seq.clock, NewID: seq.newID})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,133 +114,167 @@ func FuzzLedgerSequence(f *testing.F) {
 		}
 		defer watch.Close()
 		last := checkedState{version: -1}
-		m := &model.Model{}
-		var log []string
-		fail := func(format string, a ...any) {
-			t.Helper()
-			t.Fatalf("%s\noperations:\n  %s", fmt.Sprintf(format, a...), strings.Join(log, "\n  "))
-		}
-		target := func() (string, string) {
-			id := poolID(in.Intn(6))
-			arg := spell(id, in.Intn(6))
-			if len(arg) == 35 {
-				return arg, arg // malformed: both refuse it
-			}
-			return arg, id
-		}
-		compare := func(op string, got ledger.Task, gerr error, want model.Task, werr error) {
-			if classOf(gerr) != classOf(werr) {
-				fail("%s: ledger %s (%v), model %s (%v)", op, classOf(gerr), gerr, classOf(werr), werr)
-			}
-			if gerr == nil && !reflect.DeepEqual(toModel(got), want) {
-				fail("%s: task differs\nledger %s\nmodel  %s", op, showTask(toModel(got)), showTask(want))
-			}
-		}
-		for step := 0; step < 20 && !in.Done(); step++ {
-			switch c := in.Intn(10); {
-			case c < 5:
-			case c < 7:
-				now += fuzzbytes.Pick(in, []float64{0.001, 0.5, 30, 600, 1e5})
-			case c == 7:
-				now -= fuzzbytes.Pick(in, []float64{0.5, 100})
-			case c == 8:
-				now = math.Max(now, fuzzbytes.Pick(in, []float64{1.7e308, math.MaxFloat64}))
-			default:
-				if tasks := m.Tasks(); len(tasks) > 0 {
-					task := fuzzbytes.Pick(in, tasks)
-					if task.DeadlineAt != nil && !math.IsInf(*task.DeadlineAt, 0) {
-						now = *task.DeadlineAt
-					} else {
-						now = task.UpdatedAt + 600
-					}
-				}
-			}
-			switch in.Intn(9) {
-			case 0, 1:
-				var p ledger.CreateParams
-				var mp model.CreateParams
-				if in.Intn(4) > 0 {
-					p.TaskID, mp.TaskID = target()
-				}
-				if in.Intn(3) == 0 {
-					p.ParentID, mp.ParentID = target()
-				}
-				p.PayloadHash = fuzzbytes.Pick(in, seqHashes)
-				mp.PayloadHash = p.PayloadHash
-				if in.Bool() {
-					v := fuzzbytes.Pick(in, seqTimeouts)
-					p.TimeoutSeconds, mp.TimeoutSeconds = &v, &v
-				}
-				p.Internal = in.Intn(4) == 0
-				mp.DeliveryRequired = !p.Internal
-				log = append(log, fmt.Sprintf("@%v create %+v timeout=%v", now, p, deref(p.TimeoutSeconds)))
-				before := generated
-				got, gerr := l.Create(p)
-				if p.TaskID == "" {
-					mp.TaskID = poolID(100 + generated)
-					if generated == before {
-						mp.TaskID = poolID(10000 + step) // refused before an id was drawn
-					}
-				}
-				want, werr := m.Create(mp, now)
-				compare("create", got, gerr, want, werr)
-			case 2:
-				arg, id := target()
-				log = append(log, fmt.Sprintf("@%v start %s", now, arg))
-				got, gerr := l.Start(arg)
-				want, werr := m.Start(id, now)
-				compare("start", got, gerr, want, werr)
-			case 3:
-				arg, id := target()
-				log = append(log, fmt.Sprintf("@%v heartbeat %s", now, arg))
-				got, gerr := l.Heartbeat(arg)
-				want, werr := m.Heartbeat(id, now)
-				compare("heartbeat", got, gerr, want, werr)
-			case 4:
-				arg, id := target()
-				status, code := fuzzbytes.Pick(in, seqTaskStates), fuzzbytes.Pick(in, seqCodes)
-				log = append(log, fmt.Sprintf("@%v close %s %s %q", now, arg, status, code))
-				got, gerr := l.CloseTask(arg, ledger.Status(status), ledger.Code(code))
-				want, werr := m.Close(id, status, code, now)
-				compare("close", got, gerr, want, werr)
-			case 5:
-				arg, id := target()
-				status, code := fuzzbytes.Pick(in, seqDeliveryStates), fuzzbytes.Pick(in, seqCodes)
-				log = append(log, fmt.Sprintf("@%v delivery %s %s %q", now, arg, status, code))
-				got, gerr := l.SetDelivery(arg, ledger.DeliveryStatus(status), ledger.Code(code))
-				want, werr := m.SetDelivery(id, status, code, now)
-				compare("delivery", got, gerr, want, werr)
-			case 6:
-				arg, id := target()
-				log = append(log, fmt.Sprintf("get %s", arg))
-				got, gerr := l.Get(arg)
-				want, werr := m.Get(id)
-				compare("get", got, gerr, want, werr)
-			case 7:
-				arg, id := target()
-				log = append(log, fmt.Sprintf("children %s", arg))
-				got, gerr := l.ChildrenOf(arg)
-				want, werr := m.ChildrenOf(id)
-				if classOf(gerr) != classOf(werr) || len(got) != len(want) {
-					fail("children: ledger %s %d rows, model %s %d rows", classOf(gerr), len(got), classOf(werr), len(want))
-				}
-				for i := range got {
-					if !reflect.DeepEqual(toModel(got[i]), want[i]) {
-						fail("child %d differs\nledger %s\nmodel  %s", i, showTask(toModel(got[i])), showTask(want[i]))
-					}
-				}
-			default:
-				active, delivery, dry := fuzzbytes.Pick(in, seqGraces), fuzzbytes.Pick(in, seqGraces), in.Bool()
-				log = append(log, fmt.Sprintf("@%v reconcile active=%v delivery=%v dry=%v", now, active, delivery, dry))
-				got, gerr := l.ReconcileSeconds(context.Background(), active, delivery, dry)
-				want, werr := m.Reconcile(now, active, delivery, dry)
-				if classOf(gerr) != classOf(werr) || gerr == nil && fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
-					fail("reconcile: ledger %s %+v, model %s %+v", classOf(gerr), got, classOf(werr), want)
-				}
-			}
-			checkAgainstModel(t, l, reader, watch, &last, m, states.of(data), fail)
-		}
+		seq.run(l, func() {
+			checkAgainstModel(t, l, reader, watch, &last, seq.m, states.of(data), seq.fail)
+		})
 	})
+}
+
+// sequence is one input's program, run on a ledger and on the model side
+// by side under the clock the program moves.
+type sequence struct {
+	t         *testing.T
+	in        *fuzzbytes.Stream
+	m         *model.Model
+	now       float64
+	generated int // ids drawn by NewID
+	log       []string
+}
+
+func newSequence(t *testing.T, data []byte) *sequence {
+	return &sequence{t: t, in: fuzzbytes.New(data), m: &model.Model{}, now: 1.7e9}
+}
+
+// clock is the ledger's clock: the program's.
+func (s *sequence) clock() float64 { return s.now }
+
+// newID draws the ids of tasks created without one.
+func (s *sequence) newID() (string, error) {
+	s.generated++
+	return poolID(100 + s.generated), nil
+}
+
+// fail stops the input with the operations so far.
+func (s *sequence) fail(format string, a ...any) {
+	s.t.Helper()
+	s.t.Fatalf("%s\noperations:\n  %s", fmt.Sprintf(format, a...), strings.Join(s.log, "\n  "))
+}
+
+// run decodes up to 20 steps, each a move of the clock and one operation
+// on l and the model whose answers must agree, and calls check after
+// each.
+func (s *sequence) run(l *ledger.Ledger, check func()) {
+	in, m, fail := s.in, s.m, s.fail
+	target := func() (string, string) {
+		id := poolID(in.Intn(6))
+		arg := spell(id, in.Intn(6))
+		if len(arg) == 35 {
+			return arg, arg // malformed: both refuse it
+		}
+		return arg, id
+	}
+	compare := func(op string, got ledger.Task, gerr error, want model.Task, werr error) {
+		if classOf(gerr) != classOf(werr) {
+			fail("%s: ledger %s (%v), model %s (%v)", op, classOf(gerr), gerr, classOf(werr), werr)
+		}
+		if gerr == nil && !reflect.DeepEqual(toModel(got), want) {
+			fail("%s: task differs\nledger %s\nmodel  %s", op, showTask(toModel(got)), showTask(want))
+		}
+	}
+	for step := 0; step < 20 && !in.Done(); step++ {
+		switch c := in.Intn(10); {
+		case c < 5:
+		case c < 7:
+			s.now += fuzzbytes.Pick(in, []float64{0.001, 0.5, 30, 600, 1e5})
+		case c == 7:
+			s.now -= fuzzbytes.Pick(in, []float64{0.5, 100})
+		case c == 8:
+			s.now = math.Max(s.now, fuzzbytes.Pick(in, []float64{1.7e308, math.MaxFloat64}))
+		default:
+			if tasks := m.Tasks(); len(tasks) > 0 {
+				task := fuzzbytes.Pick(in, tasks)
+				if task.DeadlineAt != nil && !math.IsInf(*task.DeadlineAt, 0) {
+					s.now = *task.DeadlineAt
+				} else {
+					s.now = task.UpdatedAt + 600
+				}
+			}
+		}
+		switch in.Intn(9) {
+		case 0, 1:
+			var p ledger.CreateParams
+			var mp model.CreateParams
+			if in.Intn(4) > 0 {
+				p.TaskID, mp.TaskID = target()
+			}
+			if in.Intn(3) == 0 {
+				p.ParentID, mp.ParentID = target()
+			}
+			p.PayloadHash = fuzzbytes.Pick(in, seqHashes)
+			mp.PayloadHash = p.PayloadHash
+			if in.Bool() {
+				v := fuzzbytes.Pick(in, seqTimeouts)
+				p.TimeoutSeconds, mp.TimeoutSeconds = &v, &v
+			}
+			p.Internal = in.Intn(4) == 0
+			mp.DeliveryRequired = !p.Internal
+			s.log = append(s.log, fmt.Sprintf("@%v create %+v timeout=%v", s.now, p, deref(p.TimeoutSeconds)))
+			before := s.generated
+			got, gerr := l.Create(p)
+			if p.TaskID == "" {
+				mp.TaskID = poolID(100 + s.generated)
+				if s.generated == before {
+					mp.TaskID = poolID(10000 + step) // refused before an id was drawn
+				}
+			}
+			want, werr := m.Create(mp, s.now)
+			compare("create", got, gerr, want, werr)
+		case 2:
+			arg, id := target()
+			s.log = append(s.log, fmt.Sprintf("@%v start %s", s.now, arg))
+			got, gerr := l.Start(arg)
+			want, werr := m.Start(id, s.now)
+			compare("start", got, gerr, want, werr)
+		case 3:
+			arg, id := target()
+			s.log = append(s.log, fmt.Sprintf("@%v heartbeat %s", s.now, arg))
+			got, gerr := l.Heartbeat(arg)
+			want, werr := m.Heartbeat(id, s.now)
+			compare("heartbeat", got, gerr, want, werr)
+		case 4:
+			arg, id := target()
+			status, code := fuzzbytes.Pick(in, seqTaskStates), fuzzbytes.Pick(in, seqCodes)
+			s.log = append(s.log, fmt.Sprintf("@%v close %s %s %q", s.now, arg, status, code))
+			got, gerr := l.CloseTask(arg, ledger.Status(status), ledger.Code(code))
+			want, werr := m.Close(id, status, code, s.now)
+			compare("close", got, gerr, want, werr)
+		case 5:
+			arg, id := target()
+			status, code := fuzzbytes.Pick(in, seqDeliveryStates), fuzzbytes.Pick(in, seqCodes)
+			s.log = append(s.log, fmt.Sprintf("@%v delivery %s %s %q", s.now, arg, status, code))
+			got, gerr := l.SetDelivery(arg, ledger.DeliveryStatus(status), ledger.Code(code))
+			want, werr := m.SetDelivery(id, status, code, s.now)
+			compare("delivery", got, gerr, want, werr)
+		case 6:
+			arg, id := target()
+			s.log = append(s.log, fmt.Sprintf("get %s", arg))
+			got, gerr := l.Get(arg)
+			want, werr := m.Get(id)
+			compare("get", got, gerr, want, werr)
+		case 7:
+			arg, id := target()
+			s.log = append(s.log, fmt.Sprintf("children %s", arg))
+			got, gerr := l.ChildrenOf(arg)
+			want, werr := m.ChildrenOf(id)
+			if classOf(gerr) != classOf(werr) || len(got) != len(want) {
+				fail("children: ledger %s %d rows, model %s %d rows", classOf(gerr), len(got), classOf(werr), len(want))
+			}
+			for i := range got {
+				if !reflect.DeepEqual(toModel(got[i]), want[i]) {
+					fail("child %d differs\nledger %s\nmodel  %s", i, showTask(toModel(got[i])), showTask(want[i]))
+				}
+			}
+		default:
+			active, delivery, dry := fuzzbytes.Pick(in, seqGraces), fuzzbytes.Pick(in, seqGraces), in.Bool()
+			s.log = append(s.log, fmt.Sprintf("@%v reconcile active=%v delivery=%v dry=%v", s.now, active, delivery, dry))
+			got, gerr := l.ReconcileSeconds(context.Background(), active, delivery, dry)
+			want, werr := m.Reconcile(s.now, active, delivery, dry)
+			if classOf(gerr) != classOf(werr) || gerr == nil && fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
+				fail("reconcile: ledger %s %+v, model %s %+v", classOf(gerr), got, classOf(werr), want)
+			}
+		}
+		check()
+	}
 }
 
 func deref(p *float64) any {
