@@ -196,8 +196,14 @@ type StorageInfo struct {
 	BusyTimeoutMS   int
 	ForeignKeys     bool
 	JournalMode     string // "wal"
-	PermissionModel string // "posix_mode" or "external_acl"
+	PermissionModel string // "posix_mode" or "external_acl"; "schema_owner" on a server
+	// Engine is "" for a ledger in a file and EnginePostgreSQL for one
+	// held by a PostgreSQL server.
+	Engine string
 }
+
+// EnginePostgreSQL is StorageInfo.Engine of a ledger held by PostgreSQL.
+const EnginePostgreSQL = "postgresql"
 
 // storage is what the storage guard reads of the options.
 func (o Options) storage() storageguard.Options {

@@ -82,8 +82,20 @@ func (p ListPage) MarshalJSON() ([]byte, error) {
 }
 
 // MarshalJSON writes the settings as the "storage" object of
-// task-state-guard init.
+// task-state-guard init. A ledger on a server has no file settings: it
+// names its engine and the settings every transaction runs with instead
+// (spec, the PostgreSQL engine).
 func (s StorageInfo) MarshalJSON() ([]byte, error) {
+	if s.Engine == EnginePostgreSQL {
+		return json.Marshal(map[string]any{
+			"busy_timeout_ms":  s.BusyTimeoutMS,
+			"engine":           s.Engine,
+			"foreign_keys":     s.ForeignKeys,
+			"isolation":        "read_committed",
+			"permission_model": s.PermissionModel,
+			"schema_version":   2,
+		})
+	}
 	return json.Marshal(map[string]any{
 		"busy_timeout_ms":  s.BusyTimeoutMS,
 		"foreign_keys":     s.ForeignKeys,

@@ -18,7 +18,8 @@ import (
 // passes the same row checks.
 
 // errNotOnServer answers the operations a server ledger does not offer
-// yet. It carries no class: no command reaches a server ledger yet.
+// yet. It carries no class: the command line answers it as an internal
+// error.
 var errNotOnServer = errors.New("ledger: operation not yet available on a database server")
 
 // OpenOnServer makes a Ledger whose rows live in the store connect
@@ -42,7 +43,9 @@ func OpenOnServer(opts Options, connect func(serverstore.Settings) (serverstore.
 		newID:    opts.NewID,
 		readOnly: opts.ReadOnly,
 		schema:   schemaStatus{exact: true, version: 2},
-		info:     StorageInfo{BusyTimeoutMS: busyMS},
+		// The server enforces the foreign keys; the schema's owner and
+		// grants are the doctor's quick_check's to judge.
+		info: StorageInfo{BusyTimeoutMS: busyMS, ForeignKeys: true, PermissionModel: "schema_owner", Engine: EnginePostgreSQL},
 	}
 	if l.newID == nil {
 		l.newID = randomTaskID

@@ -22,6 +22,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/stateguard/stateguard/internal/cli/ledgercli"
+	"github.com/stateguard/stateguard/internal/testsupport/pgtest"
 	"github.com/stateguard/stateguard/internal/testsupport/platformtest"
 	"github.com/stateguard/stateguard/internal/testsupport/scriptindex"
 )
@@ -32,8 +33,14 @@ var update = flag.Bool("update", false, "rewrite the golden files of failing cmp
 // 2001-01-01T00:00:00Z, the base time of the reference fixtures.
 const scriptNow = "978307200"
 
+// stopsCluster runs the package's tests through pgtest.Main, which stops
+// the throwaway PostgreSQL cluster TestScriptsOnPostgreSQL started.
+type stopsCluster struct{ m *testing.M }
+
+func (s stopsCluster) Run() int { return pgtest.Main(s.m) }
+
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	testscript.Main(stopsCluster{m}, map[string]func(){
 		// ledgercli.Main returns the status; only this wrapper exits. On
 		// Windows every call carries the external-ACL acknowledgement, as a
 		// user there must give it (spec/task-state-guard.md 11.3).
@@ -55,19 +62,84 @@ func TestScriptsAreIndexed(t *testing.T) {
 	scriptindex.Check(t, filepath.Join("..", "README.md"), "testdata")
 }
 
+// TestScripts runs every script on SQLite. A script that runs on both
+// engines addresses its ledger as $LEDGER (here a file in $WORK), and
+// [postgres] is false.
 func TestScripts(t *testing.T) {
-	testscript.Run(t, testscript.Params{
-		Dir:                 "testdata",
+	testscript.Run(t, scriptParams("testdata", nil, false, func(env *testscript.Env) error {
+		env.Setenv("LEDGER", filepath.Join(env.WorkDir, "tasks.sqlite"))
+		return nil
+	}))
+}
+
+// TestScriptsOnPostgreSQL runs again, on the PostgreSQL engine, every
+// script that addresses its ledger as $LEDGER: each gets a fresh database
+// of a throwaway cluster (dropped when the script ends), the same test
+// clock, and [postgres] true for the differences the spec declares. It
+// skips where no cluster can be started, except under CI=true.
+func TestScriptsOnPostgreSQL(t *testing.T) {
+	files := bothEngineScripts(t)
+	cluster := pgtest.SharedCluster(t)
+	testscript.Run(t, scriptParams("", files, true, func(env *testscript.Env) error {
+		url, drop, err := cluster.NewDatabase()
+		if err != nil {
+			return err
+		}
+		env.Defer(func() {
+			if err := drop(); err != nil {
+				env.T().Fatal(err)
+			}
+		})
+		env.Setenv("LEDGER", url)
+		return nil
+	}))
+}
+
+// bothEngineScripts are the scripts that run on both engines.
+func bothEngineScripts(t *testing.T) []string {
+	t.Helper()
+	all, err := filepath.Glob(filepath.Join("testdata", "*.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, f := range all {
+		text, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(text), "$LEDGER") {
+			files = append(files, f)
+		}
+	}
+	if len(files) == 0 {
+		t.Fatal("no script addresses $LEDGER")
+	}
+	return files
+}
+
+// scriptParams are the parameters of a run over dir (or files) on one
+// engine; ledger sets $LEDGER for each script.
+func scriptParams(dir string, files []string, onPostgres bool, ledger func(*testscript.Env) error) testscript.Params {
+	return testscript.Params{
+		Dir:                 dir,
+		Files:               files,
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		UpdateScripts:       *update,
 		Condition: func(cond string) (bool, error) {
+			if cond == "postgres" {
+				return onPostgres, nil
+			}
 			if holds, ok := platformtest.ScriptCondition(cond); ok {
 				return holds, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Setup: func(env *testscript.Env) error {
+			if err := ledger(env); err != nil {
+				return err
+			}
 			env.Setenv(ledgercli.TestClockEnv, "1")
 			env.Setenv(ledgercli.TestNowEnv, scriptNow)
 			// What init reports here (external_acl on Windows), for cmpenv.
@@ -87,7 +159,7 @@ func TestScripts(t *testing.T) {
 			"hold-open":   holdOpen,
 			"let-go":      letGo,
 		},
-	})
+	}
 }
 
 // sqliteExec implements `sqlite-exec DB STATEMENT...`: it damages a ledger

@@ -155,7 +155,10 @@ func TestSocketFilterKills(t *testing.T) {
 
 // TestFileLedgerOpensNoSocket runs task-state-guard, built as the README
 // installs it, through every command on a file ledger under the filter:
-// each must end by itself, with the exit code the command gives.
+// each must end by itself, with the exit code the command gives; so must
+// the demo, which drives the command line on file ledgers. The same binary
+// given a postgres:// --db is killed by the filter: it links the driver,
+// and the filter sees it try.
 func TestFileLedgerOpensNoSocket(t *testing.T) {
 	platformtest.GoCommand(t)
 	if testing.Short() {
@@ -164,9 +167,17 @@ func TestFileLedgerOpensNoSocket(t *testing.T) {
 	if _, ok := auditArch(); !ok {
 		t.Skip("the seccomp filter is written for amd64 and arm64")
 	}
-	var bin string
-	for _, b := range buildCommands(t, "0", "./cmd/task-state-guard") {
-		bin = b
+	var bin, demo string
+	for _, b := range buildCommands(t, "0", "./cmd/task-state-guard", "./cmd/stateguard-demo") {
+		switch filepath.Base(b) {
+		case "task-state-guard":
+			bin = b
+		case "stateguard-demo":
+			demo = b
+		}
+	}
+	if bin == "" || demo == "" {
+		t.Fatal("the build made no task-state-guard or no stateguard-demo")
 	}
 	work := t.TempDir()
 	db := filepath.Join(work, "ledger.db")
@@ -187,14 +198,18 @@ func TestFileLedgerOpensNoSocket(t *testing.T) {
 		{"reconcile"},
 		{"doctor"},
 		{"metrics"},
+		{"metrics", "--to", filepath.Join(work, "ledger.prom")},
 		{"backup", "--to", filepath.Join(work, "copy.db")},
 		{"prune", "--ended-before", "1900000000", "--dry-run"},
 		{"prune", "--ended-before", "1900000000"},
+		{"restore", "--from", filepath.Join(work, "copy.db")},
+		{"doctor"},
 		{"--version"},
+		{"--help"},
 	}
 	for _, step := range steps {
 		args := append([]string{"--db", db}, step...)
-		if step[0] == "--version" {
+		if strings.HasPrefix(step[0], "--") {
 			args = step
 		}
 		out, err := runWithoutSockets(t, work, bin, env, args...)
@@ -205,5 +220,19 @@ func TestFileLedgerOpensNoSocket(t *testing.T) {
 		if err != nil {
 			t.Errorf("%s: %v\n%s", step[0], err, out)
 		}
+	}
+	if out, err := runWithoutSockets(t, work, demo, nil); err != nil {
+		if killedBySIGSYS(err) {
+			t.Errorf("the demo opened a socket (killed by the filter)")
+		} else {
+			t.Errorf("the demo: %v\n%s", err, out)
+		}
+	}
+	// The filter's check on this very binary: a server's URL (a socket
+	// directory where nothing listens) makes it try, and it is killed.
+	url := "postgres:///jobs?host=" + filepath.Join(work, "no-server") + "&user=worker"
+	out, err := runWithoutSockets(t, work, bin, env, "--db", url, "doctor")
+	if !killedBySIGSYS(err) {
+		t.Errorf("task-state-guard on a postgres:// URL was not killed by the filter: %v\n%s", err, out)
 	}
 }

@@ -29,6 +29,7 @@ import (
 	"strconv"
 
 	"github.com/stateguard/stateguard/impl/ledger"
+	"github.com/stateguard/stateguard/impl/ledger/postgres"
 )
 
 // Environment variables of the test clock (see the package comment).
@@ -192,6 +193,12 @@ func execute(inv *invocation, clock ledger.Clock) (result any, status int, err e
 		AllowExternalACL: inv.allowExternalACL,
 		Clock:            clock,
 	}
+	if isServerURL(inv.db) {
+		if inv.command == "restore" {
+			return nil, 0, errRestoreOnServer
+		}
+		return executeOn(inv, func() (*ledger.Ledger, error) { return openServer(inv, opts) })
+	}
 	if inv.command == "restore" {
 		// Restore opens the ledger itself, for itself alone.
 		rep, err := ledger.Restore(inv.db, inv.restoreFrom, ledger.Options{AllowExternalACL: inv.allowExternalACL})
@@ -210,7 +217,29 @@ func execute(inv *invocation, clock ledger.Clock) (result any, status int, err e
 			return nil, 0, errNoLedger
 		}
 	}
-	l, err := ledger.Open(inv.db, opts)
+	return executeOn(inv, func() (*ledger.Ledger, error) { return ledger.Open(inv.db, opts) })
+}
+
+// openServer opens the PostgreSQL engine's ledger with the options a file
+// ledger would get. A database without the ledger's schema is a missing
+// ledger: the commands that address a stored task answer TaskNotFound
+// for it, as for a missing file, and nothing is made (L1).
+func openServer(inv *invocation, opts ledger.Options) (*ledger.Ledger, error) {
+	l, err := postgres.Open(context.Background(), inv.db, postgres.Options{
+		ReadOnly:   opts.ReadOnly,
+		MustExist:  opts.MustExist || inv.needsExistingTask(),
+		FixedClock: opts.Clock,
+	})
+	if err != nil && inv.needsExistingTask() && errors.Is(err, ledger.ErrInvalidInput) && ledger.Reason(err) == "database does not exist" {
+		return nil, errNoLedger
+	}
+	return l, err
+}
+
+// executeOn opens the ledger with open, runs the command on it and closes
+// it.
+func executeOn(inv *invocation, open func() (*ledger.Ledger, error)) (result any, status int, err error) {
+	l, err := open()
 	if err != nil {
 		return nil, 0, err
 	}

@@ -309,8 +309,14 @@ func buildInvocation(top, sub *argparse.Result) (*invocation, error) {
 		deliveryGrace:    600,
 	}
 	// The path's text is judged here, with the other values, by the
-	// ledger's own rule; the disk is looked at only later.
-	if err := ledger.CheckPath(inv.db); err != nil {
+	// ledger's own rule; the disk is looked at only later. A server's URL
+	// is read by the driver when the ledger opens; only a password in it
+	// is refused here, before anything connects.
+	if isServerURL(inv.db) {
+		if urlHoldsPassword(inv.db) {
+			return nil, errURLPassword
+		}
+	} else if err := ledger.CheckPath(inv.db); err != nil {
 		return nil, err
 	}
 	if text, ok := sub.Values["code"]; ok {

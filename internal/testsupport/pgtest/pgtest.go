@@ -98,28 +98,44 @@ func Main(m *testing.M) int {
 func Database(t testing.TB) string {
 	t.Helper()
 	c := SharedCluster(t)
+	url, drop, err := c.NewDatabase()
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := drop(); err != nil {
+			t.Errorf("pgtest: %v", err)
+		}
+	})
+	return url
+}
+
+// NewDatabase creates a fresh, empty database in the cluster and returns
+// its URL (as Database does) and a function that drops it, for a caller
+// without a testing.TB of its own (a script test's setup).
+func (c *Cluster) NewDatabase() (url string, drop func() error, err error) {
 	name := fmt.Sprintf("t%d_%d", os.Getpid(), databases.Add(1))
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, c.URL("postgres"))
 	if err != nil {
-		t.Fatalf("pgtest: connecting to the cluster: %v", err)
+		return "", nil, fmt.Errorf("connecting to the cluster: %v", err)
 	}
 	defer conn.Close(ctx)
 	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatalf("pgtest: CREATE DATABASE: %v", err)
+		return "", nil, fmt.Errorf("CREATE DATABASE: %v", err)
 	}
-	t.Cleanup(func() {
+	drop = func() error {
 		conn, err := pgx.Connect(ctx, c.URL("postgres"))
 		if err != nil {
-			t.Errorf("pgtest: connecting to drop the test's database: %v", err)
-			return
+			return fmt.Errorf("connecting to drop a test's database: %v", err)
 		}
 		defer conn.Close(ctx)
 		if _, err := conn.Exec(ctx, "DROP DATABASE "+name+" WITH (FORCE)"); err != nil {
-			t.Errorf("pgtest: DROP DATABASE: %v", err)
+			return fmt.Errorf("DROP DATABASE: %v", err)
 		}
-	})
-	return c.URL(name)
+		return nil
+	}
+	return c.URL(name), drop, nil
 }
 
 // SharedCluster returns the package's cluster, starting it on first use.
