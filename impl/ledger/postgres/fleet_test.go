@@ -191,8 +191,10 @@ func (w *fleetWorker) read(t *testing.T, out io.Reader, onAck func(*fleetWorker,
 // whether the test killed it.
 func (w *fleetWorker) wait(t *testing.T, killed bool) {
 	t.Helper()
-	err := w.cmd.Wait()
+	// Every line first: Wait closes the pipe, and lines still in it
+	// would be lost.
 	<-w.done
+	err := w.cmd.Wait()
 	if err != nil && !killed {
 		t.Errorf("worker %s: %v", w.name, err)
 	}
