@@ -105,34 +105,51 @@ func checkPublished(p Published) error {
 // load gives an input it cannot read (CORRUPT, whose Reason names the
 // input first, or ERROR) and no text. It does no I/O.
 func MergeTexts(base, ours, theirs string, published Published) (Result, []byte) {
-	res, write := mergeTexts(base, ours, theirs, published)
-	if write == nil {
+	var b bytes.Buffer
+	res, err := writeMerge(base, ours, theirs, published, func(write func(io.Writer) error) error {
+		b.Reset()
+		b.Grow(max(len(ours), len(theirs)) + 4096)
+		return write(&b)
+	})
+	if res.Word != WordOK {
 		return res, nil
 	}
-	var b bytes.Buffer
-	b.Grow(max(len(ours), len(theirs)) + 4096)
-	if err := write(&b); err != nil {
+	if err != nil {
 		// A buffer in memory takes every write.
 		return errorResult("cannot write the merged text"), nil
 	}
 	return res, b.Bytes()
 }
 
-// mergeTexts is MergeTexts with a function that writes the merged text
-// (nil when the answer is not OK). Texts in the engine's own form take
-// the fast path (mergeTextsFast), which gives the same answer and bytes.
-func mergeTexts(base, ours, theirs string, published Published) (Result, func(io.Writer) error) {
+// writeMerge merges three texts and, when the answer is OK, writes the
+// merged text with to, which hands its function a writer for the whole
+// text (once, or a second time, on a fresh writer, when the fast path
+// finds as it writes that it cannot decide); an error is to's. Texts in
+// the engine's own form take the fast path (mergeTextsFast), which gives
+// the same answer and bytes as the general path and writes as it merges.
+func writeMerge(base, ours, theirs string, published Published, to func(func(io.Writer) error) error) (Result, error) {
 	if err := checkPublished(published); err != nil {
 		return Result{Word: WordError, Reason: "Published: not a side", Err: err}, nil
 	}
-	if res, write, ok := mergeTextsFast(base, ours, theirs, published); ok {
-		return res, write
+	res, fast, decided := mergeTextsFast(base, ours, theirs, published)
+	if decided && fast == nil {
+		return res, nil
+	}
+	if decided {
+		var counts MergeCounts
+		err := to(func(w io.Writer) (err error) {
+			counts, err = fast.writeTo(w)
+			return err
+		})
+		if !errors.Is(err, errNotSplit) {
+			return ok(counts.payload()), err
+		}
 	}
 	res, doc := mergeTextsWhole(base, ours, theirs, published)
 	if doc == nil {
 		return res, nil
 	}
-	return res, func(w io.Writer) error { return yamlsubset.EmitTo(w, doc) }
+	return res, to(func(w io.Writer) error { return yamlsubset.EmitTo(w, doc) })
 }
 
 // mergeTextsWhole is the merge of three texts parsed whole: the general
@@ -206,11 +223,10 @@ func (e *Engine) merge(base, ours, theirs string, published Published, locked bo
 		texts[i] = text
 	}
 	// Streamed: the new text is never held whole beside the three.
-	res, write := mergeTexts(texts[0], texts[1], texts[2], published)
-	if res.Word != WordOK {
-		return res
-	}
-	if err := durable.WriteFileFunc(ours, write); err != nil {
+	res, err := writeMerge(texts[0], texts[1], texts[2], published, func(write func(io.Writer) error) error {
+		return durable.WriteFileFunc(ours, write)
+	})
+	if err != nil {
 		return errorResult("cannot write the state file")
 	}
 	return res

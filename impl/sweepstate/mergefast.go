@@ -16,33 +16,41 @@ import (
 // sweepcore.SplitMergeInput, the merge's row of the core's load table) is
 // parsed without its items entries, which stay text: an entry is Emit's
 // text for its item, so two entries are the same item exactly when their
-// texts are the same. The three-way rule of each
-// item is then decided on the texts where they settle it (the same on
-// both sides, or one side the base's), and the winning entry is copied to
-// the result as it is, unless redaction or the evidence check could change
-// it; only the other items are parsed and merged as the general path does.
-// The answer and the bytes are the general path's (mergeTextsWhole).
+// texts are the same. The three texts' entries
+// are walked together in key order, and the result is written as the walk
+// goes: the three-way rule of each item is decided on the texts where
+// they settle it (the same on both sides, or one side the base's), and the
+// winning entry is copied to the output as it is, unless redaction or the
+// evidence check could change it; only the other items are parsed and
+// merged as the general path does. Nothing is held per item: the walk
+// finds each entry's end when it reaches it, and the output goes to the
+// writer in runs. The answer and the bytes are the general path's
+// (mergeTextsWhole).
 
 // mergeSide is one input of a merge as the fast path reads it.
 type mergeSide struct {
 	// doc is what a load gives (schema_version, sources and items present,
-	// items a map), without the entries of blocks.
+	// items a map), without the entries of text that are Emit's text.
 	doc *value.Map
-	// text is the file's text, which blocks index.
-	text string
-	// blocks are the items entries left out of doc, in key order.
-	blocks []yamlsubset.ItemBlock
-	// keys are the keys of doc's items, in key order.
-	keys []string
+	// text is the file's text, and entries walks its items entries (none
+	// when doc is the whole text parsed); those doc's items hold are
+	// taken from doc.
+	text    string
+	entries yamlsubset.ItemEntries
+	// items is doc's items, and keys its keys in key order.
+	items *value.Map
+	keys  []string
 }
 
 // errNotSplit: an entry split off a text does not parse as one item (a
 // defect of the split). The merge takes the general path instead.
 var errNotSplit = errors.New("sweepstate: a split-off items entry does not parse")
 
-// mergeTextsFast is mergeTexts' fast path. ok is false when it cannot
-// decide (errNotSplit): the general path must answer.
-func mergeTextsFast(base, ours, theirs string, published Published) (Result, func(io.Writer) error, bool) {
+// mergeTextsFast is mergeTexts' fast path: the answer when an input
+// cannot be read (and a nil merge), or the merge to write (fastMerge.writeTo
+// gives its counts). decided is false when it cannot decide (errNotSplit)
+// before writing: the general path must answer.
+func mergeTextsFast(base, ours, theirs string, published Published) (res Result, merge *fastMerge, decided bool) {
 	var sides [3]*mergeSide
 	for i, text := range []string{base, ours, theirs} {
 		side, failed := loadMergeSide(text)
@@ -55,20 +63,20 @@ func mergeTextsFast(base, ours, theirs string, published Published) (Result, fun
 		}
 		sides[i] = side
 	}
-	merged, counts, err := mergeSides(sides[0], sides[1], sides[2], published)
+	merge, err := mergeSides(sides[0], sides[1], sides[2], published)
 	if err != nil {
 		return Result{}, nil, false
 	}
-	return ok(counts.payload()), merged.writeTo, true
+	return Result{Word: WordOK}, merge, true
 }
 
 // loadMergeSide loads one input: split when it is in the engine's own
 // form, whole otherwise. A failure is the one loadText gives the whole
 // text.
 func loadMergeSide(text string) (*mergeSide, *Result) {
-	if reduced, others, ok := sweepcore.SplitMergeInput(text); ok && others.Len() > 0 {
+	if reduced, entries, ok := sweepcore.SplitMergeInput(text); ok {
 		if st, failed := loadText(reduced); failed == nil {
-			return newMergeSide(st.doc, text, others.Blocks()), nil
+			return newMergeSide(st.doc, text, entries), nil
 		}
 		// A canonical text loads without failing; should it fail, the
 		// whole text decides the answer.
@@ -77,15 +85,16 @@ func loadMergeSide(text string) (*mergeSide, *Result) {
 	if failed != nil {
 		return nil, failed
 	}
-	return newMergeSide(st.doc, "", nil), nil
+	return newMergeSide(st.doc, "", yamlsubset.ItemEntries{}), nil
 }
 
-func newMergeSide(doc *value.Map, text string, blocks []yamlsubset.ItemBlock) *mergeSide {
-	keys := mapAt(doc, "items").Keys()
+func newMergeSide(doc *value.Map, text string, entries yamlsubset.ItemEntries) *mergeSide {
+	items := mapAt(doc, "items")
+	keys := items.Keys()
 	if !slices.IsSorted(keys) {
 		slices.Sort(keys)
 	}
-	return &mergeSide{doc: doc, text: text, blocks: blocks, keys: keys}
+	return &mergeSide{doc: doc, text: text, entries: entries, items: items, keys: keys}
 }
 
 // sideItem is one side's entry of an item: split off (its text in the
@@ -99,18 +108,34 @@ type sideItem struct {
 
 // sideWalk reads a side's entries in key order.
 type sideWalk struct {
-	s      *mergeSide
-	bi, ki int
+	s  *mergeSide
+	e  yamlsubset.ItemEntries
+	ki int
+}
+
+func (s *mergeSide) walk() sideWalk { return sideWalk{s: s, e: s.entries} }
+
+// splitHead is the key of the next entry that is Emit's text, passing
+// over those doc holds.
+func (w *sideWalk) splitHead() (string, bool) {
+	for {
+		k, ok := w.e.Key()
+		if !ok || len(w.s.keys) == 0 || !w.s.items.Has(k) {
+			return k, ok
+		}
+		w.e.Next()
+	}
 }
 
 // head is the key of the next entry.
 func (w *sideWalk) head() (string, bool) {
-	hasB, hasK := w.bi < len(w.s.blocks), w.ki < len(w.s.keys)
+	ks, hasS := w.splitHead()
+	hasK := w.ki < len(w.s.keys)
 	switch {
-	case hasB && hasK:
-		return min(w.s.blocks[w.bi].Key, w.s.keys[w.ki]), true
-	case hasB:
-		return w.s.blocks[w.bi].Key, true
+	case hasS && hasK:
+		return min(ks, w.s.keys[w.ki]), true
+	case hasS:
+		return ks, true
 	case hasK:
 		return w.s.keys[w.ki], true
 	}
@@ -118,28 +143,38 @@ func (w *sideWalk) head() (string, bool) {
 }
 
 // take is the entry of key k, absent when the next entry is another's;
-// entries before k are passed over.
-func (w *sideWalk) take(k string) sideItem {
-	for w.bi < len(w.s.blocks) && w.s.blocks[w.bi].Key < k {
-		w.bi++
+// entries before k are passed over. like and other are texts the entry
+// may well be (another side's entry of k, or ""): one that it is is found
+// with one comparison instead of a read of the entry's lines.
+func (w *sideWalk) take(k, like, other string) sideItem {
+	ks, hasS := w.splitHead()
+	for hasS && ks < k {
+		w.e.Next()
+		ks, hasS = w.splitHead()
 	}
 	for w.ki < len(w.s.keys) && w.s.keys[w.ki] < k {
 		w.ki++
 	}
-	if w.bi < len(w.s.blocks) && w.s.blocks[w.bi].Key == k {
-		b := w.s.blocks[w.bi]
-		w.bi++
+	if hasS && ks == k {
+		start := w.e.At()
+		switch {
+		case like != "" && w.e.NextIs(like):
+			return sideItem{present: true, split: true, start: start, end: start + len(like)}
+		case other != "" && w.e.NextIs(other):
+			return sideItem{present: true, split: true, start: start, end: start + len(other)}
+		}
+		b := w.e.Next()
 		return sideItem{present: true, split: true, start: b.Start, end: b.End}
 	}
 	if w.ki < len(w.s.keys) && w.s.keys[w.ki] == k {
 		w.ki++
-		v, _ := mapAt(w.s.doc, "items").Get(k)
+		v, _ := w.s.items.Get(k)
 		return sideItem{present: true, v: v}
 	}
 	return sideItem{}
 }
 
-// textOf is a split-off entry's text.
+// textOf is a split-off entry's text, "" for any other.
 func (s *mergeSide) textOf(it sideItem) string { return s.text[it.start:it.end] }
 
 // valueOf is the entry's item as an opt, parsed if it was split off.
@@ -187,9 +222,17 @@ func sameItem(x *mergeSide, ex sideItem, y *mergeSide, ey sideItem, key string) 
 	return vx.same(vy), nil
 }
 
+// splitText is the text of a split-off entry, "" for any other.
+func splitText(s *mergeSide, it sideItem) string {
+	if !it.split {
+		return ""
+	}
+	return s.textOf(it)
+}
+
 // sidesEqual is value.Equal of the two sides' whole documents.
 func sidesEqual(x, y *mergeSide) (bool, error) {
-	if x.doc.Len() != y.doc.Len() || len(x.blocks)+len(x.keys) != len(y.blocks)+len(y.keys) {
+	if x.doc.Len() != y.doc.Len() {
 		return false, nil
 	}
 	for i := range x.doc.Len() {
@@ -201,34 +244,55 @@ func sidesEqual(x, y *mergeSide) (bool, error) {
 			return false, nil
 		}
 	}
-	wx, wy := sideWalk{s: x}, sideWalk{s: y}
+	wx, wy := x.walk(), y.walk()
 	for {
 		kx, more := wx.head()
-		if !more {
-			return true, nil
+		ky, moreY := wy.head()
+		if !more || !moreY || ky != kx {
+			return !more && !moreY, nil
 		}
-		if ky, _ := wy.head(); ky != kx {
-			return false, nil
-		}
-		if same, err := sameItem(x, wx.take(kx), y, wy.take(kx), kx); !same || err != nil {
+		ex := wx.take(kx, "", "")
+		ey := wy.take(kx, splitText(x, ex), "")
+		if same, err := sameItem(x, ex, y, ey, kx); !same || err != nil {
 			return false, err
 		}
 	}
 }
 
-// mergedText is a merge's result: the top level (its items an empty map)
-// and the items entries, in key order, as the text to write.
-type mergedText struct {
-	top    *value.Map
-	pieces []string
+// fastMerge is a merge's result, to be written: the top level (its items
+// an empty map), and the walk that writes the items entries in key order.
+type fastMerge struct {
+	top   *value.Map
+	items func(*entryWriter) error
+	// m holds the merge's counts once the items are written (nil: a side
+	// is the result whole, and counts nothing).
+	m *merger
+	// runs: the runs of copied entries the last write wrote (for the
+	// tests).
+	runs int
+}
+
+// entryWriter writes the items entries of a result.
+type entryWriter struct {
+	ew      *errorWriter
+	started bool // the "items:" line is written
 	// The run of entries next to each other in one side's text that the
-	// last copies made, not yet in pieces.
+	// last copies made, not yet written.
 	run        *mergeSide
 	start, end int
+	runs       int // runs written (for the tests)
+}
+
+// begin writes the "items:" line before the first entry.
+func (t *entryWriter) begin() {
+	if !t.started {
+		t.ew.writeString("items:\n")
+		t.started = true
+	}
 }
 
 // copyEntry puts a side's split-off entry into the result as it is.
-func (t *mergedText) copyEntry(s *mergeSide, it sideItem) {
+func (t *entryWriter) copyEntry(s *mergeSide, it sideItem) {
 	if t.run == s && t.end == it.start {
 		t.end = it.end
 		return
@@ -237,52 +301,61 @@ func (t *mergedText) copyEntry(s *mergeSide, it sideItem) {
 	t.run, t.start, t.end = s, it.start, it.end
 }
 
-func (t *mergedText) endRun() {
+func (t *entryWriter) endRun() {
 	if t.run != nil {
-		t.pieces = append(t.pieces, t.run.text[t.start:t.end])
+		t.begin()
+		t.ew.writeString(t.run.text[t.start:t.end])
+		t.runs++
 		t.run = nil
 	}
 }
 
 // emitEntry puts an item into the result as Emit writes it in items.
-func (t *mergedText) emitEntry(key string, v value.Value) {
+func (t *entryWriter) emitEntry(key string, v value.Value) {
 	t.endRun()
 	items := value.NewMapSize(1)
 	items.Set(key, v)
 	doc := value.NewMapSize(1)
 	doc.Set("items", items)
 	text := yamlsubset.Emit(doc)
-	t.pieces = append(t.pieces, string(text[len("items:\n"):]))
+	t.begin()
+	t.ew.write(text[len("items:\n"):])
 }
 
-// writeTo writes Emit's text of the merged document: the top level's,
-// with the entries where its empty items map is.
-func (t *mergedText) writeTo(w io.Writer) error {
-	t.endRun()
-	head := yamlsubset.Emit(t.top)
+// writeTo writes Emit's text of the merged document to w: the top
+// level's, with the entries where its empty items map is, and returns
+// the merge's counts. errNotSplit says the walk found it cannot decide:
+// what it wrote is not the result.
+func (f *fastMerge) writeTo(w io.Writer) (MergeCounts, error) {
+	head := yamlsubset.Emit(f.top)
 	// The top level's keys start their lines, and no value holds a raw
 	// line break, so the line is found only where the key is.
 	const empty = "\nitems: {}\n"
 	at := strings.Index(string(head), empty)
 	if at < 0 {
-		return errNotSplit // the top level always has its items
+		return MergeCounts{}, errNotSplit // the top level always has its items
 	}
 	bw := bufio.NewWriterSize(w, 256<<10)
 	ew := &errorWriter{w: bw}
 	ew.write(head[:at+1])
-	if len(t.pieces) == 0 {
+	t := &entryWriter{ew: ew}
+	if err := f.items(t); err != nil {
+		return MergeCounts{}, err
+	}
+	t.endRun()
+	f.runs = t.runs
+	if !t.started {
 		ew.writeString("items: {}\n")
-	} else {
-		ew.writeString("items:\n")
-		for _, p := range t.pieces {
-			ew.writeString(p)
-		}
 	}
 	ew.write(head[at+len(empty):])
 	if ew.err != nil {
-		return ew.err
+		return MergeCounts{}, ew.err
 	}
-	return bw.Flush()
+	var counts MergeCounts
+	if f.m != nil {
+		counts = f.m.counts
+	}
+	return counts, bw.Flush()
 }
 
 type errorWriter struct {
@@ -304,47 +377,48 @@ func (e *errorWriter) writeString(s string) {
 
 // whole is the result that is side s as it is (mergeLoaded's identity
 // cases): its document, schema_version as a write carries it.
-func whole(s *mergeSide) *mergedText {
-	t := &mergedText{top: withVersion(s.doc, writtenVersion(s.doc))}
-	t.top.Set("items", value.NewMap())
-	w := sideWalk{s: s}
-	for {
-		k, more := w.head()
-		if !more {
-			return t
+func whole(s *mergeSide) *fastMerge {
+	top := withVersion(s.doc, writtenVersion(s.doc))
+	top.Set("items", value.NewMap())
+	return &fastMerge{top: top, items: func(t *entryWriter) error {
+		w := s.walk()
+		for {
+			k, more := w.head()
+			if !more {
+				return nil
+			}
+			it := w.take(k, "", "")
+			if it.split {
+				t.copyEntry(s, it)
+			} else {
+				t.emitEntry(k, it.v)
+			}
 		}
-		it := w.take(k)
-		if it.split {
-			t.copyEntry(s, it)
-		} else {
-			t.emitEntry(k, it.v)
-		}
-	}
+	}}
 }
 
 // mergeSides is mergeLoaded over split sides.
-func mergeSides(o, a, b *mergeSide, published Published) (*mergedText, MergeCounts, error) {
+func mergeSides(o, a, b *mergeSide, published Published) (*fastMerge, error) {
 	for _, pair := range [][2]*mergeSide{{a, b}, {b, o}} {
 		if same, err := sidesEqual(pair[0], pair[1]); same || err != nil {
-			return whole(a), MergeCounts{}, err
+			return whole(a), err
 		}
 	}
 	if same, err := sidesEqual(a, o); same || err != nil {
-		return whole(b), MergeCounts{}, err
+		return whole(b), err
 	}
-	t := &mergedText{}
-	var err error
-	top, counts := mergeChanged(o.doc, a.doc, b.doc, published, func(m *merger, sources [3]*value.Map) value.Value {
-		err = mergeItemsFast(m, sources, o, a, b, t)
+	f := &fastMerge{}
+	var sources [3]*value.Map
+	f.top, _ = mergeChanged(o.doc, a.doc, b.doc, published, func(m *merger, s [3]*value.Map) value.Value {
+		f.m, sources = m, s
 		return value.NewMap()
 	})
-	t.top = top
-	return t, counts, err
+	f.items = func(t *entryWriter) error { return mergeItemsFast(f.m, sources, o, a, b, t) }
+	return f, nil
 }
 
-// mergeItemsFast is merger.items over split sides, its result the entries
-// of t.
-func mergeItemsFast(m *merger, sources [3]*value.Map, o, a, b *mergeSide, t *mergedText) error {
+// mergeItemsFast is merger.items over split sides, written to t.
+func mergeItemsFast(m *merger, sources [3]*value.Map, o, a, b *mergeSide, t *entryWriter) error {
 	var flagged bool // a source is sensitive somewhere
 	for _, s := range sources {
 		if s == nil {
@@ -357,7 +431,7 @@ func mergeItemsFast(m *merger, sources [3]*value.Map, o, a, b *mergeSide, t *mer
 			}
 		}
 	}
-	wo, wa, wb := sideWalk{s: o}, sideWalk{s: a}, sideWalk{s: b}
+	wo, wa, wb := o.walk(), a.walk(), b.walk()
 	for {
 		ka, hasA := wa.head()
 		kb, hasB := wb.head()
@@ -372,7 +446,9 @@ func mergeItemsFast(m *merger, sources [3]*value.Map, o, a, b *mergeSide, t *mer
 		default:
 			return nil
 		}
-		ea, eb, eo := wa.take(k), wb.take(k), wo.take(k)
+		ea := wa.take(k, "", "")
+		eb := wb.take(k, splitText(a, ea), "")
+		eo := wo.take(k, splitText(b, eb), splitText(a, ea))
 		// The entry the three-way rule settles on its text, when it does.
 		var winner *mergeSide
 		var won sideItem

@@ -189,18 +189,17 @@ func TestMergeFastPathIsTheWholePath(t *testing.T) {
 }
 
 func checkFastIsWhole(t *rapid.T, texts [3]string, pub Published) {
-	fastRes, write, ok := mergeTextsFast(texts[0], texts[1], texts[2], pub)
+	fastRes, merge, ok := mergeTextsFast(texts[0], texts[1], texts[2], pub)
 	if !ok {
 		t.Fatalf("the fast path declined\nbase %q\nours %q\ntheirs %q", texts[0], texts[1], texts[2])
 	}
 	wholeRes, doc := mergeTextsWhole(texts[0], texts[1], texts[2], pub)
 	var fast []byte
-	if write != nil {
-		var b bytes.Buffer
-		if err := write(&b); err != nil {
+	if merge != nil {
+		var err error
+		if fastRes, fast, err = writeFast(merge); err != nil {
 			t.Fatal(err)
 		}
-		fast = b.Bytes()
 	}
 	var whole []byte
 	if doc != nil {
@@ -214,54 +213,63 @@ func checkFastIsWhole(t *rapid.T, texts [3]string, pub Published) {
 	}
 }
 
+// writeFast writes a fast merge to memory: its answer and text.
+func writeFast(merge *fastMerge) (Result, []byte, error) {
+	var b bytes.Buffer
+	counts, err := merge.writeTo(&b)
+	if err != nil {
+		return Result{}, nil, err
+	}
+	return ok(counts.payload()), b.Bytes(), nil
+}
+
+// entriesOf counts a side's entries: split off, and parsed.
+func entriesOf(s *mergeSide) (split, parsed int) {
+	w := s.walk()
+	for {
+		k, more := w.head()
+		if !more {
+			return split, parsed
+		}
+		if w.take(k, "", "").split {
+			split++
+		} else {
+			parsed++
+		}
+	}
+}
+
 // TestMergeFastPathSplitsTheBenchmarkFile: a file in the engine's own form
 // is read with none of its items parsed, and the items the three sides
-// hold alike reach the result as text.
+// hold alike reach the result as text, in runs.
 func TestMergeFastPathSplitsTheBenchmarkFile(t *testing.T) {
 	text := string(benchseed.SweepState(50))
 	side, failed := loadMergeSide(text)
 	if failed != nil {
 		t.Fatal(failed.Reason)
 	}
-	if len(side.blocks) != 50 || len(side.keys) != 0 {
-		t.Fatalf("%d entries split off, %d parsed; want 50 and 0", len(side.blocks), len(side.keys))
+	if split, parsed := entriesOf(side); split != 50 || parsed != 0 || len(side.keys) != 0 {
+		t.Fatalf("%d entries split off, %d parsed; want 50 and 0", split, parsed)
 	}
 	ours := strings.Replace(text, "writer: \"w1\"", "writer: \"w2\"", 1)
 	theirs := strings.Replace(text, "Item 7:", "Item seven:", 1)
-	res, write, ok := mergeTextsFast(text, ours, theirs, PublishedTheirs)
+	res, merge, ok := mergeTextsFast(text, ours, theirs, PublishedTheirs)
 	if !ok || res.Word != WordOK {
 		t.Fatalf("fast path: %v %s", ok, res.Word)
 	}
-	var b bytes.Buffer
-	if err := write(&b); err != nil {
+	_, b, err := writeFast(merge)
+	if err != nil {
 		t.Fatal(err)
 	}
 	want := strings.Replace(ours, "Item 7:", "Item seven:", 1)
-	if b.String() != want {
-		t.Fatalf("merged\n%s\nwant\n%s", b.String(), want)
+	if string(b) != want {
+		t.Fatalf("merged\n%s\nwant\n%s", b, want)
 	}
 	// Fifty entries, all copied: the ones before item 7 and after it
 	// from ours, item 7 from theirs, in three runs.
-	_, merged, _ := mergeSidesOf(t, text, ours, theirs)
-	if len(merged.pieces) != 3 {
-		t.Fatalf("%d pieces, want 3 runs of copied entries", len(merged.pieces))
+	if merge.runs != 3 {
+		t.Fatalf("%d runs of copied entries written, want 3", merge.runs)
 	}
-}
-
-func mergeSidesOf(t *testing.T, texts ...string) (MergeCounts, *mergedText, error) {
-	var sides [3]*mergeSide
-	for i, text := range texts {
-		s, failed := loadMergeSide(text)
-		if failed != nil {
-			t.Fatal(failed.Reason)
-		}
-		sides[i] = s
-	}
-	merged, counts, err := mergeSides(sides[0], sides[1], sides[2], PublishedTheirs)
-	if err == nil {
-		merged.endRun()
-	}
-	return counts, merged, err
 }
 
 // TestMergeFastPathTakesTheChangedSide: an item one side changed and the
@@ -286,19 +294,19 @@ func TestMergeFastPathTakesTheChangedSide(t *testing.T) {
 		{"theirs changed item 7", three, seven},
 	} {
 		for _, pub := range []Published{PublishedOurs, PublishedTheirs} {
-			res, write, ok := mergeTextsFast(base, c.ours, c.theirs, pub)
+			res, merge, ok := mergeTextsFast(base, c.ours, c.theirs, pub)
 			if !ok || res.Word != WordOK {
 				t.Fatalf("%s, published %d: fast path %v, %s", c.name, pub, ok, res.Word)
 			}
-			var b bytes.Buffer
-			if err := write(&b); err != nil {
+			_, b, err := writeFast(merge)
+			if err != nil {
 				t.Fatal(err)
 			}
-			if b.String() != both {
-				t.Errorf("%s, published %d: merged\n%s\nwant both changes\n%s", c.name, pub, b.String(), both)
+			if string(b) != both {
+				t.Errorf("%s, published %d: merged\n%s\nwant both changes\n%s", c.name, pub, b, both)
 			}
 			_, doc := mergeTextsWhole(base, c.ours, c.theirs, pub)
-			if whole := yamlsubset.Emit(doc); !bytes.Equal(whole, b.Bytes()) {
+			if whole := yamlsubset.Emit(doc); !bytes.Equal(whole, b) {
 				t.Errorf("%s, published %d: the whole path wrote\n%s", c.name, pub, whole)
 			}
 		}

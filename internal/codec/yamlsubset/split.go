@@ -142,6 +142,10 @@ func (e *ItemEntries) Key() (key string, ok bool) {
 	return e.key, true
 }
 
+// At is the offset of the next entry's key line in the text (of the line
+// after the last entry when none is left).
+func (e *ItemEntries) At() int { return e.at }
+
 // Next takes the next entry, which must exist (Key says so): its key and
 // where its lines are in the text.
 func (e *ItemEntries) Next() ItemBlock {

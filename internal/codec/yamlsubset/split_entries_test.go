@@ -89,8 +89,9 @@ func checkSplitAllItems(t interface {
 			break
 		}
 		ahead := entries
+		at := entries.At()
 		b := entries.Next()
-		if b.Key != key || end >= 0 && b.Start != end {
+		if b.Key != key || b.Start != at || end >= 0 && b.Start != end {
 			t.Fatalf("entry %q at %d after an entry ending at %d (Key said %q)", b.Key, b.Start, end, key)
 		}
 		end = b.End

@@ -76,16 +76,18 @@ type mergeInput struct{}
 func (mergeInput) argsCommand() {}
 
 // SplitMergeInput splits one of a merge's input texts the way loadPlan
-// says: reduced is the text without the items entries that others holds,
-// as yamlsubset.SplitItems gives them under the load's rules. ok is
-// false when the text is not in the engine's own form (or the plan
-// splits nothing): the merge then parses it whole.
-func SplitMergeInput(text string) (reduced string, others *yamlsubset.Split, ok bool) {
-	way, keep := loadPlan(mergeInput{}, legacyFile{})
+// says: reduced is the text without the items entries it may leave out,
+// and entries walks every items entry, as yamlsubset.SplitAllItems gives
+// them under the load's rules (the merge's row keeps no entry, which is
+// what SplitAllItems keeps). ok is false when the text is not in the
+// engine's own form (or the plan splits nothing): the merge then parses
+// it whole.
+func SplitMergeInput(text string) (reduced string, entries yamlsubset.ItemEntries, ok bool) {
+	way, _ := loadPlan(mergeInput{}, legacyFile{})
 	if way != splitItems {
-		return "", nil, false
+		return "", yamlsubset.ItemEntries{}, false
 	}
-	return yamlsubset.SplitItems(text, sweeprules.StateLoad(), keep)
+	return yamlsubset.SplitAllItems(text, sweeprules.StateLoad())
 }
 
 func keepKey(key string) func(string, string) bool {
