@@ -6,6 +6,7 @@
 package ledger_test
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"flag"
@@ -18,9 +19,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/rogpeppe/go-internal/testscript"
 	_ "modernc.org/sqlite"
 
+	"github.com/stateguard/stateguard/impl/ledger/postgres"
 	"github.com/stateguard/stateguard/internal/cli/ledgercli"
 	"github.com/stateguard/stateguard/internal/testsupport/pgtest"
 	"github.com/stateguard/stateguard/internal/testsupport/platformtest"
@@ -151,6 +154,7 @@ func scriptParams(dir string, files []string, onPostgres bool, ledger func(*test
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"sqlite-exec": sqliteExec,
+			"pg-exec":     pgExec,
 			"exits":       exits,
 			"hardlink":    hardlink,
 			"break-page":  breakPage,
@@ -188,6 +192,33 @@ func sqliteExec(ts *testscript.TestScript, neg bool, args []string) {
 	// process umask's mode is left behind.
 	if _, err := db.Exec("PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
 		ts.Fatalf("checkpoint: %v", err)
+	}
+}
+
+// pgExec implements `pg-exec URL STATEMENT...`, sqlite-exec's counterpart
+// for a ledger on PostgreSQL: it damages the ledger behind the CLI's back
+// with plain SQL, the ledger's schema alone on the search path. Each
+// argument is one statement.
+func pgExec(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("unsupported: ! pg-exec")
+	}
+	if len(args) < 2 {
+		ts.Fatalf("usage: pg-exec URL STATEMENT...")
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, args[0])
+	if err != nil {
+		ts.Fatalf("pg-exec: connect: %v", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "SELECT set_config('search_path', $1, false)", pgx.Identifier{postgres.DefaultSchema}.Sanitize()); err != nil {
+		ts.Fatalf("pg-exec: search_path: %v", err)
+	}
+	for _, stmt := range args[1:] {
+		if _, err := conn.Exec(ctx, stmt); err != nil {
+			ts.Fatalf("%s: %v", strings.SplitN(stmt, " ", 2)[0], err)
+		}
 	}
 }
 
