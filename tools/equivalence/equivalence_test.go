@@ -33,8 +33,11 @@ var fakes = map[string]func(real string, args []string) int{
 	"reference-ledger": referenceLedger,
 	// Commands that change one byte of what they print: the sweep
 	// engine's read and the ledger's doctor, everything else as it is.
-	"flip-byte-sweep":  func(real string, args []string) int { return flipByte(real, args, "read") },
-	"flip-byte-ledger": func(real string, args []string) int { return flipByte(real, args, "doctor") },
+	// A sweep-state whose upsert-item leaves a comment at the end of the
+	// file: its answers are right, only the file differs.
+	"planted-file-sweep": plantedFileSweep,
+	"flip-byte-sweep":    func(real string, args []string) int { return flipByte(real, args, "read") },
+	"flip-byte-ledger":   func(real string, args []string) int { return flipByte(real, args, "doctor") },
 }
 
 // builtDir holds the binaries the tests share, built once.
@@ -123,6 +126,19 @@ func flipByte(real string, args []string, sub string) int {
 		b[len(b)-2] ^= 1
 	}
 	os.Stdout.Write(b)
+	return code
+}
+
+func plantedFileSweep(real string, args []string) int {
+	code := pass(real, args)
+	if len(args) > 2 && args[0] == "upsert-item" && args[1] == "--state" {
+		f, err := os.OpenFile(args[2], os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			return 125
+		}
+		defer f.Close()
+		f.WriteString("# planted\n")
+	}
 	return code
 }
 
@@ -714,4 +730,27 @@ func TestRecordingsFindAChangedByte(t *testing.T) {
 		t.Errorf("exit %d, want 1", status)
 	}
 	t.Log(out)
+}
+
+// A file that differs while every answer is the same is a difference at
+// the call that wrote it: the file is read again after each call that
+// changed it.
+func TestFindsAFileDifferenceAlone(t *testing.T) {
+	t.Parallel()
+	bin := binary(t, "sweep-state")
+	at := "2026-07-02T12:00:00Z"
+	seqs := [][]step{{
+		{args: []string{"lease-acquire", "--state", "state.yml", "--writer", "w1", "--now", at}},
+		{args: []string{"upsert-item", "--state", "state.yml", "--source", "mail", "--id", "a1", "--json", `{"n": 1}`, "--writer", "w1", "--now", at}},
+		{args: []string{"read", "--state", "state.yml"}},
+	}}
+	var out bytes.Buffer
+	c := config{fixed(sweepEngine(), seqs), command(bin), command(fake(t, "planted-file-sweep", bin)), 1, 0, 1, 1}
+	r, err := check(c, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.differences != 1 || !strings.HasSuffix(out.String(), " upsert-item --state state.yml --source mail --id a1 --json '{\"n\": 1}' --writer w1 --now 2026-07-02T12:00:00Z\n") {
+		t.Fatalf("%d differences, report:\n%s", r.differences, out.String())
+	}
 }
