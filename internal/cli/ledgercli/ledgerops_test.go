@@ -17,13 +17,15 @@ import (
 	"testing"
 
 	"github.com/stateguard/stateguard/internal/cli/ledgercli"
+	"github.com/stateguard/stateguard/internal/testsupport/pgtest"
 	"github.com/stateguard/stateguard/internal/testsupport/platformtest"
 	model "github.com/stateguard/stateguard/model/ledger"
 )
 
-// TestMain removes the binary the tests built.
+// TestMain removes the binary the tests built and stops the package's
+// PostgreSQL cluster, if a test started one.
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := pgtest.Main(m)
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/stateguard/stateguard/internal/testsupport/lincheck"
+	"github.com/stateguard/stateguard/internal/testsupport/pgtest"
 	"github.com/stateguard/stateguard/internal/testsupport/platformtest"
 	model "github.com/stateguard/stateguard/model/ledger"
 )
@@ -84,13 +85,29 @@ func (o ledgerOp) readOnly() bool {
 // some read-only calls answered, so the view's reads beside writers are
 // checked there too, not only excused.
 func TestLinearizableLedger(t *testing.T) {
+	checkLinearizable(t, func(h int) string {
+		return filepath.Join(t.TempDir(), "ledger.sqlite")
+	})
+}
+
+// TestLinearizableLedgerOnServer races the same CLI processes on a ledger
+// held by PostgreSQL (--db a URL, a fresh database per history): each call
+// is its own process with its own connection, and each pins its clock, so
+// the model knows its "now" as on a file.
+func TestLinearizableLedgerOnServer(t *testing.T) {
+	checkLinearizable(t, func(int) string { return pgtest.Database(t) })
+}
+
+// checkLinearizable records the histories on the ledgers newDB names
+// (initialised first) and checks each with porcupine.
+func checkLinearizable(t *testing.T, newDB func(history int) string) {
 	histories, rng := lincheck.Config(t, 2)
 	bin := ledgerBinary(t)
 	calls, reads, gaveUp := 0, 0, 0
 	for h := 0; h < histories; h++ {
 		// An initialised ledger: the model has no "no file" state (the
 		// read-only commands refuse a missing file, L2).
-		db := filepath.Join(t.TempDir(), "ledger.sqlite")
+		db := newDB(h)
 		if out, rc := runLedger(t, bin, "--db", db, "init"); rc != 0 {
 			t.Fatalf("init: %s", out)
 		}
