@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/stateguard/stateguard/impl/ledger/internal/floatseconds"
 	"math"
 	"path/filepath"
 	"runtime"
@@ -157,7 +158,7 @@ func (l *Ledger) release() { <-l.turn }
 
 // wallClock is the default Clock; it is only ever read inside operations.
 func wallClock() float64 {
-	return float64(time.Now().UnixNano()) / 1e9
+	return floatseconds.UnixSeconds(time.Now())
 }
 
 // fileURI renders path as a SQLite URI with the given query.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand"
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -159,5 +160,27 @@ func TestMetricsWhenReconcileCannotDecide(t *testing.T) {
 	}
 	if _, err := l2.MetricsSeconds(t.Context(), 0, -1); !errors.Is(err, ErrInvalidInput) {
 		t.Fatalf("negative seconds: %v", err)
+	}
+}
+
+// A Duration grace reaches the reconcile as the float nearest to it. Each
+// of these graces lands one float off when converted with
+// Duration.Seconds, which adds two rounded floats, or as float64(d)/1e9,
+// which rounds the nanoseconds first.
+func TestGraceDurationsReachTheNearestFloat(t *testing.T) {
+	l, _, _ := openTest(t)
+	for _, ns := range []int64{1768507280, 1680280718, 36598598956, 5577006791947779410, 3916589616287113937} {
+		d := time.Duration(ns)
+		want, err := strconv.ParseFloat(fmt.Sprintf("%d.%09d", ns/1e9, ns%1e9), 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := l.Metrics(MetricsOptions{ActiveGrace: &d, DeliveryGrace: &d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.ActiveGraceSeconds != want || m.DeliveryGraceSeconds != want {
+			t.Errorf("grace %d ns judged as %v and %v s, want %v", ns, m.ActiveGraceSeconds, m.DeliveryGraceSeconds, want)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"github.com/stateguard/stateguard/impl/ledger/internal/floatseconds"
 	"time"
 )
 
@@ -285,11 +286,13 @@ type ReconcileOptions struct {
 func graceSeconds(d *time.Duration) (float64, bool) {
 	switch {
 	case d == nil:
-		return DefaultGrace.Seconds(), true
+		return floatseconds.Seconds(DefaultGrace), true
 	case *d < 0:
 		return 0, false
 	}
-	return d.Seconds(), true
+	// Not d.Seconds(), which adds two rounded floats: a grace of many
+	// years could land one float off the one nearest to it.
+	return floatseconds.Seconds(*d), true
 }
 
 // Reconcile runs restart reconciliation in one transaction: the snapshot
