@@ -117,7 +117,8 @@
 //   - doctor.go, doctor_scan.go: the read-only check and its one pass
 //     over each table.
 //   - backup.go, restore.go: the checked copy out and back in.
-//   - prune.go, pruneplan.go: removing finished trees in planned batches.
+//   - prune.go, pruneplan.go: removing finished trees in planned batches;
+//     prune_server.go: the same on a server.
 //   - hooks.go: the seams only this package's tests set.
 //
 // Beneath it, internal/storageguard keeps the storage boundary (the

@@ -122,6 +122,9 @@ func (l *Ledger) PruneContext(ctx context.Context, opts PruneOptions) (PruneRepo
 			return PruneReport{}, err
 		}
 	}
+	if l.server != nil {
+		return l.serverPrune(ctx, cutoff, opts.DryRun)
+	}
 	rep := PruneReport{DryRun: opts.DryRun, Applied: !opts.DryRun}
 	var cur pruneCursor
 	batch := 0

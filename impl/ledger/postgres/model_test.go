@@ -51,7 +51,9 @@ func asModel(t ledger.Task) model.Task { return ledgerrows.FromLedger(t) }
 
 // TestMatchesModel drives a ledger on PostgreSQL and model/ledger with the
 // same random create, start, heartbeat, close, delivery, get, children,
-// reconcile (applied or dry), history and list calls at a
+// reconcile (applied or dry), history, list and prune (applied or dry)
+// calls, and a close with its delivery settled that finishes a task for
+// prune, at a
 // scripted test clock that sometimes steps back: after every call the
 // answer's class, the task returned, every task row and the event log must
 // agree. Each check runs in a fresh schema. A failure prints the
@@ -100,7 +102,7 @@ func TestMatchesModel(t *testing.T) {
 		steps := rapid.IntRange(20, 40).Draw(rt, "steps")
 		for i := 0; i < steps; i++ {
 			now += rapid.SampledFrom([]float64{30, -1, 0, 0.5, 700}).Draw(rt, "dt")
-			switch rapid.IntRange(0, 9).Draw(rt, "op") {
+			switch rapid.IntRange(0, 11).Draw(rt, "op") {
 			case 0:
 				var timeout *float64
 				if rapid.Bool().Draw(rt, "with timeout") {
@@ -238,6 +240,34 @@ func TestMatchesModel(t *testing.T) {
 				}
 				if strings.Join(gotText, "\n") != strings.Join(wantText, "\n") || got.Next != next {
 					rt.Fatalf("list %+v differs\nengine (next %q):\n%s\nmodel (next %q):\n%s", mf, got.Next, strings.Join(gotText, "\n"), next, strings.Join(wantText, "\n"))
+				}
+			case 10:
+				before := now - rapid.SampledFrom([]float64{0, 30, 700, -1, math.NaN()}).Draw(rt, "ended before")
+				dry := rapid.Bool().Draw(rt, "dry run")
+				got, gotErr := l.Prune(ledger.PruneOptions{EndedBefore: &before, DryRun: dry})
+				want, wantErr := m.Prune(before, dry)
+				if engineClass(gotErr) != modelClass(wantErr) {
+					rt.Fatalf("prune: engine %s (%v), model %s (%v)", engineClass(gotErr), gotErr, modelClass(wantErr), wantErr)
+				}
+				if gotErr == nil && fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
+					rt.Fatalf("prune report\nengine %+v\nmodel  %+v", got, want)
+				}
+			case 11:
+				// Random closes and deliveries rarely finish a task for
+				// prune: close one as cancelled, then settle its delivery
+				// as its kind allows.
+				tid := id("id")
+				got, gotErr := l.CloseTaskOptionalCode(ctx, tid, ledger.StatusCancelled, nil)
+				want, wantErr := m.CloseCode(tid, "cancelled", nil, now)
+				check("close to finish", got, gotErr, want, wantErr)
+				if wantErr == nil {
+					settled := "delivered"
+					if !want.DeliveryRequired {
+						settled = "not_applicable"
+					}
+					got, gotErr = l.SetDeliveryOptionalCode(ctx, tid, ledger.DeliveryStatus(settled), nil)
+					want, wantErr = m.SetDeliveryCode(tid, settled, nil, now)
+					check("settle to finish", got, gotErr, want, wantErr)
 				}
 			}
 			compareRows(rt, conn, schema, l, &m)

@@ -468,6 +468,87 @@ func args(row serverstore.Row) []any {
 	return out
 }
 
+// PruneRoots reads the next candidate roots in one delivery state
+// through tasks_delivery_idx.
+func (r *readTx) PruneRoots(q serverstore.PruneQuery) ([]serverstore.Row, error) {
+	sqlText := `SELECT ` + taskColumns + ` FROM tasks WHERE parent_id IS NULL AND delivery_status = $1 AND ended_at < $2`
+	params := []any{q.Delivery, q.Before}
+	if q.AfterEnded != nil {
+		sqlText += ` AND (ended_at > $3 OR (ended_at = $3 AND id COLLATE "C" > $4))`
+		params = append(params, *q.AfterEnded, q.AfterID)
+	}
+	params = append(params, q.Rows)
+	sqlText += ` ORDER BY ended_at, id COLLATE "C" LIMIT $` + strconv.Itoa(len(params))
+	var out []serverstore.Row
+	err := r.each(sqlText, params, func(row serverstore.Row) error {
+		out = append(out, row)
+		return nil
+	})
+	return out, err
+}
+
+// pruneTreesSQL reads the trees under the roots given as an array, each
+// row led by its root's place in the array (from 1), ordered by it and
+// then by depth. The recursion starts only at tasks without a parent, so
+// no parent cycle (only in a damaged ledger) is reachable from it.
+const pruneTreesSQL = `WITH RECURSIVE tree(root, id, depth) AS (
+		SELECT r.ord, r.id, 0 FROM unnest($1::text[]) WITH ORDINALITY AS r(id, ord) JOIN tasks t ON t.id = r.id AND t.parent_id IS NULL
+		UNION ALL
+		SELECT tree.root, c.id, tree.depth + 1 FROM tree JOIN tasks c ON c.parent_id = tree.id)
+	SELECT tree.root, ` + taskColumns + ` FROM tree JOIN tasks USING (id) ORDER BY tree.root, tree.depth`
+
+// Trees reads whole trees in one recursive query through
+// tasks_parent_idx.
+func (r *readTx) Trees(roots []string, each func(root int, row serverstore.Row) error) error {
+	rows, err := r.tx.Query(r.ctx, pruneTreesSQL, roots)
+	if err != nil {
+		return fault(r.ctx, "read", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		vals, err := rows.Values()
+		if err != nil {
+			return fault(r.ctx, "read", err)
+		}
+		ord, ok := vals[0].(int64)
+		if !ok || ord < 1 || ord > int64(len(roots)) {
+			return &serverstore.Fault{Op: "read trees"}
+		}
+		row := make(serverstore.Row, len(vals)-1)
+		for i, v := range vals[1:] {
+			row[i] = v
+		}
+		if err := each(int(ord-1), row); err != nil {
+			return err
+		}
+	}
+	return fault(r.ctx, "read", rows.Err())
+}
+
+// CountEvents counts events through task_events_task_idx.
+func (r *readTx) CountEvents(taskIDs []string) (int, error) {
+	var n int
+	if err := r.tx.QueryRow(r.ctx, `SELECT count(*) FROM task_events WHERE task_id = ANY($1)`, taskIDs).Scan(&n); err != nil {
+		return 0, fault(r.ctx, "read", err)
+	}
+	return n, nil
+}
+
+// DeleteTasks removes the events, then the tasks, each in one statement;
+// the server's foreign keys refuse a removal that would leave a task
+// naming a removed parent.
+func (w *writeTx) DeleteTasks(taskIDs []string) (int, int, error) {
+	events, err := w.tx.Exec(w.ctx, `DELETE FROM task_events WHERE task_id = ANY($1)`, taskIDs)
+	if err != nil {
+		return 0, 0, fault(w.ctx, "write", err)
+	}
+	tasks, err := w.tx.Exec(w.ctx, `DELETE FROM tasks WHERE id = ANY($1)`, taskIDs)
+	if err != nil {
+		return 0, 0, fault(w.ctx, "write", err)
+	}
+	return int(tasks.RowsAffected()), int(events.RowsAffected()), nil
+}
+
 // EveryTask streams every task row.
 func (r *readTx) EveryTask(each func(serverstore.Row) error) error {
 	return r.each(`SELECT `+taskColumns+` FROM tasks`, nil, each)

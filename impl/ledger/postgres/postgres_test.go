@@ -245,10 +245,8 @@ func TestOperationsNotYetOnAServer(t *testing.T) {
 	if _, err := l.Create(ledger.CreateParams{}); err != nil {
 		t.Fatal(err)
 	}
-	ended := 0.0
 	dir := t.TempDir()
 	calls := map[string]func() error{
-		"prune":  func() error { _, err := l.Prune(ledger.PruneOptions{EndedBefore: &ended, DryRun: true}); return err },
 		"backup": func() error { _, err := l.Backup(dir + "/copy.sqlite"); return err },
 	}
 	for name, call := range calls {

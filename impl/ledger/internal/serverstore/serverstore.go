@@ -69,6 +69,17 @@ type ReadTx interface {
 	// EveryEvent hands every event to each in the order they were
 	// appended (the doctor).
 	EveryEvent(each func(ev Event) error) error
+	// PruneRoots reads up to q.Rows rows without a parent whose delivery
+	// is q.Delivery and whose ended_at is below q.Before and after the
+	// position q gives, ordered by ended_at, then id by its bytes.
+	PruneRoots(q PruneQuery) ([]Row, error)
+	// Trees hands each the rows of the trees under roots (tasks without
+	// a parent), tree by tree in the order of roots, each tree's root
+	// first and every task before its children; root is the tree's index
+	// in roots. An error of each ends the read and is returned as it is.
+	Trees(roots []string, each func(root int, row Row) error) error
+	// CountEvents counts the events of the tasks named.
+	CountEvents(taskIDs []string) (int, error)
 	// StorageCheck is the doctor's counterpart of SQLite's quick_check:
 	// whether the storage holding the rows is sound as far as the server
 	// can tell without reading them (see the engine's own definition).
@@ -97,6 +108,21 @@ type WriteTx interface {
 	UpdateTask(row Row) error
 	// AddEvent appends one event.
 	AddEvent(ev Event) error
+	// DeleteTasks removes the tasks named and all their events, and
+	// answers how many of each it removed. No task left may name a
+	// removed one as its parent.
+	DeleteTasks(taskIDs []string) (tasks, events int, err error)
+}
+
+// PruneQuery selects the next candidate roots of a prune in one
+// delivery state. With AfterEnded nil the read starts at the first row;
+// otherwise it starts after (AfterEnded, AfterID).
+type PruneQuery struct {
+	Delivery   string
+	Before     float64
+	AfterEnded *float64
+	AfterID    string
+	Rows       int
 }
 
 // ListQuery is a validated list filter (the ledger checked every value);
