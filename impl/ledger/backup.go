@@ -59,9 +59,6 @@ var errPartialExists = invalidInput("backup partial copy already exists")
 // BackupContext is Backup with a context whose cancellation or deadline
 // ends the wait for the database.
 func (l *Ledger) BackupContext(ctx context.Context, target string) (BackupReport, error) {
-	if l.server != nil {
-		return BackupReport{}, errNotOnServer
-	}
 	// The target's own text first: the partial copy's name adds to it.
 	clean, err := storageguard.CheckPathText(target)
 	if err != nil {
@@ -144,6 +141,9 @@ func (l *Ledger) stageCopy(ctx context.Context, path string, exists error) (*sta
 
 // fillCopy copies l into the new file g holds, checks and syncs it.
 func (l *Ledger) fillCopy(ctx context.Context, g *storageguard.Guard) (BackupReport, error) {
+	if l.server != nil {
+		return l.fillServerCopy(ctx, g)
+	}
 	err := l.lockedReadTx(ctx, "backup", true, func(t *txn) error {
 		return l.conn.Raw(func(dc any) error {
 			src, ok := dc.(interface {
@@ -167,7 +167,12 @@ func (l *Ledger) fillCopy(ctx context.Context, g *storageguard.Guard) (BackupRep
 	if err != nil {
 		return BackupReport{}, err
 	}
-	rep, err := checkCopy(ctx, g.Path(), l.allowExternalACL)
+	return finishCopy(ctx, g, l.allowExternalACL)
+}
+
+// finishCopy checks the copy g holds (checkCopy), counts it and syncs it.
+func finishCopy(ctx context.Context, g *storageguard.Guard, allowExternalACL bool) (BackupReport, error) {
+	rep, err := checkCopy(ctx, g.Path(), allowExternalACL)
 	if err != nil {
 		return BackupReport{}, err
 	}

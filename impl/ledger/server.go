@@ -26,8 +26,9 @@ var errNotOnServer = errors.New("ledger: operation not yet available on a databa
 // opens with the settings resolved from opts. It is how an engine package
 // (impl/ledger/postgres) opens a ledger; the store's type is internal to
 // the ledger, so no other package can call it. Of opts, ReadOnly, MustExist,
-// BusyTimeout and NewID apply; Clock does not (the store tells the
-// time), nor do the settings of a file.
+// BusyTimeout and NewID apply, and AllowExternalACL to a backup's file;
+// Clock does not (the store tells the time), nor do the other settings
+// of a file.
 func OpenOnServer(opts Options, connect func(serverstore.Settings) (serverstore.Store, error)) (*Ledger, error) {
 	busyMS, err := opts.busyTimeoutMS()
 	if err != nil {
@@ -42,7 +43,9 @@ func OpenOnServer(opts Options, connect func(serverstore.Settings) (serverstore.
 		server:   store,
 		newID:    opts.NewID,
 		readOnly: opts.ReadOnly,
-		schema:   schemaStatus{exact: true, version: 2},
+		// For a backup's file, which the storage rules of a file hold.
+		allowExternalACL: opts.AllowExternalACL,
+		schema:           schemaStatus{exact: true, version: 2},
 		// The server enforces the foreign keys; the schema's owner and
 		// grants are the doctor's quick_check's to judge.
 		info: StorageInfo{BusyTimeoutMS: busyMS, ForeignKeys: true, PermissionModel: "schema_owner", Engine: EnginePostgreSQL},

@@ -549,6 +549,93 @@ func (w *writeTx) DeleteTasks(taskIDs []string) (int, int, error) {
 	return int(tasks.RowsAffected()), int(events.RowsAffected()), nil
 }
 
+// Counts counts both tables.
+func (r *readTx) Counts() (int, int, error) {
+	var tasks, events int
+	if err := r.tx.QueryRow(r.ctx, `SELECT (SELECT count(*) FROM tasks), (SELECT count(*) FROM task_events)`).Scan(&tasks, &events); err != nil {
+		return 0, 0, fault(r.ctx, "read", err)
+	}
+	return tasks, events, nil
+}
+
+// copySource hands a load's rows to COPY one by one; an error of the
+// ledger's reader ends the copy and is kept to be returned as it is.
+type copySource struct {
+	next func() ([]any, bool, error)
+	vals []any
+	err  error
+}
+
+func (c *copySource) Next() bool {
+	if c.err != nil {
+		return false
+	}
+	vals, ok, err := c.next()
+	if err != nil {
+		c.err = err
+		return false
+	}
+	c.vals = vals
+	return ok
+}
+
+func (c *copySource) Values() ([]any, error) { return c.vals, nil }
+
+func (c *copySource) Err() error { return c.err }
+
+// copyIn runs one COPY of src into table; the reader's own error passes
+// unchanged.
+func (w *writeTx) copyIn(table string, columns []string, src *copySource) (int, error) {
+	n, err := w.tx.CopyFrom(w.ctx, pgx.Identifier{table}, columns, src)
+	if src.err != nil {
+		return 0, src.err
+	}
+	if err != nil {
+		return 0, fault(w.ctx, "write", err)
+	}
+	return int(n), nil
+}
+
+// LoadTasks adds rows with one COPY: the foreign keys are checked at its
+// end, so a child may come before its parent.
+func (w *writeTx) LoadTasks(next func() (serverstore.Row, bool, error)) (int, error) {
+	columns := []string{"id", "parent_id", "status", "delivery_status", "delivery_required", "payload_hash",
+		"timeout_seconds", "created_at", "started_at", "updated_at", "ended_at", "deadline_at",
+		"delivery_updated_at", "terminal_code", "delivery_code", "version"}
+	return w.copyIn("tasks", columns, &copySource{next: func() ([]any, bool, error) {
+		row, ok, err := next()
+		if !ok || err != nil {
+			return nil, ok, err
+		}
+		vals := args(row)
+		if v, isInt := vals[4].(int64); isInt {
+			vals[4] = int32(v) // delivery_required is an integer column
+		}
+		return vals, true, nil
+	}})
+}
+
+// LoadEvents adds events with one COPY, which writes the identity column
+// as given, then moves the column's numbering past the largest.
+func (w *writeTx) LoadEvents(next func() (serverstore.Event, bool, error)) (int, error) {
+	largest := int64(0)
+	columns := []string{"sequence", "task_id", "event_kind", "from_value", "to_value", "occurred_at", "code"}
+	n, err := w.copyIn("task_events", columns, &copySource{next: func() ([]any, bool, error) {
+		ev, ok, err := next()
+		if !ok || err != nil {
+			return nil, ok, err
+		}
+		largest = max(largest, ev.Sequence)
+		return []any{ev.Sequence, ev.TaskID, ev.Kind, ev.From, ev.To, ev.OccurredAt, ev.Code}, true, nil
+	}})
+	if err != nil || largest == 0 {
+		return n, err
+	}
+	_, err = w.tx.Exec(w.ctx, `SELECT setval(s, greatest(coalesce(pg_sequence_last_value(s), 0), $1))
+		FROM (SELECT pg_get_serial_sequence('task_events', 'sequence')::regclass AS s) AS q`, largest)
+	return n, fault(w.ctx, "write", err)
+}
+
 // EveryTask streams every task row.
 func (r *readTx) EveryTask(each func(serverstore.Row) error) error {
 	return r.each(`SELECT `+taskColumns+` FROM tasks`, nil, each)
@@ -556,14 +643,14 @@ func (r *readTx) EveryTask(each func(serverstore.Row) error) error {
 
 // EveryEvent streams every event by sequence.
 func (r *readTx) EveryEvent(each func(serverstore.Event) error) error {
-	rows, err := r.tx.Query(r.ctx, `SELECT task_id, event_kind, from_value, to_value, occurred_at, code FROM task_events ORDER BY sequence`)
+	rows, err := r.tx.Query(r.ctx, `SELECT sequence, task_id, event_kind, from_value, to_value, occurred_at, code FROM task_events ORDER BY sequence`)
 	if err != nil {
 		return fault(r.ctx, "read", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var ev serverstore.Event
-		if err := rows.Scan(&ev.TaskID, &ev.Kind, &ev.From, &ev.To, &ev.OccurredAt, &ev.Code); err != nil {
+		if err := rows.Scan(&ev.Sequence, &ev.TaskID, &ev.Kind, &ev.From, &ev.To, &ev.OccurredAt, &ev.Code); err != nil {
 			return fault(r.ctx, "read", err)
 		}
 		if err := each(ev); err != nil {

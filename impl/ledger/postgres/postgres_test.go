@@ -237,28 +237,6 @@ func TestErrorsNameNoServer(t *testing.T) {
 	}
 }
 
-// TestOperationsNotYetOnAServer: the operations a server ledger does not
-// offer yet answer an error, never a panic, and make nothing.
-func TestOperationsNotYetOnAServer(t *testing.T) {
-	url := pgtest.Database(t)
-	l := openForTest(t, url, ledger.Options{AllowExternalACL: onWindows}, settings{})
-	if _, err := l.Create(ledger.CreateParams{}); err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	calls := map[string]func() error{
-		"backup": func() error { _, err := l.Backup(dir + "/copy.sqlite"); return err },
-	}
-	for name, call := range calls {
-		if err := call(); err == nil || errors.Is(err, ledger.ErrStateConflict) || errors.Is(err, ledger.ErrInvalidInput) {
-			t.Errorf("%s on a server ledger: %v, want the not-yet error", name, err)
-		}
-	}
-	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
-		t.Errorf("backup made %v", entries)
-	}
-}
-
 // TestHistoryRefusesAnEventItsTaskCannotHold: an event that stands nowhere
 // in the chain its task's row implies (here a second start at another
 // time) makes History StateConflict, as on SQLite, and returns nothing.

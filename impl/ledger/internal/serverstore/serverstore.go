@@ -24,8 +24,11 @@ import (
 // read from its file.
 type Row []driver.Value
 
-// Event is one row of the event log; the store numbers it.
+// Event is one row of the event log; the store numbers it. Sequence is
+// its number as read (EveryEvent), or to keep (LoadEvents); an event
+// appended (AddEvent) leaves it 0.
 type Event struct {
+	Sequence   int64
 	TaskID     string
 	Kind       string
 	From       *string
@@ -80,6 +83,8 @@ type ReadTx interface {
 	Trees(roots []string, each func(root int, row Row) error) error
 	// CountEvents counts the events of the tasks named.
 	CountEvents(taskIDs []string) (int, error)
+	// Counts counts the tasks and the events.
+	Counts() (tasks, events int, err error)
 	// StorageCheck is the doctor's counterpart of SQLite's quick_check:
 	// whether the storage holding the rows is sound as far as the server
 	// can tell without reading them (see the engine's own definition).
@@ -112,6 +117,14 @@ type WriteTx interface {
 	// answers how many of each it removed. No task left may name a
 	// removed one as its parent.
 	DeleteTasks(taskIDs []string) (tasks, events int, err error)
+	// LoadTasks adds the rows next hands out until it answers false, in
+	// one statement (the foreign keys are checked once all are in), and
+	// answers how many it added. An error of next is returned as it is.
+	LoadTasks(next func() (Row, bool, error)) (int, error)
+	// LoadEvents adds the events next hands out, each with its own
+	// Sequence, as LoadTasks adds tasks; events appended later are
+	// numbered above every sequence loaded.
+	LoadEvents(next func() (Event, bool, error)) (int, error)
 }
 
 // PruneQuery selects the next candidate roots of a prune in one

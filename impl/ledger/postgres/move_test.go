@@ -1,0 +1,289 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/stateguard/stateguard/impl/ledger"
+	"github.com/stateguard/stateguard/internal/testsupport/pgtest"
+)
+
+// The columns every row comparison reads, the same on both engines.
+const (
+	taskRowsSQL = `SELECT id, parent_id, status, delivery_status, delivery_required, payload_hash, timeout_seconds,
+		created_at, started_at, updated_at, ended_at, deadline_at, delivery_updated_at, terminal_code, delivery_code, version
+		FROM %stasks ORDER BY id`
+	eventRowsSQL = `SELECT sequence, task_id, event_kind, from_value, to_value, occurred_at, code FROM %stask_events ORDER BY sequence`
+)
+
+// showValue prints a column's value so that the engines' types compare:
+// numbers as numbers (a float with its bits, so -0 and 0 differ), NULL
+// as null.
+func showValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case float64:
+		return fmt.Sprintf("%v/%x", x, math.Float64bits(x))
+	case int32:
+		return fmt.Sprint(int64(x))
+	}
+	return fmt.Sprint(v)
+}
+
+// fileRows reads every task and every event of a SQLite ledger file
+// directly, one line a row.
+func fileRows(t *testing.T, path string) string {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+filepath.ToSlash(path)+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var out []string
+	for _, q := range []string{fmt.Sprintf(taskRowsSQL, ""), fmt.Sprintf(eventRowsSQL, "")} {
+		rows, err := db.Query(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, _ := rows.Columns()
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			var line []string
+			for _, v := range vals {
+				line = append(line, showValue(v))
+			}
+			out = append(out, strings.Join(line, " "))
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		rows.Close()
+	}
+	return strings.Join(out, "\n")
+}
+
+// serverRows reads every task and event of a schema as fileRows does.
+func serverRows(t *testing.T, conn *pgx.Conn, schema string) string {
+	t.Helper()
+	prefix := pgx.Identifier{schema}.Sanitize() + "."
+	var out []string
+	for _, q := range []string{fmt.Sprintf(taskRowsSQL, prefix), fmt.Sprintf(eventRowsSQL, prefix)} {
+		q = strings.Replace(q, "ORDER BY id", `ORDER BY id COLLATE "C"`, 1)
+		rows, err := conn.Query(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			vals, err := rows.Values()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var line []string
+			for _, v := range vals {
+				line = append(line, showValue(v))
+			}
+			out = append(out, strings.Join(line, " "))
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		rows.Close()
+	}
+	return strings.Join(out, "\n")
+}
+
+// TestRoundTripBetweenEngines: a SQLite ledger (trees in every state,
+// reconciled, one tree pruned so its event numbers are gone) restored
+// into an empty ledger on the server, then backed up from there to a
+// new SQLite file: the restore reports the file's counts, the server
+// then holds every row of the file (events with their sequences), the
+// copy every row of the server, and the doctor calls each healthy with
+// the same report. A task created on the server after the restore is
+// numbered above the restored events.
+func TestRoundTripBetweenEngines(t *testing.T) {
+	url := pgtest.Database(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	first := filepath.Join(dir, "first.sqlite")
+	now := 1_000_000.0
+	file, err := ledger.Open(first, ledger.Options{AllowExternalACL: onWindows, Clock: func() float64 { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pruneSequence(t, file, &now)
+	cutoff := now - 5_000
+	if rep, err := file.Prune(ledger.PruneOptions{EndedBefore: &cutoff}); err != nil || rep.TreesRemoved == 0 {
+		t.Fatalf("prune before the move: %+v, %v", rep, err)
+	}
+	wantDoctor, err := file.Doctor()
+	if err != nil || !wantDoctor.Healthy {
+		t.Fatalf("the SQLite ledger: %s, %v", reportJSON(t, wantDoctor), err)
+	}
+	if err := file.Close(); err != nil {
+		t.Fatal(err)
+	}
+	original := fileRows(t, first)
+	st, err := os.Stat(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	rep, err := restore(ctx, url, first, ledger.Options{AllowExternalACL: onWindows}, settings{schema: "moved"})
+	if err != nil {
+		t.Fatalf("restore into the server: %v", err)
+	}
+	if rep.TaskCount != wantDoctor.TaskCount || rep.EventCount != wantDoctor.EventCount || rep.Bytes != st.Size() {
+		t.Fatalf("restore report %+v; the file holds %d tasks, %d events in %d bytes", rep, wantDoctor.TaskCount, wantDoctor.EventCount, st.Size())
+	}
+	conn := direct(t, url)
+	if got := serverRows(t, conn, "moved"); got != original {
+		t.Fatalf("rows on the server\n%s\nrows of the file\n%s", got, original)
+	}
+	server := openForTest(t, url, ledger.Options{AllowExternalACL: onWindows}, settings{schema: "moved"})
+	if got, err := server.Doctor(); err != nil || reportJSON(t, got) != reportJSON(t, wantDoctor) {
+		t.Fatalf("doctor on the server after the restore\n%s (%v)\non the file\n%s", reportJSON(t, got), err, reportJSON(t, wantDoctor))
+	}
+
+	second := filepath.Join(dir, "second.sqlite")
+	back, err := server.Backup(second)
+	if err != nil {
+		t.Fatalf("backup from the server: %v", err)
+	}
+	if back.TaskCount != rep.TaskCount || back.EventCount != rep.EventCount {
+		t.Fatalf("backup report %+v after restore report %+v", back, rep)
+	}
+	if st, err := os.Stat(second); err != nil || st.Size() != back.Bytes {
+		t.Fatalf("backup file: %v, %v; report %+v", st, err, back)
+	}
+	if got := fileRows(t, second); got != original {
+		t.Fatalf("rows of the copy\n%s\nrows of the first file\n%s", got, original)
+	}
+	copied, err := ledger.Open(second, ledger.Options{AllowExternalACL: onWindows})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer copied.Close()
+	if got, err := copied.Doctor(); err != nil || reportJSON(t, got) != reportJSON(t, wantDoctor) {
+		t.Fatalf("doctor on the copy\n%s (%v)\non the first file\n%s", reportJSON(t, got), err, reportJSON(t, wantDoctor))
+	}
+
+	var largest int64
+	if err := conn.QueryRow(ctx, `SELECT max(sequence) FROM moved.task_events`).Scan(&largest); err != nil {
+		t.Fatal(err)
+	}
+	task, err := server.Create(ledger.CreateParams{})
+	if err != nil {
+		t.Fatalf("create after the restore: %v", err)
+	}
+	var seq int64
+	if err := conn.QueryRow(ctx, `SELECT sequence FROM moved.task_events WHERE task_id = $1`, task.ID).Scan(&seq); err != nil || seq <= largest {
+		t.Fatalf("the first event after the restore has sequence %d (%v), the restored ones reach %d", seq, err, largest)
+	}
+}
+
+// TestRestoreRefusals: a restore into a server ledger that holds a task,
+// and one from a backup the doctor does not call healthy, are refused
+// with their reasons and load nothing.
+func TestRestoreRefusals(t *testing.T) {
+	url := pgtest.Database(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	backup := filepath.Join(dir, "backup.sqlite")
+	now := 1_000_000.0
+	file, err := ledger.Open(backup, ledger.Options{AllowExternalACL: onWindows, Clock: func() float64 { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doctorSequence(t, file, &now)
+	file.Close()
+	conn := direct(t, url)
+	count := func(schema string) (tasks, events int) {
+		t.Helper()
+		s := pgx.Identifier{schema}.Sanitize()
+		if err := conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM `+s+`.tasks), (SELECT count(*) FROM `+s+`.task_events)`).Scan(&tasks, &events); err != nil {
+			t.Fatal(err)
+		}
+		return tasks, events
+	}
+
+	occupied := openForTest(t, url, ledger.Options{AllowExternalACL: onWindows}, settings{schema: "occupied"})
+	if _, err := occupied.Create(ledger.CreateParams{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = restore(ctx, url, backup, ledger.Options{AllowExternalACL: onWindows}, settings{schema: "occupied"})
+	if !errors.Is(err, ledger.ErrStateConflict) || ledger.Reason(err) != "database ledger is not empty" {
+		t.Fatalf("restore into a ledger holding a task: %v", err)
+	}
+	if tasks, events := count("occupied"); tasks != 1 || events != 1 {
+		t.Fatalf("the refused restore left %d tasks, %d events; want the one task", tasks, events)
+	}
+
+	db, err := sql.Open("sqlite", "file:"+filepath.ToSlash(backup))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO task_events (task_id, event_kind, from_value, to_value, occurred_at, code)
+		SELECT id, 'task_transition', 'queued', 'running', 1, 'started' FROM tasks WHERE parent_id IS NULL`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	_, err = restore(ctx, url, backup, ledger.Options{AllowExternalACL: onWindows}, settings{schema: "unhealthy"})
+	if !errors.Is(err, ledger.ErrStateConflict) || ledger.Reason(err) != "backup is not a healthy ledger" {
+		t.Fatalf("restore from an unhealthy backup: %v", err)
+	}
+	if tasks, events := count("unhealthy"); tasks != 0 || events != 0 {
+		t.Fatalf("the refused restore loaded %d tasks, %d events", tasks, events)
+	}
+}
+
+// TestBackupRefusesABrokenServerLedger: a server ledger the doctor does
+// not call healthy (a row that breaks the rules; a grant to PUBLIC,
+// which fails quick_check) is never backed up: the backup is refused as
+// SQLite's backup refuses a damaged copy, and leaves no file.
+func TestBackupRefusesABrokenServerLedger(t *testing.T) {
+	url := pgtest.Database(t)
+	for i, damage := range []string{
+		`INSERT INTO %s.task_events (task_id, event_kind, from_value, to_value, occurred_at, code)
+			SELECT id, 'task_transition', 'queued', 'running', 1, 'started' FROM %[1]s.tasks WHERE parent_id IS NULL`,
+		`GRANT SELECT ON %s.task_events TO PUBLIC`,
+	} {
+		schema := fmt.Sprintf("broken_%d", i)
+		l := openForTest(t, url, ledger.Options{AllowExternalACL: onWindows}, settings{schema: schema})
+		root, err := l.Create(ledger.CreateParams{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.Create(ledger.CreateParams{ParentID: root.ID}); err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		if _, err := l.Backup(filepath.Join(dir, "sound.sqlite")); err != nil {
+			t.Fatalf("backup before the damage: %v", err)
+		}
+		exec(t, url, fmt.Sprintf(damage, pgx.Identifier{schema}.Sanitize()))
+		_, err = l.Backup(filepath.Join(dir, "broken.sqlite"))
+		if !errors.Is(err, ledger.ErrStateConflict) || ledger.Reason(err) != "database file is not a valid ledger" {
+			t.Fatalf("backup after %q: %v", damage, err)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+			t.Fatalf("the refused backup left files: %v", entries)
+		}
+	}
+}
