@@ -110,7 +110,8 @@
 //     a Task's JSON.
 //   - server.go: the same operations on a ledger a database server holds
 //     (OpenOnServer, through internal/serverstore; impl/ledger/postgres is
-//     such a store).
+//     such a store); server_move.go: backup to and restore from a
+//     SQLite file there.
 //   - list.go, history.go: listing and a task's events.
 //   - reconcile.go: stale work after a restart; metrics.go: its counts
 //     without writing.

@@ -253,11 +253,12 @@ func (l *Ledger) serverChildren(ctx context.Context, id string) ([]taskRow, erro
 
 // serverReconcile is ReconcileSeconds on a server. The rows are counted
 // and the plan made as on SQLite (examination, planReconcile); an apply
-// first locks the tasks against every other writer, then reads the clock,
-// and writes each change the plan counted with decideReconcileTimeout and
-// decideReconcileClose, in the order the SQLite engine's statements
-// append their events (step 1 by created_at then id, step 2 by ended_at
-// then id).
+// first locks the tasks against every other writer, then reads the clock
+// and the rows, decides each change the plan counted with
+// decideReconcileTimeout and decideReconcileClose, and writes them in
+// batches (UpdateTasks, AddEvents), the events in the order the SQLite
+// engine's statements append them (step 1 by created_at then id, step 2
+// by ended_at then id).
 func (l *Ledger) serverReconcile(ctx context.Context, activeGrace, deliveryGrace float64, dryRun bool) (ReconcileReport, error) {
 	var rep ReconcileReport
 	run := func(tx serverstore.ReadTx, w serverstore.WriteTx) error {
@@ -299,26 +300,45 @@ func (l *Ledger) serverReconcile(ctx context.Context, activeGrace, deliveryGrace
 				return strings.Compare(a.ID, b.ID)
 			}
 		}
+		// Each task's final row once, every event in order: a task timed
+		// out and then closed is written with the close's row.
+		var rows []serverstore.Row
+		var events []serverstore.Event
+		rowOf := map[string]int{}
+		record := func(d decision) {
+			row := serverstore.Row{}
+			for _, v := range taskArgs(d.task) {
+				row = append(row, v)
+			}
+			if i, ok := rowOf[d.task.ID]; ok {
+				rows[i] = row
+			} else {
+				rowOf[d.task.ID] = len(rows)
+				rows = append(rows, row)
+			}
+			if d.event.kind != "" {
+				events = append(events, serverstore.Event{TaskID: d.task.ID, Kind: d.event.kind, From: d.event.from, To: d.event.to, OccurredAt: d.at, Code: d.event.code})
+			}
+		}
 		slices.SortFunc(stale, byTime(func(t taskRow) float64 { return t.CreatedAt }))
 		for _, task := range stale {
 			d := decideReconcileTimeout(task, e.p)
-			if err := storeServerDecision(w, d, false); err != nil {
-				return err
-			}
+			record(d)
 			if d.task.DeliveryStatus == DeliveryPending && !(*d.task.EndedAt > e.p.deliveryCutoff) {
 				closing = append(closing, d.task)
 			}
 		}
 		slices.SortFunc(closing, byTime(func(t taskRow) float64 { return *t.EndedAt }))
 		for _, task := range closing {
-			if err := storeServerDecision(w, decideReconcileClose(task, e.p), false); err != nil {
-				return err
-			}
+			record(decideReconcileClose(task, e.p))
 		}
 		if len(stale) != plan.timedOut || len(closing) != plan.closed {
 			return internal("reconcile apply", errors.New("changed rows differ from the plan"))
 		}
-		return nil
+		if err := w.UpdateTasks(rows); err != nil {
+			return err
+		}
+		return w.AddEvents(events)
 	}
 	var err error
 	if dryRun {

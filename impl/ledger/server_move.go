@@ -47,23 +47,46 @@ func (l *Ledger) fillServerCopy(ctx context.Context, g *storageguard.Guard) (Bac
 			if _, err := t.ExecContext(t.ctx, "PRAGMA defer_foreign_keys = ON"); err != nil {
 				return err
 			}
-			if err := tx.EveryTask(func(row serverstore.Row) error {
-				task, err := taskFromRow(row)
+			// In pages, each a short statement of the one snapshot: a
+			// statement streaming rows to a slower writer would run
+			// into the busy timeout.
+			for after := ""; ; {
+				page, err := tx.TasksAfter(after, copyPageRows)
 				if err != nil {
 					return err
 				}
-				tasks++
-				_, err = t.ExecContext(t.ctx, `INSERT INTO tasks (`+taskColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, taskArgs(task)...)
-				return err
-			}); err != nil {
-				return err
+				for _, row := range page {
+					task, err := taskFromRow(row)
+					if err != nil {
+						return err
+					}
+					tasks++
+					if _, err := t.ExecContext(t.ctx, `INSERT INTO tasks (`+taskColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, taskArgs(task)...); err != nil {
+						return err
+					}
+					after = task.ID
+				}
+				if len(page) < copyPageRows {
+					break
+				}
 			}
-			return tx.EveryEvent(func(ev serverstore.Event) error {
-				events++
-				_, err := t.ExecContext(t.ctx, `INSERT INTO task_events (sequence, task_id, event_kind, from_value, to_value, occurred_at, code) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-					ev.Sequence, ev.TaskID, ev.Kind, textOrNull(ev.From), ev.To, ev.OccurredAt, textOrNull(ev.Code))
-				return err
-			})
+			for after := int64(0); ; {
+				page, err := tx.EventsAfter(after, copyPageRows)
+				if err != nil {
+					return err
+				}
+				for _, ev := range page {
+					events++
+					if _, err := t.ExecContext(t.ctx, `INSERT INTO task_events (sequence, task_id, event_kind, from_value, to_value, occurred_at, code) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+						ev.Sequence, ev.TaskID, ev.Kind, textOrNull(ev.From), ev.To, ev.OccurredAt, textOrNull(ev.Code)); err != nil {
+						return err
+					}
+					after = ev.Sequence
+				}
+				if len(page) < copyPageRows {
+					return nil
+				}
+			}
 		})
 		if err == nil && (tasks != rep.TaskCount || events != rep.EventCount) {
 			err = internal("backup", errors.New("rows copied differ from the rows the doctor counted"))
@@ -85,6 +108,9 @@ func (l *Ledger) fillServerCopy(ctx context.Context, g *storageguard.Guard) (Bac
 	}
 	return rep, nil
 }
+
+// copyPageRows is how many rows one read of a server backup takes.
+const copyPageRows = 4096
 
 // RestoreOnServer loads the SQLite ledger at from into the server ledger
 // connect opens (OpenOnServer's settings; an engine package calls it),

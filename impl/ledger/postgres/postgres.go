@@ -460,6 +460,125 @@ func (w *writeTx) AddEvent(ev serverstore.Event) error {
 	return fault(w.ctx, "write", err)
 }
 
+// batchRows is how many rows one statement of UpdateTasks or AddEvents
+// carries.
+const batchRows = 4096
+
+// UpdateTasks writes rows in statements of batchRows, each joining the
+// tasks with the rows' columns passed as arrays (one per column, so
+// every value keeps its type and every double its bits).
+func (w *writeTx) UpdateTasks(rows []serverstore.Row) error {
+	for start := 0; start < len(rows); start += batchRows {
+		chunk := rows[start:min(start+batchRows, len(rows))]
+		params, ok := columnArrays(chunk)
+		if !ok {
+			return &serverstore.Fault{Op: "update tasks"}
+		}
+		tag, err := w.tx.Exec(w.ctx, `UPDATE tasks SET parent_id = v.parent_id, status = v.status, delivery_status = v.delivery_status,
+			delivery_required = v.delivery_required, payload_hash = v.payload_hash, timeout_seconds = v.timeout_seconds,
+			created_at = v.created_at, started_at = v.started_at, updated_at = v.updated_at, ended_at = v.ended_at,
+			deadline_at = v.deadline_at, delivery_updated_at = v.delivery_updated_at, terminal_code = v.terminal_code,
+			delivery_code = v.delivery_code, version = v.version
+			FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::integer[], $6::text[], $7::float8[], $8::float8[],
+				$9::float8[], $10::float8[], $11::float8[], $12::float8[], $13::float8[], $14::text[], $15::text[], $16::bigint[])
+				AS v(id, parent_id, status, delivery_status, delivery_required, payload_hash, timeout_seconds, created_at,
+				started_at, updated_at, ended_at, deadline_at, delivery_updated_at, terminal_code, delivery_code, version)
+			WHERE tasks.id = v.id`, params...)
+		if err != nil {
+			return fault(w.ctx, "write", err)
+		}
+		if tag.RowsAffected() != int64(len(chunk)) {
+			return &serverstore.Fault{Op: "update tasks"}
+		}
+	}
+	return nil
+}
+
+// columnArrays turns task rows into one typed array per column, in
+// serverstore.Row's order, NULL as nil; ok is false for a value of
+// another type than its column's.
+func columnArrays(rows []serverstore.Row) ([]any, bool) {
+	texts := map[int][]*string{}
+	floats := map[int][]*float64{}
+	var required []int32
+	var versions []int64
+	for _, row := range rows {
+		if len(row) != 16 {
+			return nil, false
+		}
+		for i, v := range row {
+			switch i {
+			case 4, 15:
+				n, ok := v.(int64)
+				if !ok {
+					return nil, false
+				}
+				if i == 4 {
+					required = append(required, int32(n))
+				} else {
+					versions = append(versions, n)
+				}
+			case 0, 1, 2, 3, 5, 13, 14:
+				switch x := v.(type) {
+				case nil:
+					texts[i] = append(texts[i], nil)
+				case string:
+					texts[i] = append(texts[i], &x)
+				default:
+					return nil, false
+				}
+			default:
+				switch x := v.(type) {
+				case nil:
+					floats[i] = append(floats[i], nil)
+				case float64:
+					floats[i] = append(floats[i], &x)
+				default:
+					return nil, false
+				}
+			}
+		}
+	}
+	params := make([]any, 16)
+	for i := range params {
+		switch i {
+		case 4:
+			params[i] = required
+		case 15:
+			params[i] = versions
+		case 0, 1, 2, 3, 5, 13, 14:
+			params[i] = texts[i]
+		default:
+			params[i] = floats[i]
+		}
+	}
+	return params, true
+}
+
+// AddEvents appends events in statements of batchRows; the identity
+// numbers them in the order the sorted rows are inserted.
+func (w *writeTx) AddEvents(evs []serverstore.Event) error {
+	for start := 0; start < len(evs); start += batchRows {
+		chunk := evs[start:min(start+batchRows, len(evs))]
+		var tasks, kinds, tos []string
+		var froms, codes []*string
+		var ats []float64
+		for _, ev := range chunk {
+			tasks, kinds, froms, tos, ats, codes = append(tasks, ev.TaskID), append(kinds, ev.Kind), append(froms, ev.From),
+				append(tos, ev.To), append(ats, ev.OccurredAt), append(codes, ev.Code)
+		}
+		_, err := w.tx.Exec(w.ctx, `INSERT INTO task_events (task_id, event_kind, from_value, to_value, occurred_at, code)
+			SELECT task_id, event_kind, from_value, to_value, occurred_at, code
+			FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::float8[], $6::text[]) WITH ORDINALITY
+				AS e(task_id, event_kind, from_value, to_value, occurred_at, code, ord)
+			ORDER BY ord`, tasks, kinds, froms, tos, ats, codes)
+		if err != nil {
+			return fault(w.ctx, "write", err)
+		}
+	}
+	return nil
+}
+
 func args(row serverstore.Row) []any {
 	out := make([]any, len(row))
 	for i, v := range row {
@@ -549,6 +668,35 @@ func (w *writeTx) DeleteTasks(taskIDs []string) (int, int, error) {
 	return int(tasks.RowsAffected()), int(events.RowsAffected()), nil
 }
 
+// TasksAfter reads a page of tasks by id through the primary key.
+func (r *readTx) TasksAfter(after string, n int) ([]serverstore.Row, error) {
+	var out []serverstore.Row
+	err := r.each(`SELECT `+taskColumns+` FROM tasks WHERE id COLLATE "C" > $1 ORDER BY id COLLATE "C" LIMIT $2`, []any{after, n}, func(row serverstore.Row) error {
+		out = append(out, row)
+		return nil
+	})
+	return out, err
+}
+
+// EventsAfter reads a page of events by sequence.
+func (r *readTx) EventsAfter(after int64, n int) ([]serverstore.Event, error) {
+	rows, err := r.tx.Query(r.ctx, `SELECT sequence, task_id, event_kind, from_value, to_value, occurred_at, code FROM task_events
+		WHERE sequence > $1 ORDER BY sequence LIMIT $2`, after, n)
+	if err != nil {
+		return nil, fault(r.ctx, "read", err)
+	}
+	defer rows.Close()
+	var out []serverstore.Event
+	for rows.Next() {
+		var ev serverstore.Event
+		if err := rows.Scan(&ev.Sequence, &ev.TaskID, &ev.Kind, &ev.From, &ev.To, &ev.OccurredAt, &ev.Code); err != nil {
+			return nil, fault(r.ctx, "read", err)
+		}
+		out = append(out, ev)
+	}
+	return out, fault(r.ctx, "read", rows.Err())
+}
+
 // Counts counts both tables.
 func (r *readTx) Counts() (int, int, error) {
 	var tasks, events int
@@ -586,11 +734,19 @@ func (c *copySource) Err() error { return c.err }
 // copyIn runs one COPY of src into table; the reader's own error passes
 // unchanged.
 func (w *writeTx) copyIn(table string, columns []string, src *copySource) (int, error) {
+	// The busy timeout bounds waits; a load that takes long is no wait
+	// (its locks are held already), so its statement has no timeout.
+	if _, err := w.tx.Exec(w.ctx, `SELECT set_config('statement_timeout', '0', true)`); err != nil {
+		return 0, fault(w.ctx, "write", err)
+	}
 	n, err := w.tx.CopyFrom(w.ctx, pgx.Identifier{table}, columns, src)
 	if src.err != nil {
 		return 0, src.err
 	}
 	if err != nil {
+		return 0, fault(w.ctx, "write", err)
+	}
+	if _, err := w.tx.Exec(w.ctx, `SELECT set_config('statement_timeout', $1, true)`, strconv.Itoa(w.e.busyMS)); err != nil {
 		return 0, fault(w.ctx, "write", err)
 	}
 	return int(n), nil

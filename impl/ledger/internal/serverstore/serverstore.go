@@ -83,6 +83,12 @@ type ReadTx interface {
 	Trees(roots []string, each func(root int, row Row) error) error
 	// CountEvents counts the events of the tasks named.
 	CountEvents(taskIDs []string) (int, error)
+	// TasksAfter reads up to n task rows whose ids sort after the given
+	// one by their bytes, in that order ("" reads from the first).
+	TasksAfter(after string, n int) ([]Row, error)
+	// EventsAfter reads up to n events whose sequence is above after,
+	// by sequence.
+	EventsAfter(after int64, n int) ([]Event, error)
 	// Counts counts the tasks and the events.
 	Counts() (tasks, events int, err error)
 	// StorageCheck is the doctor's counterpart of SQLite's quick_check:
@@ -113,6 +119,12 @@ type WriteTx interface {
 	UpdateTask(row Row) error
 	// AddEvent appends one event.
 	AddEvent(ev Event) error
+	// UpdateTasks writes every column of existing tasks' rows, each id
+	// at most once, in few statements (reconcile).
+	UpdateTasks(rows []Row) error
+	// AddEvents appends events in the order given, numbered in that
+	// order, in few statements (reconcile).
+	AddEvents(evs []Event) error
 	// DeleteTasks removes the tasks named and all their events, and
 	// answers how many of each it removed. No task left may name a
 	// removed one as its parent.
