@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"fmt"
+	"github.com/stateguard/stateguard/internal/engine/ledgerseconds"
+	"github.com/stateguard/stateguard/internal/testsupport/ledgerrows"
 	"math"
 	"reflect"
 	"strings"
@@ -204,11 +206,12 @@ func (s *sequence) run(l *ledger.Ledger, check func()) {
 			mp.PayloadHash = p.PayloadHash
 			if in.Bool() {
 				v := fuzzbytes.Pick(in, seqTimeouts)
-				p.TimeoutSeconds, mp.TimeoutSeconds = &v, &v
+				ledgerseconds.SetTimeout(&p, v)
+				mp.TimeoutSeconds = &v
 			}
 			p.Internal = in.Intn(4) == 0
 			mp.DeliveryRequired = !p.Internal
-			s.log = append(s.log, fmt.Sprintf("@%v create %+v timeout=%v", s.now, p, deref(p.TimeoutSeconds)))
+			s.log = append(s.log, fmt.Sprintf("@%v create %+v timeout=%v", s.now, p, deref(mp.TimeoutSeconds)))
 			before := s.generated
 			got, gerr := l.Create(p)
 			if p.TaskID == "" {
@@ -267,7 +270,7 @@ func (s *sequence) run(l *ledger.Ledger, check func()) {
 		default:
 			active, delivery, dry := fuzzbytes.Pick(in, seqGraces), fuzzbytes.Pick(in, seqGraces), in.Bool()
 			s.log = append(s.log, fmt.Sprintf("@%v reconcile active=%v delivery=%v dry=%v", s.now, active, delivery, dry))
-			got, gerr := l.ReconcileSeconds(context.Background(), active, delivery, dry)
+			got, gerr := ledgerrows.ReconcileSeconds(context.Background(), l, active, delivery, dry)
 			want, werr := m.Reconcile(s.now, active, delivery, dry)
 			if classOf(gerr) != classOf(werr) || gerr == nil && fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
 				fail("reconcile: ledger %s %+v, model %s %+v", classOf(gerr), got, classOf(werr), want)

@@ -1,7 +1,10 @@
 package ledger
 
 import (
+	"math"
 	"time"
+
+	"github.com/stateguard/stateguard/impl/ledger/internal/floatseconds"
 
 	"github.com/stateguard/stateguard/impl/ledger/internal/ledgererr"
 	"github.com/stateguard/stateguard/impl/ledger/internal/storageguard"
@@ -45,13 +48,17 @@ const (
 // Optional columns are nil pointers when NULL; a code column that is NULL
 // is NoCode (a stored code is never empty: only registered codes are).
 type Task struct {
-	ID                string
-	ParentID          *string
-	Status            Status
-	DeliveryStatus    DeliveryStatus
-	DeliveryRequired  bool
-	PayloadHash       *string // never printed (privacy contract): MarshalJSON writes has_payload_hash
-	TimeoutSeconds    *float64
+	ID               string
+	ParentID         *string
+	Status           Status
+	DeliveryStatus   DeliveryStatus
+	DeliveryRequired bool
+	PayloadHash      *string // never printed (privacy contract): MarshalJSON writes has_payload_hash
+	// Timeout is the span from the start to the deadline: the stored
+	// float seconds to the nearest nanosecond. One longer than a
+	// Duration holds (only the command line can store such a timeout)
+	// reads as the longest Duration; MarshalJSON still writes it exactly.
+	Timeout           *time.Duration
 	CreatedAt         float64
 	StartedAt         *float64
 	UpdatedAt         float64
@@ -61,6 +68,10 @@ type Task struct {
 	TerminalCode      Code // the code the task was closed with
 	DeliveryCode      Code // the code its delivery was settled with
 	Version           int64
+
+	// stored is the row the task was read from, whose floats MarshalJSON
+	// writes where a field still holds what was read.
+	stored *taskRow
 }
 
 // taskRow is a task as the engines read, decide and write it: the
@@ -88,11 +99,32 @@ type taskRow struct {
 func (r taskRow) public() Task {
 	return Task{
 		ID: r.ID, ParentID: r.ParentID, Status: r.Status, DeliveryStatus: r.DeliveryStatus,
-		DeliveryRequired: r.DeliveryRequired, PayloadHash: r.PayloadHash, TimeoutSeconds: r.TimeoutSeconds,
+		DeliveryRequired: r.DeliveryRequired, PayloadHash: r.PayloadHash, Timeout: spanOf(r.TimeoutSeconds),
 		CreatedAt: r.CreatedAt, StartedAt: r.StartedAt, UpdatedAt: r.UpdatedAt, EndedAt: r.EndedAt,
 		DeadlineAt: r.DeadlineAt, DeliveryUpdatedAt: r.DeliveryUpdatedAt,
 		TerminalCode: codeOf(r.TerminalCode), DeliveryCode: codeOf(r.DeliveryCode), Version: r.Version,
+		stored: &r,
 	}
+}
+
+// spanOf reads a nullable span column: the nearest Duration, the longest
+// one for a span beyond it.
+func spanOf(seconds *float64) *time.Duration {
+	if seconds == nil {
+		return nil
+	}
+	d := durationOf(*seconds)
+	return &d
+}
+
+// durationOf is a stored, finite, non-negative span as the nearest
+// Duration, or the longest Duration when it is longer.
+func durationOf(seconds float64) time.Duration {
+	d, ok := floatseconds.Duration(seconds)
+	if !ok {
+		return time.Duration(math.MaxInt64)
+	}
+	return d
 }
 
 // publicTask converts an operation's answer.
@@ -146,15 +178,21 @@ type Options struct {
 // CreateParams are the arguments of Create. Empty strings mean "not given".
 // TaskID and ParentID accept every UUID spelling ParseTaskID accepts.
 type CreateParams struct {
-	TaskID         string
-	ParentID       string
-	PayloadHash    string
-	TimeoutSeconds *float64
+	TaskID      string
+	ParentID    string
+	PayloadHash string
+	// Timeout, when set, gives the task a deadline this long after its
+	// start; a negative one is ErrInvalidInput.
+	Timeout *time.Duration
 	// Internal marks a task whose result is delivered to no one: its
 	// delivery can only end as not_applicable (through SetDelivery or
 	// Reconcile). The zero value is a delivery-required task, the command
 	// line's default; --internal sets this.
 	Internal bool
+
+	// timeoutSeconds is the timeout in the stored form: the command
+	// line's seconds, or Timeout's nearest float once create has read it.
+	timeoutSeconds *float64
 }
 
 // ReconcileReport holds counts only, never ids.

@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"errors"
+	"github.com/stateguard/stateguard/internal/engine/ledgerseconds"
 	"maps"
 	"path/filepath"
 	"reflect"
@@ -91,8 +92,6 @@ func closedLedgerAnswersErrClosed(t *testing.T, readOnly bool) {
 			_, err := l.SetDeliveryOptionalCode(ctx, task.ID, DeliveryDelivered, nil)
 			return err
 		},
-		"ReconcileSeconds":         func() error { _, err := l.ReconcileSeconds(ctx, 600, 600, false); return err },
-		"ReconcileSeconds dry run": func() error { _, err := l.ReconcileSeconds(ctx, 600, 600, true); return err },
 		"SetDelivery": func() error {
 			_, err := l.SetDelivery(task.ID, DeliveryDelivered, CodeTransportAcknowledged)
 			return err
@@ -109,7 +108,6 @@ func closedLedgerAnswersErrClosed(t *testing.T, readOnly bool) {
 		"HistoryContext":    func() error { _, err := l.HistoryContext(ctx, task.ID); return err },
 		"Metrics":           func() error { _, err := l.Metrics(MetricsOptions{}); return err },
 		"MetricsContext":    func() error { _, err := l.MetricsContext(ctx, MetricsOptions{}); return err },
-		"MetricsSeconds":    func() error { _, err := l.MetricsSeconds(ctx, 600, 600); return err },
 		"Doctor":            func() error { _, err := l.Doctor(); return err },
 		"DoctorContext":     func() error { _, err := l.DoctorContext(ctx); return err },
 		"Reconcile":         func() error { _, err := l.Reconcile(ReconcileOptions{}); return err },
@@ -156,7 +154,36 @@ func closedLedgerAnswersErrClosed(t *testing.T, readOnly bool) {
 // tests written against them (float graces with zero meaning zero, a code
 // that may be given empty).
 func (l *Ledger) reconcileFloat(activeGrace, deliveryGrace float64, dryRun bool) (ReconcileReport, error) {
-	return l.ReconcileSeconds(context.Background(), activeGrace, deliveryGrace, dryRun)
+	return l.reconcileSeconds(context.Background(), activeGrace, deliveryGrace, dryRun)
+}
+
+// reconcileSeconds and metricsSeconds take float graces as the command
+// line hands them over.
+func (l *Ledger) reconcileSeconds(ctx context.Context, activeGrace, deliveryGrace float64, dryRun bool) (ReconcileReport, error) {
+	opts := ReconcileOptions{DryRun: dryRun}
+	ledgerseconds.SetGraces(&opts, activeGrace, deliveryGrace)
+	return l.ReconcileContext(ctx, opts)
+}
+
+func (l *Ledger) metricsSeconds(ctx context.Context, activeGrace, deliveryGrace float64) (MetricsReport, error) {
+	var opts MetricsOptions
+	ledgerseconds.SetGraces(&opts, activeGrace, deliveryGrace)
+	return l.MetricsContext(ctx, opts)
+}
+
+// timeoutSeconds is p with a timeout of float seconds, as the command line
+// hands it over.
+func timeoutSeconds(p CreateParams, seconds float64) CreateParams {
+	ledgerseconds.SetTimeout(&p, seconds)
+	return p
+}
+
+// storedTimeout is a task's timeout as stored.
+func storedTimeout(t Task) *float64 {
+	if t.stored == nil {
+		return nil
+	}
+	return t.stored.TimeoutSeconds
 }
 
 func (l *Ledger) closeTaskCode(id string, status Status, code *string) (Task, error) {

@@ -3,6 +3,7 @@ package ledger_test
 import (
 	"context"
 	"errors"
+	"github.com/stateguard/stateguard/internal/testsupport/ledgerrows"
 	"math"
 	"os"
 	"path/filepath"
@@ -135,13 +136,13 @@ func TestReconcileSecondsTakesFloatGraces(t *testing.T) {
 	}
 	now += 1
 	for _, bad := range []float64{-1, math.Inf(1), math.NaN(), math.Copysign(math.Inf(1), -1)} {
-		if _, err := l.ReconcileSeconds(ctx, bad, 0, true); !errors.Is(err, ledger.ErrInvalidInput) {
+		if _, err := ledgerrows.ReconcileSeconds(ctx, l, bad, 0, true); !errors.Is(err, ledger.ErrInvalidInput) {
 			t.Errorf("active grace %v: %v, want ErrInvalidInput", bad, err)
 		}
 	}
 	// Zero is zero (not the default), and a grace beyond what a
 	// time.Duration holds is taken.
-	zero, err := l.ReconcileSeconds(ctx, 0, 0, true)
+	zero, err := ledgerrows.ReconcileSeconds(ctx, l, 0, 0, true)
 	if err != nil || zero.TasksTimedOut != 1 {
 		t.Fatalf("zero grace: %+v, %v; want the task timed out", zero, err)
 	}
@@ -149,7 +150,7 @@ func TestReconcileSecondsTakesFloatGraces(t *testing.T) {
 	if err != nil || none != zero {
 		t.Fatalf("no grace: %+v, %v; want %+v", none, err, zero)
 	}
-	huge, err := l.ReconcileSeconds(ctx, 1e300, 1e300, true)
+	huge, err := ledgerrows.ReconcileSeconds(ctx, l, 1e300, 1e300, true)
 	if err != nil || huge.TasksTimedOut != 0 || huge.FreshActiveRetained != 1 {
 		t.Fatalf("grace 1e300: %+v, %v; want the task retained", huge, err)
 	}

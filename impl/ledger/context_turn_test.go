@@ -51,17 +51,12 @@ func contextCalls(l *Ledger, dir, id string) map[string]func(context.Context) er
 			_, err := l.MetricsContext(ctx, MetricsOptions{})
 			return err
 		},
-		"MetricsSeconds": func(ctx context.Context) error { _, err := l.MetricsSeconds(ctx, 600, 600); return err },
 		"PruneContext": func(ctx context.Context) error {
 			_, err := l.PruneContext(ctx, PruneOptions{EndedBefore: &cutoff})
 			return err
 		},
 		"ReconcileContext": func(ctx context.Context) error {
 			_, err := l.ReconcileContext(ctx, ReconcileOptions{})
-			return err
-		},
-		"ReconcileSeconds": func(ctx context.Context) error {
-			_, err := l.ReconcileSeconds(ctx, 600, 600, true)
 			return err
 		},
 		"SetDeliveryContext": func(ctx context.Context) error {

@@ -168,7 +168,7 @@ func decideDelivery(task taskRow, status DeliveryStatus, code *string, now nowFu
 // conflict.
 func decideRepeatCreate(existing taskRow, parent string, p CreateParams) error {
 	if sameString(existing.ParentID, parent) && sameString(existing.PayloadHash, p.PayloadHash) &&
-		sameFloat(existing.TimeoutSeconds, p.TimeoutSeconds) && existing.DeliveryRequired == !p.Internal {
+		sameFloat(existing.TimeoutSeconds, p.timeoutSeconds) && existing.DeliveryRequired == !p.Internal {
 		return nil
 	}
 	return stateConflict("task exists with different parameters")
@@ -198,10 +198,10 @@ func decideCreate(id string, parent *taskRow, p CreateParams, now nowFunc) (deci
 	if p.PayloadHash != "" {
 		task.PayloadHash = textPtr(p.PayloadHash)
 	}
-	if p.TimeoutSeconds != nil {
+	if p.timeoutSeconds != nil {
 		// A negative zero is stored as zero: SQLite's REAL does so, and
 		// a store that kept the sign would show it in the task's JSON.
-		v := *p.TimeoutSeconds + 0
+		v := *p.timeoutSeconds + 0
 		task.TimeoutSeconds = &v
 	}
 	return decision{changed: true, task: task, at: at,

@@ -30,8 +30,7 @@
 // ValidPayloadHash judge a path's text and a fingerprint before anything is
 // opened, DatabaseMissing tells an absent ledger from one to open,
 // CloseTaskOptionalCode and SetDeliveryOptionalCode take a reason code that
-// may be absent or given empty, and ReconcileSeconds and MetricsSeconds
-// take graces as float seconds of any size.
+// may be absent or given empty.
 // A Task marshals to JSON exactly as the command line prints it, with
 // has_payload_hash in place of the fingerprint, and so do the reports
 // (DoctorReport, ReconcileReport, PruneReport, BackupReport, ListPage and
@@ -39,6 +38,14 @@
 // The examples show each step with its output. Times are Unix seconds as
 // float64, read from Options.Clock (the wall clock when nil) once per
 // operation; inject a clock in tests.
+//
+// Spans (a task's Timeout, the graces of ReconcileOptions and
+// MetricsOptions) are time.Duration values. The ledger stores float
+// seconds, as the reference does: a Duration is stored as the float nearest
+// to it, and a stored float reads back as the nearest Duration, both
+// rounded correctly (spec 5.1); a Task's JSON writes the stored float itself. A negative
+// span is ErrInvalidInput. In options, nil asks for the default and a
+// pointer to zero for none: new(time.Duration(0)).
 //
 // # Errors
 //
@@ -124,6 +131,8 @@
 //
 // Beneath it, internal/storageguard keeps the storage boundary (the
 // directory and file checks per platform, network file systems, renames
-// that never replace, and the read-only view of a database and its -wal),
-// and internal/ledgererr holds the error classes both share.
+// that never replace, and the read-only view of a database and its -wal);
+// internal/ledgererr holds the error classes both share, and
+// internal/floatseconds converts between stored float seconds and Durations;
+// seconds.go lets the command line hand over float seconds no Duration holds.
 package ledger

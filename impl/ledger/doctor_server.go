@@ -162,7 +162,7 @@ func anyTime(v any) *float64 {
 	return f
 }
 
-// serverMetrics is MetricsSeconds on a server: the doctor's pass and a
+// serverMetrics is MetricsContext on a server: the doctor's pass and a
 // dry-run reconcile's examination in one read-only snapshot, the clock
 // read after the doctor's reads as on SQLite.
 func (l *Ledger) serverMetrics(ctx context.Context, activeGrace, deliveryGrace float64) (MetricsReport, error) {
@@ -172,7 +172,7 @@ func (l *Ledger) serverMetrics(ctx context.Context, activeGrace, deliveryGrace f
 		if err != nil {
 			return err
 		}
-		rep = MetricsReport{Doctor: d, ActiveGraceSeconds: activeGrace, DeliveryGraceSeconds: deliveryGrace}
+		rep = MetricsReport{Doctor: d, ActiveGrace: durationOf(activeGrace), DeliveryGrace: durationOf(deliveryGrace)}
 		if !d.SchemaOK || d.QuickCheck != "ok" {
 			return nil
 		}

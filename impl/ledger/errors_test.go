@@ -96,7 +96,7 @@ func TestContextEndsTheWait(t *testing.T) {
 	if _, err := l.DoctorContext(cancelled); !errors.Is(err, context.Canceled) {
 		t.Fatalf("doctor with a cancelled context: %v", err)
 	}
-	if _, err := l.ReconcileSeconds(cancelled, 600, 600, false); !errors.Is(err, context.Canceled) {
+	if _, err := l.reconcileSeconds(cancelled, 600, 600, false); !errors.Is(err, context.Canceled) {
 		t.Fatalf("reconcile with a cancelled context: %v", err)
 	}
 

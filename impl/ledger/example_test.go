@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"time"
 
 	"github.com/stateguard/stateguard/impl/ledger"
 )
@@ -51,8 +52,7 @@ func Example() {
 	l, _, cleanup := exampleLedger(&now)
 	defer cleanup()
 
-	timeout := 900.0
-	t, err := l.Create(ledger.CreateParams{TimeoutSeconds: &timeout})
+	t, err := l.Create(ledger.CreateParams{Timeout: new(15 * time.Minute)})
 	printTask(t, err)
 	now += 5
 	t, err = l.Start(t.ID)

@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"strings"
 	"testing"
+	"time"
 )
 
 // eventsText renders events as the command line prints them, one per line.
@@ -29,7 +30,7 @@ func eventsText(t *testing.T, events []Event) string {
 func TestHistoryListsEventsOldestFirst(t *testing.T) {
 	l, clk, _ := openTest(t)
 	hash := strings.Repeat("ab", 32)
-	task, err := l.Create(CreateParams{PayloadHash: hash, TimeoutSeconds: f64(30)})
+	task, err := l.Create(timeoutSeconds(CreateParams{PayloadHash: hash}, 30))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +152,7 @@ func TestHistoryReplaysToTheRow(t *testing.T) {
 				clk.now += float64(rng.Intn(3))
 				switch op := rng.Intn(6); {
 				case op == 0 || len(ids) == 0:
-					p := CreateParams{Internal: rng.Intn(3) == 0, TimeoutSeconds: f64(float64(rng.Intn(5)))}
+					p := CreateParams{Internal: rng.Intn(3) == 0, Timeout: new(time.Duration(rng.Intn(5)) * time.Second)}
 					if len(ids) > 0 && rng.Intn(2) == 0 {
 						p.ParentID = ids[rng.Intn(len(ids))]
 					}

@@ -13,6 +13,9 @@ import (
 type MetricsOptions struct {
 	ActiveGrace   *time.Duration
 	DeliveryGrace *time.Duration
+
+	// seconds are the command line's graces, in place of the two above.
+	seconds *graceSeconds
 }
 
 // MetricsReport is what an operator's monitoring scrapes: the doctor's
@@ -32,8 +35,9 @@ type MetricsReport struct {
 	// DeliveriesOverdue is the pending deliveries a dry-run reconcile
 	// would settle (failed and not_applicable together).
 	DeliveriesOverdue int
-	// The graces the counts were judged with, in seconds.
-	ActiveGraceSeconds, DeliveryGraceSeconds float64
+	// The graces the counts were judged with, to the nearest nanosecond
+	// (the longest Duration for the command line's longer ones).
+	ActiveGrace, DeliveryGrace time.Duration
 }
 
 // Metrics runs the doctor and a dry-run reconcile's decisions in one read
@@ -50,28 +54,16 @@ func (l *Ledger) Metrics(opts MetricsOptions) (MetricsReport, error) {
 // ends the wait for the database (see Concurrency in the package
 // documentation).
 func (l *Ledger) MetricsContext(ctx context.Context, opts MetricsOptions) (MetricsReport, error) {
-	active, okA := graceSeconds(opts.ActiveGrace)
-	delivery, okD := graceSeconds(opts.DeliveryGrace)
-	if !okA || !okD {
-		return MetricsReport{}, invalidInput("grace must be a finite, non-negative number")
-	}
-	return l.MetricsSeconds(ctx, active, delivery)
-}
-
-// MetricsSeconds is MetricsContext with the graces as ReconcileSeconds
-// takes them: float seconds of any finite, non-negative size, zero
-// meaning zero, so the stuck counts match a dry run of ReconcileSeconds
-// with the same graces.
-func (l *Ledger) MetricsSeconds(ctx context.Context, activeGrace, deliveryGrace float64) (MetricsReport, error) {
-	if !validSeconds(activeGrace) || !validSeconds(deliveryGrace) {
-		return MetricsReport{}, invalidInput("grace must be a finite, non-negative number")
+	activeGrace, deliveryGrace, err := opts.seconds.resolve(opts.ActiveGrace, opts.DeliveryGrace)
+	if err != nil {
+		return MetricsReport{}, err
 	}
 	if l.server != nil {
 		return l.serverMetrics(ctx, activeGrace, deliveryGrace)
 	}
 	var rep MetricsReport
-	err := l.lockedReadTx(ctx, "metrics", false, func(t *txn) error {
-		rep = MetricsReport{Doctor: runDoctor(t), ActiveGraceSeconds: activeGrace, DeliveryGraceSeconds: deliveryGrace}
+	err = l.lockedReadTx(ctx, "metrics", false, func(t *txn) error {
+		rep = MetricsReport{Doctor: runDoctor(t), ActiveGrace: durationOf(activeGrace), DeliveryGrace: durationOf(deliveryGrace)}
 		if err := t.ctx.Err(); err != nil {
 			return err
 		}

@@ -24,7 +24,7 @@ func randomLedger(t *testing.T, seed int64, ops int) (*Ledger, *scriptedClock, [
 		case op <= 1 || len(ids) == 0:
 			p := CreateParams{Internal: rng.Intn(3) == 0}
 			if rng.Intn(2) == 0 {
-				p.TimeoutSeconds = f64(float64(rng.Intn(8) + 20*rng.Intn(2)))
+				p.Timeout = new(time.Duration(rng.Intn(8)+20*rng.Intn(2)) * time.Second)
 			}
 			if len(ids) > 0 && rng.Intn(3) == 0 {
 				p.ParentID = ids[rng.Intn(len(ids))]
@@ -67,7 +67,7 @@ func TestMetricsStuckCountsEqualReconcileDryRun(t *testing.T) {
 				if round == 3 {
 					active, delivery = 0, 0
 				}
-				m, err := l.MetricsSeconds(t.Context(), active, delivery)
+				m, err := l.metricsSeconds(t.Context(), active, delivery)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -84,7 +84,7 @@ func TestMetricsStuckCountsEqualReconcileDryRun(t *testing.T) {
 				}
 				if !m.StuckKnown || m.RunningPastDeadline+m.RunningNotUpdated != dry.TasksTimedOut ||
 					m.DeliveriesOverdue != dry.DeliveriesFailed+dry.DeliveriesNotApplicable ||
-					m.ActiveGraceSeconds != active || m.DeliveryGraceSeconds != delivery {
+					m.ActiveGrace != time.Duration(active)*time.Second || m.DeliveryGrace != time.Duration(delivery)*time.Second {
 					t.Fatalf("round %d, graces %v/%v: metrics %+v, dry run %+v", round, active, delivery, m, dry)
 				}
 				nonZero += m.RunningPastDeadline * m.RunningNotUpdated * m.DeliveriesOverdue
@@ -128,12 +128,12 @@ func TestMetricsStuckCountsEqualReconcileDryRun(t *testing.T) {
 func TestMetricsWhenReconcileCannotDecide(t *testing.T) {
 	l, tasks := damagedLedger(t)
 	m, err := l.Metrics(MetricsOptions{})
-	if err != nil || !m.StuckKnown || !m.Doctor.Healthy || m.ActiveGraceSeconds != 600 || m.DeliveryGraceSeconds != 600 {
+	if err != nil || !m.StuckKnown || !m.Doctor.Healthy || m.ActiveGrace != DefaultGrace || m.DeliveryGrace != DefaultGrace {
 		t.Fatalf("healthy ledger: %+v, %v", m, err)
 	}
 	damageRow(t, l, tasks["running"].ID, "updated_at = 'text'")
 	m, err = l.Metrics(MetricsOptions{ActiveGrace: new(time.Duration(0))})
-	if err != nil || m.StuckKnown || m.Doctor.Healthy || m.RunningNotUpdated != 0 || m.ActiveGraceSeconds != 0 {
+	if err != nil || m.StuckKnown || m.Doctor.Healthy || m.RunningNotUpdated != 0 || m.ActiveGrace != 0 {
 		t.Fatalf("damaged row: %+v, %v", m, err)
 	}
 	if _, err := l.Reconcile(ReconcileOptions{DryRun: true}); !errors.Is(err, ErrStateConflict) {
@@ -143,7 +143,7 @@ func TestMetricsWhenReconcileCannotDecide(t *testing.T) {
 	// Past its deadline (1010) at 1500, but last heartbeat at 2000: the
 	// timeout would move the task back in time.
 	l2, clk, _ := openTest(t)
-	task, _ := l2.Create(CreateParams{TimeoutSeconds: f64(10)})
+	task, _ := l2.Create(timeoutSeconds(CreateParams{}, 10))
 	l2.Start(task.ID)
 	clk.now = 2000
 	l2.Heartbeat(task.ID)
@@ -158,7 +158,7 @@ func TestMetricsWhenReconcileCannotDecide(t *testing.T) {
 	if _, err := l2.Metrics(MetricsOptions{ActiveGrace: new(-time.Second)}); !errors.Is(err, ErrInvalidInput) {
 		t.Fatalf("negative grace: %v", err)
 	}
-	if _, err := l2.MetricsSeconds(t.Context(), 0, -1); !errors.Is(err, ErrInvalidInput) {
+	if _, err := l2.metricsSeconds(t.Context(), 0, -1); !errors.Is(err, ErrInvalidInput) {
 		t.Fatalf("negative seconds: %v", err)
 	}
 }
@@ -168,19 +168,19 @@ func TestMetricsWhenReconcileCannotDecide(t *testing.T) {
 // Duration.Seconds, which adds two rounded floats, or as float64(d)/1e9,
 // which rounds the nanoseconds first.
 func TestGraceDurationsReachTheNearestFloat(t *testing.T) {
-	l, _, _ := openTest(t)
 	for _, ns := range []int64{1768507280, 1680280718, 36598598956, 5577006791947779410, 3916589616287113937} {
 		d := time.Duration(ns)
 		want, err := strconv.ParseFloat(fmt.Sprintf("%d.%09d", ns/1e9, ns%1e9), 64)
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := l.Metrics(MetricsOptions{ActiveGrace: &d, DeliveryGrace: &d})
+		var g *graceSeconds
+		active, delivery, err := g.resolve(&d, &d)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if m.ActiveGraceSeconds != want || m.DeliveryGraceSeconds != want {
-			t.Errorf("grace %d ns judged as %v and %v s, want %v", ns, m.ActiveGraceSeconds, m.DeliveryGraceSeconds, want)
+		if active != want || delivery != want {
+			t.Errorf("grace %d ns judged as %v and %v s, want %v", ns, active, delivery, want)
 		}
 	}
 }

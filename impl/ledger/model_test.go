@@ -10,6 +10,7 @@ package ledger_test
 
 import (
 	"context"
+	"github.com/stateguard/stateguard/internal/engine/ledgerseconds"
 	"github.com/stateguard/stateguard/internal/testsupport/testfixtures"
 
 	"database/sql"
@@ -235,25 +236,29 @@ func (mc *machine) Create(t *rapid.T) {
 		if rapid.IntRange(0, 4).Draw(t, "randomTimeout") == 0 {
 			v = rapid.Float64Range(0, 2000).Draw(t, "timeoutValue")
 		}
-		p.TimeoutSeconds, mp.TimeoutSeconds = &v, &v
+		ledgerseconds.SetTimeout(&p, v)
+		mp.TimeoutSeconds = &v
 	}
 	p.Internal = rapid.IntRange(0, 3).Draw(t, "internal") == 0
 	mp.DeliveryRequired = !p.Internal
 	// Repeat an existing task's exact fields now and then.
 	if len(mc.created) > 0 && rapid.IntRange(0, 3).Draw(t, "exactRepeat") == 0 {
 		old, _ := mc.m.Get(rapid.SampledFrom(mc.created).Draw(t, "repeatOf"))
-		p = ledger.CreateParams{TaskID: old.ID, Internal: !old.DeliveryRequired, TimeoutSeconds: old.TimeoutSeconds}
+		p = ledger.CreateParams{TaskID: old.ID, Internal: !old.DeliveryRequired}
+		if old.TimeoutSeconds != nil {
+			ledgerseconds.SetTimeout(&p, *old.TimeoutSeconds)
+		}
 		if old.ParentID != nil {
 			p.ParentID = *old.ParentID
 		}
 		if old.PayloadHash != nil {
 			p.PayloadHash = *old.PayloadHash
 		}
-		mp = model.CreateParams{TaskID: p.TaskID, ParentID: p.ParentID, PayloadHash: p.PayloadHash, TimeoutSeconds: p.TimeoutSeconds, DeliveryRequired: !p.Internal}
+		mp = model.CreateParams{TaskID: p.TaskID, ParentID: p.ParentID, PayloadHash: p.PayloadHash, TimeoutSeconds: old.TimeoutSeconds, DeliveryRequired: !p.Internal}
 	}
 	timeout := "null"
-	if p.TimeoutSeconds != nil {
-		timeout = fmt.Sprint(*p.TimeoutSeconds)
+	if mp.TimeoutSeconds != nil {
+		timeout = fmt.Sprint(*mp.TimeoutSeconds)
 	}
 	mc.logf(t, "create id=%q parent=%q hash=%q timeout=%s required=%v", p.TaskID, p.ParentID, p.PayloadHash, timeout, !p.Internal)
 	generated := mc.nextGen
@@ -330,13 +335,15 @@ func (mc *machine) CreateChild(t *rapid.T) {
 	id := poolID(rapid.IntRange(0, 40).Draw(t, "childPool"))
 	p := ledger.CreateParams{TaskID: spell(id, rapid.IntRange(0, 6).Draw(t, "idSpelling")), ParentID: parent,
 		Internal: !rapid.Bool().Draw(t, "required")}
+	var timeout *float64
 	if rapid.Bool().Draw(t, "hasTimeout") {
 		v := rapid.SampledFrom([]float64{0, 0.25, 0.5, 30, 600, 1e10}).Draw(t, "timeout")
-		p.TimeoutSeconds = &v
+		ledgerseconds.SetTimeout(&p, v)
+		timeout = &v
 	}
 	mc.logf(t, "create id=%q parent=%q required=%v", p.TaskID, p.ParentID, !p.Internal)
 	got, gerr := mc.l.Create(p)
-	want, werr := mc.m.Create(model.CreateParams{TaskID: id, ParentID: parent, TimeoutSeconds: p.TimeoutSeconds, DeliveryRequired: !p.Internal}, mc.clock.now)
+	want, werr := mc.m.Create(model.CreateParams{TaskID: id, ParentID: parent, TimeoutSeconds: timeout, DeliveryRequired: !p.Internal}, mc.clock.now)
 	compareTask(t, "create child", got, gerr, want, werr)
 	if werr == nil {
 		mc.remember(want.ID)
@@ -440,7 +447,7 @@ func (mc *machine) Reconcile(t *rapid.T) {
 	mc.boundaryClock(t, active, delivery)
 	dry := rapid.Bool().Draw(t, "dryRun")
 	mc.logf(t, "reconcile active=%v delivery=%v dry=%v", active, delivery, dry)
-	got, gerr := mc.l.ReconcileSeconds(context.Background(), active, delivery, dry)
+	got, gerr := ledgerrows.ReconcileSeconds(context.Background(), mc.l, active, delivery, dry)
 	want, werr := mc.m.Reconcile(mc.clock.now, active, delivery, dry)
 	if classOf(gerr) != classOf(werr) {
 		t.Fatalf("reconcile: ledger %s (%v), model %s (%v)", classOf(gerr), gerr, classOf(werr), werr)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"github.com/stateguard/stateguard/impl/ledger/internal/floatseconds"
 )
 
 // taskColumns is the column list every task query selects, in the order
@@ -225,7 +226,14 @@ func (l *Ledger) create(ctx context.Context, p CreateParams) (taskRow, error) {
 	if p.PayloadHash != "" && !ValidPayloadHash(p.PayloadHash) {
 		return taskRow{}, invalidInput("payload hash must be 64 lowercase hex characters")
 	}
-	if p.TimeoutSeconds != nil && !validSeconds(*p.TimeoutSeconds) {
+	if p.timeoutSeconds == nil && p.Timeout != nil {
+		if *p.Timeout < 0 {
+			return taskRow{}, invalidInput("timeout must be a finite, non-negative number")
+		}
+		seconds := floatseconds.Seconds(*p.Timeout)
+		p.timeoutSeconds = &seconds
+	}
+	if p.timeoutSeconds != nil && !validSeconds(*p.timeoutSeconds) {
 		return taskRow{}, invalidInput("timeout must be a finite, non-negative number")
 	}
 	if l.server != nil {

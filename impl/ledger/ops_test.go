@@ -57,7 +57,7 @@ func healthy(t *testing.T, l *Ledger) {
 
 func TestLifecycle(t *testing.T) {
 	l, clk, _ := openTest(t)
-	task, err := l.Create(CreateParams{TimeoutSeconds: f64(900)})
+	task, err := l.Create(timeoutSeconds(CreateParams{}, 900))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestCreateIdempotenceAndOrder(t *testing.T) {
 	_, err = l.Create(CreateParams{PayloadHash: repeat("A", 64), Internal: true})
 	wantClass(t, err, ErrInvalidInput)
 	for _, bad := range []float64{-1, math.NaN(), math.Inf(1)} {
-		_, err = l.Create(CreateParams{TimeoutSeconds: f64(bad), Internal: true})
+		_, err = l.Create(timeoutSeconds(CreateParams{Internal: true}, bad))
 		wantClass(t, err, ErrInvalidInput)
 	}
 	// Unknown id before the code is checked.
@@ -212,7 +212,7 @@ func TestClockBackwards(t *testing.T) {
 	// A task past its deadline whose heartbeat is newer than now would be
 	// timed out backwards in time: refused, in a dry run too.
 	clk.now = 1100
-	busy, _ := l.Create(CreateParams{TimeoutSeconds: f64(0)})
+	busy, _ := l.Create(timeoutSeconds(CreateParams{}, 0))
 	l.Start(busy.ID)
 	clk.now = 1200
 	l.Heartbeat(busy.ID)
@@ -230,7 +230,7 @@ func TestClockBackwards(t *testing.T) {
 func TestStartDeadlineOverflow(t *testing.T) {
 	l, clk, p := openTest(t)
 	clk.now = 1.7e308
-	task, err := l.Create(CreateParams{TimeoutSeconds: f64(1e308)})
+	task, err := l.Create(timeoutSeconds(CreateParams{}, 1e308))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func TestStartDeadlineOverflow(t *testing.T) {
 	healthy(t, l)
 	// The largest finite deadline is still written.
 	clk.now = 0
-	edge, err := l.Create(CreateParams{TimeoutSeconds: f64(math.MaxFloat64), Internal: true})
+	edge, err := l.Create(timeoutSeconds(CreateParams{Internal: true}, math.MaxFloat64))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package ledger_test
 import (
 	"context"
 	"fmt"
+	"github.com/stateguard/stateguard/internal/testsupport/ledgerrows"
 	"testing"
 
 	"github.com/leanovate/gopter"
@@ -51,7 +52,7 @@ func TestPruneLaws(t *testing.T) {
 					return err.Error()
 				}
 				w.clock.now += 1e5
-				l.ReconcileSeconds(context.Background(), 0, 0, false)
+				ledgerrows.ReconcileSeconds(context.Background(), l, 0, 0, false)
 				if err := l.Close(); err != nil {
 					return err.Error()
 				}

@@ -279,11 +279,36 @@ type ReconcileOptions struct {
 	// DryRun makes the same decisions and writes nothing; it works on a
 	// read-only ledger.
 	DryRun bool
+
+	// seconds are the command line's graces, in place of the two above.
+	seconds *graceSeconds
 }
 
-// graceSeconds is a grace as the reconcile reads it; false for a negative
-// grace.
-func graceSeconds(d *time.Duration) (float64, bool) {
+// graceSeconds are two graces as the reference takes them: float seconds
+// of any finite, non-negative size, zero meaning zero. A Duration stops
+// short of 293 years; a float grace does not.
+type graceSeconds struct{ active, delivery float64 }
+
+// resolve is the graces to judge with: the command line's seconds, or the
+// Durations (nil meaning DefaultGrace) as their nearest floats.
+func (g *graceSeconds) resolve(active, delivery *time.Duration) (float64, float64, error) {
+	if g != nil {
+		if !validSeconds(g.active) || !validSeconds(g.delivery) {
+			return 0, 0, invalidInput("grace must be a finite, non-negative number")
+		}
+		return g.active, g.delivery, nil
+	}
+	a, okA := durationSeconds(active)
+	d, okD := durationSeconds(delivery)
+	if !okA || !okD {
+		return 0, 0, invalidInput("grace must be a finite, non-negative number")
+	}
+	return a, d, nil
+}
+
+// durationSeconds is a grace as the reconcile reads it; false for a
+// negative grace.
+func durationSeconds(d *time.Duration) (float64, bool) {
 	switch {
 	case d == nil:
 		return floatseconds.Seconds(DefaultGrace), true
@@ -307,23 +332,11 @@ func (l *Ledger) Reconcile(opts ReconcileOptions) (ReconcileReport, error) {
 // deadline ends the wait for another connection's write lock (see
 // Concurrency in the package documentation).
 func (l *Ledger) ReconcileContext(ctx context.Context, opts ReconcileOptions) (ReconcileReport, error) {
-	active, okA := graceSeconds(opts.ActiveGrace)
-	delivery, okD := graceSeconds(opts.DeliveryGrace)
-	if !okA || !okD {
-		return ReconcileReport{}, invalidInput("grace must be a finite, non-negative number")
+	activeGrace, deliveryGrace, err := opts.seconds.resolve(opts.ActiveGrace, opts.DeliveryGrace)
+	if err != nil {
+		return ReconcileReport{}, err
 	}
-	return l.ReconcileSeconds(ctx, active, delivery, opts.DryRun)
-}
-
-// ReconcileSeconds is ReconcileContext with the graces as the reference
-// takes them: float seconds of any finite, non-negative size, zero meaning
-// zero (no DefaultGrace). A time.Duration stops short of 293
-// years, a float grace does not; a negative, NaN or infinite grace is
-// ErrInvalidInput.
-func (l *Ledger) ReconcileSeconds(ctx context.Context, activeGrace, deliveryGrace float64, dryRun bool) (ReconcileReport, error) {
-	if !validSeconds(activeGrace) || !validSeconds(deliveryGrace) {
-		return ReconcileReport{}, invalidInput("grace must be a finite, non-negative number")
-	}
+	dryRun := opts.DryRun
 	if l.server != nil {
 		return l.serverReconcile(ctx, activeGrace, deliveryGrace, dryRun)
 	}
@@ -340,7 +353,6 @@ func (l *Ledger) ReconcileSeconds(ctx context.Context, activeGrace, deliveryGrac
 		}
 		return applyReconcile(t, e.p, plan)
 	}
-	var err error
 	if dryRun {
 		err = l.lockedReadTx(ctx, "dry run", true, run)
 	} else {

@@ -26,6 +26,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/stateguard/stateguard/internal/engine/ledgerseconds"
+	"github.com/stateguard/stateguard/internal/testsupport/ledgerrows"
 	"os"
 	"path/filepath"
 	"sort"
@@ -128,7 +130,7 @@ func build(dir string, prog []int) (*world, error) {
 		case 0, 1:
 			p := ledger.CreateParams{Internal: o.extra%3 == 0}
 			if o.choice < len(propTimeouts) {
-				p.TimeoutSeconds = &propTimeouts[o.choice]
+				ledgerseconds.SetTimeout(&p, propTimeouts[o.choice])
 			}
 			if o.kind == 1 && len(w.ids) > 0 {
 				p.ParentID = pickID(o)
@@ -153,7 +155,7 @@ func build(dir string, prog []int) (*world, error) {
 			}
 			l.SetDelivery(t.ID, status, "")
 		case 6:
-			l.ReconcileSeconds(context.Background(), propGraces[o.choice%len(propGraces)], propGraces[o.extra], false)
+			ledgerrows.ReconcileSeconds(context.Background(), l, propGraces[o.choice%len(propGraces)], propGraces[o.extra], false)
 		}
 	}
 	return w, l.Close()
@@ -241,14 +243,14 @@ func TestReconcileLaws(t *testing.T) {
 			if err != nil {
 				return "read-only open: " + err.Error()
 			}
-			roRep, roErr := ro.ReconcileSeconds(context.Background(), active, delivery, true)
+			roRep, roErr := ledgerrows.ReconcileSeconds(context.Background(), ro, active, delivery, true)
 			if err := ro.Close(); err != nil {
 				return "read-only close: " + err.Error()
 			}
 			if after, err := stateOf(w.path); err != nil || !after.same(before) || dirNames(dir) != names {
 				return fmt.Sprintf("read-only dry run changed the file or directory (%v) in %s", err, programString(prog))
 			}
-			if _, err := ro.ReconcileSeconds(context.Background(), active, delivery, false); err == nil {
+			if _, err := ledgerrows.ReconcileSeconds(context.Background(), ro, active, delivery, false); err == nil {
 				return "apply on a read-only ledger succeeded"
 			}
 
@@ -261,13 +263,13 @@ func TestReconcileLaws(t *testing.T) {
 			defer l.Close()
 			mainBefore, _ := stateOf(w.path)
 			walBefore, _ := stateOf(w.path + "-wal")
-			rwRep, rwErr := l.ReconcileSeconds(context.Background(), active, delivery, true)
+			rwRep, rwErr := ledgerrows.ReconcileSeconds(context.Background(), l, active, delivery, true)
 			mainAfter, _ := stateOf(w.path)
 			walAfter, _ := stateOf(w.path + "-wal")
 			if !mainAfter.same(mainBefore) || !walAfter.same(walBefore) {
 				return "writable dry run changed the database or its WAL in " + programString(prog)
 			}
-			applied, applyErr := l.ReconcileSeconds(context.Background(), active, delivery, false)
+			applied, applyErr := ledgerrows.ReconcileSeconds(context.Background(), l, active, delivery, false)
 			if classOf(roErr) != classOf(applyErr) || classOf(rwErr) != classOf(applyErr) {
 				return fmt.Sprintf("classes differ: read-only dry %s, writable dry %s, apply %s in %s",
 					classOf(roErr), classOf(rwErr), classOf(applyErr), programString(prog))
@@ -303,9 +305,9 @@ func TestReconcileLaws(t *testing.T) {
 			}
 			defer l.Close()
 			ledger.SetExaminePlan(l, "index")
-			byIndex, indexErr := l.ReconcileSeconds(context.Background(), active, delivery, true)
+			byIndex, indexErr := ledgerrows.ReconcileSeconds(context.Background(), l, active, delivery, true)
 			ledger.SetExaminePlan(l, "scan")
-			byScan, scanErr := l.ReconcileSeconds(context.Background(), active, delivery, true)
+			byScan, scanErr := ledgerrows.ReconcileSeconds(context.Background(), l, active, delivery, true)
 			if byIndex != byScan || classOf(indexErr) != classOf(scanErr) {
 				return fmt.Sprintf("index %+v %v, scan %+v %v in %s", byIndex, indexErr, byScan, scanErr, programString(prog))
 			}
@@ -326,11 +328,11 @@ func TestReconcileLaws(t *testing.T) {
 				return "open: " + err.Error()
 			}
 			defer l.Close()
-			first, err := l.ReconcileSeconds(context.Background(), active, delivery, false)
+			first, err := ledgerrows.ReconcileSeconds(context.Background(), l, active, delivery, false)
 			if err != nil {
 				return "" // a clock behind a task's last heartbeat is refused; nothing to compare
 			}
-			second, err := l.ReconcileSeconds(context.Background(), active, delivery, false)
+			second, err := ledgerrows.ReconcileSeconds(context.Background(), l, active, delivery, false)
 			if err != nil {
 				return "second reconcile: " + err.Error()
 			}
@@ -362,7 +364,7 @@ func TestReconcileLaws(t *testing.T) {
 			prev, prevAt := -1, 0.0
 			for _, offset := range []float64{-300, -1, 0, 0.25, 0.5, 1, 30, 599.5, 600, 601, 3600, 86400, 1e5, 1e7, 1e10, 2e10} {
 				w.clock.now = start + offset
-				rep, err := l.ReconcileSeconds(context.Background(), active, delivery, true)
+				rep, err := ledgerrows.ReconcileSeconds(context.Background(), l, active, delivery, true)
 				if err != nil {
 					continue // clock behind a heartbeat: refused, nothing decided
 				}

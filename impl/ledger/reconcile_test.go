@@ -11,7 +11,7 @@ import (
 // - grace is retained.
 func TestReconcileBoundaries(t *testing.T) {
 	l, clk, _ := openTest(t)
-	atDeadline, _ := l.Create(CreateParams{TimeoutSeconds: f64(100)})
+	atDeadline, _ := l.Create(timeoutSeconds(CreateParams{}, 100))
 	atGrace, _ := l.Create(CreateParams{})
 	fresh, _ := l.Create(CreateParams{})
 	l.Start(atDeadline.ID) // deadline 1100

@@ -75,7 +75,7 @@ func foreignLedger(t *testing.T) (dir, db string, ids []string) {
 	t.Helper()
 	needRoot(t)
 	l, clk, p := openTest(t)
-	root, _ := l.Create(CreateParams{TimeoutSeconds: f64(5)})
+	root, _ := l.Create(timeoutSeconds(CreateParams{}, 5))
 	child, _ := l.Create(CreateParams{ParentID: root.ID})
 	l.Start(root.ID)
 	clk.now = 1010

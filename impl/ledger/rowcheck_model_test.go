@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/stateguard/stateguard/internal/testsupport/ledgerrows"
 	"os"
 	"path/filepath"
 	"testing"
@@ -84,7 +85,7 @@ func TestRowCheckMatchesModelChecker(t *testing.T) {
 			ids := map[string]string{}
 			for _, role := range []string{"queued", "running", "failed", "internal"} {
 				timeout := 60.0
-				ids[role] = must(l.Create(ledger.CreateParams{ParentID: root.ID, Internal: role == "internal", TimeoutSeconds: &timeout})).ID
+				ids[role] = must(l.Create(ledgerrows.WithTimeoutSeconds(ledger.CreateParams{ParentID: root.ID, Internal: role == "internal"}, timeout))).ID
 			}
 			now = 1010
 			must(l.Start(ids["running"]))

@@ -46,7 +46,7 @@ func damagedLedger(t *testing.T) (*Ledger, map[string]Task) {
 	root := must(l.Create(CreateParams{}))
 	tasks := map[string]Task{"root": root}
 	for _, role := range []string{"queued", "running", "failed", "internal"} {
-		tasks[role] = must(l.Create(CreateParams{ParentID: root.ID, Internal: role == "internal", TimeoutSeconds: f64(60)}))
+		tasks[role] = must(l.Create(timeoutSeconds(CreateParams{ParentID: root.ID, Internal: role == "internal"}, 60)))
 	}
 	clk.now = 1010
 	must(l.Start(tasks["running"].ID))
@@ -133,7 +133,7 @@ func TestDamagedRowsAreRefused(t *testing.T) {
 				{"delivery, delivered", func() error { _, err := l.SetDelivery(target.ID, DeliveryDelivered, ""); return err }},
 				{"create, same id", func() error {
 					_, err := l.Create(CreateParams{TaskID: target.ID, ParentID: *target.ParentID,
-						Internal: !target.DeliveryRequired, TimeoutSeconds: target.TimeoutSeconds})
+						Internal: !target.DeliveryRequired, Timeout: target.Timeout})
 					return err
 				}},
 				{"create under it", func() error {

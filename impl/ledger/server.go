@@ -251,7 +251,7 @@ func (l *Ledger) serverChildren(ctx context.Context, id string) ([]taskRow, erro
 	return out, nil
 }
 
-// serverReconcile is ReconcileSeconds on a server. The rows are counted
+// serverReconcile is ReconcileContext on a server. The rows are counted
 // and the plan made as on SQLite (examination, planReconcile); an apply
 // first locks the tasks against every other writer, then reads the clock
 // and the rows, decides each change the plan counted with

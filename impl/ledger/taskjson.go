@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"errors"
+	"github.com/stateguard/stateguard/impl/ledger/internal/floatseconds"
 	"math"
 	"strconv"
 
@@ -76,7 +77,17 @@ func (t Task) MarshalJSON() ([]byte, error) {
 	key("terminal_code")
 	optString(t.TerminalCode.optional())
 	key("timeout_seconds")
-	optFloat(t.TimeoutSeconds)
+	switch {
+	case t.Timeout == nil:
+		optFloat(nil)
+	case t.stored != nil && t.stored.TimeoutSeconds != nil && durationOf(*t.stored.TimeoutSeconds) == *t.Timeout:
+		// The timeout read, which the Duration may not hold exactly.
+		float(*t.stored.TimeoutSeconds)
+	case *t.Timeout < 0:
+		err = errors.New("ledger: task holds a negative timeout")
+	default:
+		float(floatseconds.Seconds(*t.Timeout))
+	}
 	key("updated_at")
 	float(t.UpdatedAt)
 	key("version")

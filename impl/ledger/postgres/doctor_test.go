@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/stateguard/stateguard/internal/testsupport/ledgerrows"
 	"path/filepath"
 	"testing"
 
@@ -35,14 +36,16 @@ func doctorSequence(t *testing.T, l *ledger.Ledger, now *float64) {
 	root, a, b, c, d, e := poolID(0), poolID(1), poolID(2), poolID(3), poolID(4), poolID(5)
 	call("create root", func() (ledger.Task, error) { return l.Create(ledger.CreateParams{TaskID: root}) })
 	call("create a", func() (ledger.Task, error) {
-		return l.Create(ledger.CreateParams{TaskID: a, ParentID: root, TimeoutSeconds: &timeout})
+		return l.Create(ledgerrows.WithTimeoutSeconds(ledger.CreateParams{TaskID: a, ParentID: root}, timeout))
 	})
 	call("create b", func() (ledger.Task, error) {
 		return l.Create(ledger.CreateParams{TaskID: b, ParentID: a, Internal: true})
 	})
 	call("create c", func() (ledger.Task, error) { return l.Create(ledger.CreateParams{TaskID: c, ParentID: root}) })
 	call("create d", func() (ledger.Task, error) { return l.Create(ledger.CreateParams{TaskID: d}) })
-	call("create e", func() (ledger.Task, error) { return l.Create(ledger.CreateParams{TaskID: e, TimeoutSeconds: &timeout}) })
+	call("create e", func() (ledger.Task, error) {
+		return l.Create(ledgerrows.WithTimeoutSeconds(ledger.CreateParams{TaskID: e}, timeout))
+	})
 	for _, id := range []string{root, a, b, c, e} {
 		call("start", func() (ledger.Task, error) { return l.Start(id) })
 	}
@@ -52,10 +55,10 @@ func doctorSequence(t *testing.T, l *ledger.Ledger, now *float64) {
 	call("close d", func() (ledger.Task, error) { return l.CloseTask(d, ledger.StatusCancelled, ledger.NoCode) })
 	call("deliver c", func() (ledger.Task, error) { return l.SetDelivery(c, ledger.DeliveryDelivered, ledger.NoCode) })
 	*now += 1000
-	_, err := l.ReconcileSeconds(ctx, 600, 3600, false)
+	_, err := ledgerrows.ReconcileSeconds(ctx, l, 600, 3600, false)
 	step("reconcile", err)
 	*now += 7200
-	_, err = l.ReconcileSeconds(ctx, 600, 3600, false)
+	_, err = ledgerrows.ReconcileSeconds(ctx, l, 600, 3600, false)
 	step("reconcile again", err)
 	call("create late", func() (ledger.Task, error) { return l.Create(ledger.CreateParams{TaskID: poolID(6), ParentID: d}) })
 }
@@ -162,7 +165,7 @@ func TestDoctorSeesPlantedDamage(t *testing.T) {
 			}
 			// Metrics reports the damage, not refuses it: the same
 			// doctor, and no stuck counts on storage it cannot trust.
-			m, err := l.MetricsSeconds(context.Background(), 600, 600)
+			m, err := ledgerrows.MetricsSeconds(context.Background(), l, 600, 600)
 			if err != nil || reportJSON(t, m.Doctor) != reportJSON(t, rep) || (rep.QuickCheck != "ok" && m.StuckKnown) {
 				t.Fatalf("metrics after %s: %+v, %v", tc.name, m, err)
 			}
@@ -189,7 +192,7 @@ func TestMetricsMatchesSQLite(t *testing.T) {
 		short := 10.0
 		for i, timeout := range []*float64{&short, nil, nil} {
 			id := poolID(10 + i)
-			if _, err := l.Create(ledger.CreateParams{TaskID: id, TimeoutSeconds: timeout}); err != nil {
+			if _, err := l.Create(ledgerrows.WithOptionalTimeoutSeconds(ledger.CreateParams{TaskID: id}, timeout)); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := l.Start(id); err != nil {
@@ -200,11 +203,11 @@ func TestMetricsMatchesSQLite(t *testing.T) {
 			t.Fatal(err)
 		}
 		*now += 900
-		rep, err := l.MetricsSeconds(ctx, 600, 600)
+		rep, err := ledgerrows.MetricsSeconds(ctx, l, 600, 600)
 		if err != nil {
 			t.Fatal(err)
 		}
-		dry, err := l.ReconcileSeconds(ctx, 600, 600, true)
+		dry, err := ledgerrows.ReconcileSeconds(ctx, l, 600, 600, true)
 		if err != nil {
 			t.Fatal(err)
 		}

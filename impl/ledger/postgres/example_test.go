@@ -30,7 +30,7 @@ func ExampleOpen() {
 		return
 	}
 	defer l.Close()
-	task, err := l.Create(ledger.CreateParams{TimeoutSeconds: ptr(900.0)})
+	task, err := l.Create(ledger.CreateParams{Timeout: new(15 * time.Minute)})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "create:", ledger.Reason(err))
 		return
@@ -39,5 +39,3 @@ func ExampleOpen() {
 		fmt.Fprintln(os.Stderr, "start:", ledger.Reason(err))
 	}
 }
-
-func ptr[T any](v T) *T { return &v }

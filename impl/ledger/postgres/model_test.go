@@ -115,7 +115,7 @@ func TestMatchesModel(t *testing.T) {
 				}
 				internalTask := rapid.Bool().Draw(rt, "internal")
 				tid := id("id")
-				got, gotErr := l.Create(ledger.CreateParams{TaskID: tid, ParentID: parent, TimeoutSeconds: timeout, Internal: internalTask})
+				got, gotErr := l.Create(ledgerrows.WithOptionalTimeoutSeconds(ledger.CreateParams{TaskID: tid, ParentID: parent, Internal: internalTask}, timeout))
 				want, wantErr := m.Create(model.CreateParams{TaskID: tid, ParentID: parent, TimeoutSeconds: timeout, DeliveryRequired: !internalTask}, now)
 				check("create", got, gotErr, want, wantErr)
 			case 1:
@@ -170,7 +170,7 @@ func TestMatchesModel(t *testing.T) {
 				}
 				active, delivery := grace("active grace"), grace("delivery grace")
 				dry := rapid.Bool().Draw(rt, "dry run")
-				got, gotErr := l.ReconcileSeconds(ctx, active, delivery, dry)
+				got, gotErr := ledgerrows.ReconcileSeconds(ctx, l, active, delivery, dry)
 				want, wantErr := m.Reconcile(now, active, delivery, dry)
 				if engineClass(gotErr) != modelClass(wantErr) {
 					rt.Fatalf("reconcile: engine %s (%v), model %s (%v)", engineClass(gotErr), gotErr, modelClass(wantErr), wantErr)

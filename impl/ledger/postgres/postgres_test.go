@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/stateguard/stateguard/internal/testsupport/ledgerrows"
 	"os"
 	"runtime"
 	"strings"
@@ -147,7 +148,7 @@ func TestTwoClocks(t *testing.T) {
 	behind := openForTest(t, url, ledger.Options{AllowExternalACL: onWindows, Clock: func() float64 { return host }}, settings{schema: "fleet"})
 	before := serverNow()
 	timeout := 3600.0
-	task, err := ahead.Create(ledger.CreateParams{TimeoutSeconds: &timeout})
+	task, err := ahead.Create(ledgerrows.WithTimeoutSeconds(ledger.CreateParams{}, timeout))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/stateguard/stateguard/internal/engine/ledgerseconds"
 	"io"
 	"math"
 	"os"
@@ -259,13 +260,17 @@ func executeOn(inv *invocation, open func() (*ledger.Ledger, error)) (result any
 	case "init":
 		return object{"ok": true, "storage": l.StorageInfo()}, exitOK, nil
 	case "create":
-		return taskResult(l.Create(ledger.CreateParams{
-			TaskID:         inv.taskID,
-			ParentID:       inv.parentID,
-			PayloadHash:    inv.payloadHash,
-			TimeoutSeconds: inv.timeout,
-			Internal:       inv.internal,
-		}))
+		params := ledger.CreateParams{
+			TaskID:      inv.taskID,
+			ParentID:    inv.parentID,
+			PayloadHash: inv.payloadHash,
+			Internal:    inv.internal,
+		}
+		if inv.timeout != nil {
+			// The reference's seconds, which no Duration may hold.
+			ledgerseconds.SetTimeout(&params, *inv.timeout)
+		}
+		return taskResult(l.Create(params))
 	case "start":
 		return taskResult(l.Start(inv.taskID))
 	case "heartbeat":
@@ -289,11 +294,13 @@ func executeOn(inv *invocation, open func() (*ledger.Ledger, error)) (result any
 		}
 		return object{"ok": true, "events": events}, exitOK, nil
 	case "metrics":
-		rep, err := l.MetricsSeconds(context.Background(), inv.activeGrace, inv.deliveryGrace)
+		var opts ledger.MetricsOptions
+		ledgerseconds.SetGraces(&opts, inv.activeGrace, inv.deliveryGrace)
+		rep, err := l.Metrics(opts)
 		if err != nil {
 			return nil, 0, err
 		}
-		text := metricsText(rep)
+		text := metricsText(rep, inv.activeGrace, inv.deliveryGrace)
 		if inv.metricsTo == "" {
 			return exposition(text), exitOK, nil
 		}
@@ -320,7 +327,9 @@ func executeOn(inv *invocation, open func() (*ledger.Ledger, error)) (result any
 		}
 		return object{"ok": true, "prune": rep}, exitOK, nil
 	case "reconcile":
-		rep, err := l.ReconcileSeconds(context.Background(), inv.activeGrace, inv.deliveryGrace, inv.dryRun)
+		opts := ledger.ReconcileOptions{DryRun: inv.dryRun}
+		ledgerseconds.SetGraces(&opts, inv.activeGrace, inv.deliveryGrace)
+		rep, err := l.Reconcile(opts)
 		if err != nil {
 			return nil, 0, err
 		}

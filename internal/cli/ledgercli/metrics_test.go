@@ -3,6 +3,7 @@ package ledgercli
 import (
 	"bytes"
 	"fmt"
+	"github.com/stateguard/stateguard/internal/testsupport/ledgerrows"
 	"math/rand"
 	"path/filepath"
 	"strconv"
@@ -38,8 +39,7 @@ func generatedLedger(t *testing.T, seed int64) (string, float64) {
 		case op <= 1 || len(ids) == 0:
 			c := ledger.CreateParams{Internal: rng.Intn(3) == 0}
 			if rng.Intn(2) == 0 {
-				timeout := float64(rng.Intn(20) + 40*rng.Intn(2))
-				c.TimeoutSeconds = &timeout
+				c.Timeout = new(time.Duration(rng.Intn(20)+40*rng.Intn(2)) * time.Second)
 			}
 			if len(ids) > 0 && rng.Intn(3) == 0 {
 				c.ParentID = ids[rng.Intn(len(ids))]
@@ -154,7 +154,7 @@ func TestMetricsTextMatchesDoctorAndReconcile(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				dry, err := l.ReconcileSeconds(t.Context(), g.active, g.delivery, true)
+				dry, err := ledgerrows.ReconcileSeconds(t.Context(), l, g.active, g.delivery, true)
 				if err != nil {
 					t.Fatal(err)
 				}

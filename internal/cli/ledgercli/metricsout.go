@@ -53,8 +53,8 @@ const metricsDown = "# HELP task_state_guard_up Whether the ledger could be read
 
 // metricsText renders a report in Prometheus's text exposition format, in
 // a fixed order, counts and fixed words only (spec/task-state-guard.md
-// §6.13).
-func metricsText(r ledger.MetricsReport) string {
+// §6.13), with the graces as the command line read them.
+func metricsText(r ledger.MetricsReport, activeGrace, deliveryGrace float64) string {
 	var b strings.Builder
 	d := r.Doctor
 	metricsFamily(&b, "task_state_guard_up", "Whether the ledger could be read (1) or the metrics run was refused (0).")
@@ -102,9 +102,9 @@ func metricsText(r ledger.MetricsReport) string {
 		metricsSample(&b, "task_state_guard_overdue_pending_deliveries", "", r.DeliveriesOverdue)
 	}
 	metricsFamily(&b, "task_state_guard_active_grace_seconds", "The active grace the stuck running tasks were judged with.")
-	b.WriteString("task_state_guard_active_grace_seconds " + pyFloat(r.ActiveGraceSeconds) + "\n")
+	b.WriteString("task_state_guard_active_grace_seconds " + pyFloat(activeGrace) + "\n")
 	metricsFamily(&b, "task_state_guard_delivery_grace_seconds", "The delivery grace the overdue deliveries were judged with.")
-	b.WriteString("task_state_guard_delivery_grace_seconds " + pyFloat(r.DeliveryGraceSeconds) + "\n")
+	b.WriteString("task_state_guard_delivery_grace_seconds " + pyFloat(deliveryGrace) + "\n")
 	return b.String()
 }
 

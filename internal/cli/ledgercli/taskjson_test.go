@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/stateguard/stateguard/internal/testsupport/ledgerrows"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -146,7 +147,7 @@ func TestReportsMarshalAsTheCLIPrints(t *testing.T) {
 		return string(js)
 	}
 	doctor, err := l.Doctor()
-	reconcile, rerr := l.ReconcileSeconds(context.Background(), 0, 0, true)
+	reconcile, rerr := ledgerrows.ReconcileSeconds(context.Background(), l, 0, 0, true)
 	prune, perr := l.Prune(ledger.PruneOptions{EndedBefore: ptr(now + 1), DryRun: true})
 	first, ferr := l.List(ledger.ListFilter{Limit: 2})
 	last, lerr := l.List(ledger.ListFilter{After: first.Next})

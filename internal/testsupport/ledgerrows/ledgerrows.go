@@ -5,8 +5,11 @@
 package ledgerrows
 
 import (
+	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
+	"github.com/stateguard/stateguard/internal/engine/ledgerseconds"
 
 	"github.com/stateguard/stateguard/impl/ledger"
 	model "github.com/stateguard/stateguard/model/ledger"
@@ -73,11 +76,60 @@ func nflt(v sql.NullFloat64) *float64 {
 func FromLedger(t ledger.Task) model.Task {
 	return model.Task{
 		ID: t.ID, ParentID: t.ParentID, Status: string(t.Status), DeliveryStatus: string(t.DeliveryStatus),
-		DeliveryRequired: t.DeliveryRequired, PayloadHash: t.PayloadHash, TimeoutSeconds: t.TimeoutSeconds,
+		DeliveryRequired: t.DeliveryRequired, PayloadHash: t.PayloadHash, TimeoutSeconds: TimeoutSeconds(t),
 		CreatedAt: t.CreatedAt, StartedAt: t.StartedAt, UpdatedAt: t.UpdatedAt, EndedAt: t.EndedAt,
 		DeadlineAt: t.DeadlineAt, DeliveryUpdatedAt: t.DeliveryUpdatedAt, TerminalCode: nullableCode(t.TerminalCode),
 		DeliveryCode: nullableCode(t.DeliveryCode), Version: t.Version,
 	}
+}
+
+// TimeoutSeconds is a task's timeout as stored, in float seconds (nil for
+// none), read from the task's JSON, which writes the stored float even
+// where the Duration cannot hold it.
+func TimeoutSeconds(t ledger.Task) *float64 {
+	b, err := json.Marshal(t)
+	if err != nil {
+		panic(err)
+	}
+	var v struct {
+		Timeout *float64 `json:"timeout_seconds"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		panic(err)
+	}
+	return v.Timeout
+}
+
+// WithTimeoutSeconds is p with a timeout of float seconds, as the command
+// line hands it over.
+func WithTimeoutSeconds(p ledger.CreateParams, seconds float64) ledger.CreateParams {
+	ledgerseconds.SetTimeout(&p, seconds)
+	return p
+}
+
+// WithOptionalTimeoutSeconds is p with a timeout of *seconds, or none
+// when seconds is nil.
+func WithOptionalTimeoutSeconds(p ledger.CreateParams, seconds *float64) ledger.CreateParams {
+	if seconds != nil {
+		ledgerseconds.SetTimeout(&p, *seconds)
+	}
+	return p
+}
+
+// ReconcileSeconds reconciles with float graces, zero meaning zero, as the
+// command line hands them over.
+func ReconcileSeconds(ctx context.Context, l *ledger.Ledger, active, delivery float64, dryRun bool) (ledger.ReconcileReport, error) {
+	opts := ledger.ReconcileOptions{DryRun: dryRun}
+	ledgerseconds.SetGraces(&opts, active, delivery)
+	return l.ReconcileContext(ctx, opts)
+}
+
+// MetricsSeconds is Metrics with float graces, as the command line hands
+// them over.
+func MetricsSeconds(ctx context.Context, l *ledger.Ledger, active, delivery float64) (ledger.MetricsReport, error) {
+	var opts ledger.MetricsOptions
+	ledgerseconds.SetGraces(&opts, active, delivery)
+	return l.MetricsContext(ctx, opts)
 }
 
 // nullableCode is a code as the model holds it: nil for none.
