@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"github.com/stateguard/stateguard/internal/testsupport/ledgerrows"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -65,11 +66,11 @@ func TestReconcileInBatchesMatchesSQLite(t *testing.T) {
 	// No delivery grace: a task timed out is closed in the same apply,
 	// its row written once with both events.
 	for _, dry := range []bool{true, false, false} {
-		got, err := server.ReconcileSeconds(ctx, 600, 0, dry)
+		got, err := ledgerrows.ReconcileSeconds(ctx, server, 600, 0, dry)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := file.ReconcileSeconds(ctx, 600, 0, dry)
+		want, err := ledgerrows.ReconcileSeconds(ctx, file, 600, 0, dry)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -190,7 +191,7 @@ func TestReconcileRacesHeartbeats(t *testing.T) {
 				beat <- answer{task, err}
 			}
 			reconcile := func() {
-				_, err := r.ReconcileSeconds(ctx, 600, 3600, false)
+				_, err := ledgerrows.ReconcileSeconds(ctx, r, 600, 3600, false)
 				swept <- err
 			}
 			var g *gate
