@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"fmt"
-	"github.com/stateguard/stateguard/internal/engine/ledgerseconds"
 	"github.com/stateguard/stateguard/internal/testsupport/ledgerrows"
 	"math"
 	"reflect"
@@ -206,7 +205,7 @@ func (s *sequence) run(l *ledger.Ledger, check func()) {
 			mp.PayloadHash = p.PayloadHash
 			if in.Bool() {
 				v := fuzzbytes.Pick(in, seqTimeouts)
-				ledgerseconds.SetTimeout(&p, v)
+				p.SetTimeoutSeconds(v)
 				mp.TimeoutSeconds = &v
 			}
 			p.Internal = in.Intn(4) == 0

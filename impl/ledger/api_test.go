@@ -3,7 +3,6 @@ package ledger
 import (
 	"context"
 	"errors"
-	"github.com/stateguard/stateguard/internal/engine/ledgerseconds"
 	"maps"
 	"path/filepath"
 	"reflect"
@@ -161,20 +160,20 @@ func (l *Ledger) reconcileFloat(activeGrace, deliveryGrace float64, dryRun bool)
 // line hands them over.
 func (l *Ledger) reconcileSeconds(ctx context.Context, activeGrace, deliveryGrace float64, dryRun bool) (ReconcileReport, error) {
 	opts := ReconcileOptions{DryRun: dryRun}
-	ledgerseconds.SetGraces(&opts, activeGrace, deliveryGrace)
+	opts.SetGraceSeconds(activeGrace, deliveryGrace)
 	return l.ReconcileContext(ctx, opts)
 }
 
 func (l *Ledger) metricsSeconds(ctx context.Context, activeGrace, deliveryGrace float64) (MetricsReport, error) {
 	var opts MetricsOptions
-	ledgerseconds.SetGraces(&opts, activeGrace, deliveryGrace)
+	opts.SetGraceSeconds(activeGrace, deliveryGrace)
 	return l.MetricsContext(ctx, opts)
 }
 
 // timeoutSeconds is p with a timeout of float seconds, as the command line
 // hands it over.
 func timeoutSeconds(p CreateParams, seconds float64) CreateParams {
-	ledgerseconds.SetTimeout(&p, seconds)
+	p.SetTimeoutSeconds(seconds)
 	return p
 }
 

@@ -10,7 +10,6 @@ package ledger_test
 
 import (
 	"context"
-	"github.com/stateguard/stateguard/internal/engine/ledgerseconds"
 	"github.com/stateguard/stateguard/internal/testsupport/testfixtures"
 
 	"database/sql"
@@ -236,7 +235,7 @@ func (mc *machine) Create(t *rapid.T) {
 		if rapid.IntRange(0, 4).Draw(t, "randomTimeout") == 0 {
 			v = rapid.Float64Range(0, 2000).Draw(t, "timeoutValue")
 		}
-		ledgerseconds.SetTimeout(&p, v)
+		p.SetTimeoutSeconds(v)
 		mp.TimeoutSeconds = &v
 	}
 	p.Internal = rapid.IntRange(0, 3).Draw(t, "internal") == 0
@@ -246,7 +245,7 @@ func (mc *machine) Create(t *rapid.T) {
 		old, _ := mc.m.Get(rapid.SampledFrom(mc.created).Draw(t, "repeatOf"))
 		p = ledger.CreateParams{TaskID: old.ID, Internal: !old.DeliveryRequired}
 		if old.TimeoutSeconds != nil {
-			ledgerseconds.SetTimeout(&p, *old.TimeoutSeconds)
+			p.SetTimeoutSeconds(*old.TimeoutSeconds)
 		}
 		if old.ParentID != nil {
 			p.ParentID = *old.ParentID
@@ -338,7 +337,7 @@ func (mc *machine) CreateChild(t *rapid.T) {
 	var timeout *float64
 	if rapid.Bool().Draw(t, "hasTimeout") {
 		v := rapid.SampledFrom([]float64{0, 0.25, 0.5, 30, 600, 1e10}).Draw(t, "timeout")
-		ledgerseconds.SetTimeout(&p, v)
+		p.SetTimeoutSeconds(v)
 		timeout = &v
 	}
 	mc.logf(t, "create id=%q parent=%q required=%v", p.TaskID, p.ParentID, !p.Internal)

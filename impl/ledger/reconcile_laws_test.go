@@ -26,7 +26,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/stateguard/stateguard/internal/engine/ledgerseconds"
 	"github.com/stateguard/stateguard/internal/testsupport/ledgerrows"
 	"os"
 	"path/filepath"
@@ -130,7 +129,7 @@ func build(dir string, prog []int) (*world, error) {
 		case 0, 1:
 			p := ledger.CreateParams{Internal: o.extra%3 == 0}
 			if o.choice < len(propTimeouts) {
-				ledgerseconds.SetTimeout(&p, propTimeouts[o.choice])
+				p.SetTimeoutSeconds(propTimeouts[o.choice])
 			}
 			if o.kind == 1 && len(w.ids) > 0 {
 				p.ParentID = pickID(o)

@@ -1,21 +1,28 @@
 package ledger
 
-import "github.com/stateguard/stateguard/internal/engine/ledgerseconds"
+// The reference tool's own form of spans: float seconds of any finite,
+// non-negative size. The Duration fields stop short of 293 years; the
+// command line reads a timeout of 1e16 s or a grace of 1e300 s and must
+// decide and store exactly what it read. These setters are that form, for
+// the command line and for any caller that holds seconds as the reference
+// writes them; they take the place of the Duration fields.
 
-// The command line's way to hand over float seconds no Duration holds.
-func init() {
-	ledgerseconds.SetTimeout = func(params any, seconds float64) {
-		params.(*CreateParams).timeoutSeconds = &seconds
-	}
-	ledgerseconds.SetGraces = func(opts any, active, delivery float64) {
-		g := &graceSeconds{active, delivery}
-		switch o := opts.(type) {
-		case *ReconcileOptions:
-			o.seconds = g
-		case *MetricsOptions:
-			o.seconds = g
-		default:
-			panic("ledgerseconds.SetGraces: not a *ReconcileOptions or *MetricsOptions")
-		}
-	}
+// SetTimeoutSeconds gives the task a timeout of exactly seconds, in place
+// of Timeout; create refuses a negative, NaN or infinite one with
+// ErrInvalidInput, as the command line's --timeout-seconds.
+func (p *CreateParams) SetTimeoutSeconds(seconds float64) {
+	p.timeoutSeconds = &seconds
+}
+
+// SetGraceSeconds judges with these two graces in float seconds, in place
+// of ActiveGrace and DeliveryGrace (zero means zero); a negative, NaN or
+// infinite one is ErrInvalidInput.
+func (o *ReconcileOptions) SetGraceSeconds(active, delivery float64) {
+	o.seconds = &graceSeconds{active, delivery}
+}
+
+// SetGraceSeconds judges with these two graces in float seconds, as
+// ReconcileOptions.SetGraceSeconds.
+func (o *MetricsOptions) SetGraceSeconds(active, delivery float64) {
+	o.seconds = &graceSeconds{active, delivery}
 }

@@ -23,7 +23,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/stateguard/stateguard/internal/engine/ledgerseconds"
 	"io"
 	"math"
 	"os"
@@ -268,7 +267,7 @@ func executeOn(inv *invocation, open func() (*ledger.Ledger, error)) (result any
 		}
 		if inv.timeout != nil {
 			// The reference's seconds, which no Duration may hold.
-			ledgerseconds.SetTimeout(&params, *inv.timeout)
+			params.SetTimeoutSeconds(*inv.timeout)
 		}
 		return taskResult(l.Create(params))
 	case "start":
@@ -295,7 +294,7 @@ func executeOn(inv *invocation, open func() (*ledger.Ledger, error)) (result any
 		return object{"ok": true, "events": events}, exitOK, nil
 	case "metrics":
 		var opts ledger.MetricsOptions
-		ledgerseconds.SetGraces(&opts, inv.activeGrace, inv.deliveryGrace)
+		opts.SetGraceSeconds(inv.activeGrace, inv.deliveryGrace)
 		rep, err := l.Metrics(opts)
 		if err != nil {
 			return nil, 0, err
@@ -328,7 +327,7 @@ func executeOn(inv *invocation, open func() (*ledger.Ledger, error)) (result any
 		return object{"ok": true, "prune": rep}, exitOK, nil
 	case "reconcile":
 		opts := ledger.ReconcileOptions{DryRun: inv.dryRun}
-		ledgerseconds.SetGraces(&opts, inv.activeGrace, inv.deliveryGrace)
+		opts.SetGraceSeconds(inv.activeGrace, inv.deliveryGrace)
 		rep, err := l.Reconcile(opts)
 		if err != nil {
 			return nil, 0, err

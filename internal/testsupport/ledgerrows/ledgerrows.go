@@ -9,7 +9,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"github.com/stateguard/stateguard/internal/engine/ledgerseconds"
 
 	"github.com/stateguard/stateguard/impl/ledger"
 	model "github.com/stateguard/stateguard/model/ledger"
@@ -103,7 +102,7 @@ func TimeoutSeconds(t ledger.Task) *float64 {
 // WithTimeoutSeconds is p with a timeout of float seconds, as the command
 // line hands it over.
 func WithTimeoutSeconds(p ledger.CreateParams, seconds float64) ledger.CreateParams {
-	ledgerseconds.SetTimeout(&p, seconds)
+	p.SetTimeoutSeconds(seconds)
 	return p
 }
 
@@ -111,7 +110,7 @@ func WithTimeoutSeconds(p ledger.CreateParams, seconds float64) ledger.CreatePar
 // when seconds is nil.
 func WithOptionalTimeoutSeconds(p ledger.CreateParams, seconds *float64) ledger.CreateParams {
 	if seconds != nil {
-		ledgerseconds.SetTimeout(&p, *seconds)
+		p.SetTimeoutSeconds(*seconds)
 	}
 	return p
 }
@@ -120,7 +119,7 @@ func WithOptionalTimeoutSeconds(p ledger.CreateParams, seconds *float64) ledger.
 // command line hands them over.
 func ReconcileSeconds(ctx context.Context, l *ledger.Ledger, active, delivery float64, dryRun bool) (ledger.ReconcileReport, error) {
 	opts := ledger.ReconcileOptions{DryRun: dryRun}
-	ledgerseconds.SetGraces(&opts, active, delivery)
+	opts.SetGraceSeconds(active, delivery)
 	return l.ReconcileContext(ctx, opts)
 }
 
@@ -128,7 +127,7 @@ func ReconcileSeconds(ctx context.Context, l *ledger.Ledger, active, delivery fl
 // them over.
 func MetricsSeconds(ctx context.Context, l *ledger.Ledger, active, delivery float64) (ledger.MetricsReport, error) {
 	var opts ledger.MetricsOptions
-	ledgerseconds.SetGraces(&opts, active, delivery)
+	opts.SetGraceSeconds(active, delivery)
 	return l.MetricsContext(ctx, opts)
 }
 
