@@ -9,6 +9,7 @@ import (
 
 	"github.com/stateguard/stateguard/internal/codec/isotime"
 	"github.com/stateguard/stateguard/internal/codec/yamlsubset"
+	"github.com/stateguard/stateguard/internal/engine/sweepcore"
 	"github.com/stateguard/stateguard/internal/engine/sweeprules"
 	"github.com/stateguard/stateguard/internal/storage/durable"
 	"github.com/stateguard/stateguard/model/value"
@@ -72,18 +73,10 @@ func MergeDocuments(base, ours, theirs *value.Map, published Published) (*value.
 			continue
 		}
 		doc = value.Clone(doc).(*value.Map)
-		if !doc.Has("schema_version") {
-			return nil, MergeCounts{}, fmt.Errorf("%w: %s has no schema_version", ErrNotAState, sideNames[i])
+		// The rules every command's load applies to the document it read.
+		if failed := sweepcore.ApplyLoadRules(doc); failed != nil {
+			return nil, MergeCounts{}, fmt.Errorf("%w: %s: %s", ErrNotAState, sideNames[i], failed.Reason)
 		}
-		for _, k := range []string{"sources", "items"} {
-			if !doc.Has(k) {
-				doc.Set(k, value.NewMap())
-			}
-		}
-		if _, isMap := mapGet(doc, "items").(*value.Map); !isMap {
-			return nil, MergeCounts{}, fmt.Errorf("%w: %s's items is not a mapping", ErrNotAState, sideNames[i])
-		}
-		renameLegacyEvidence(mapAt(doc, "items"))
 		sides[i] = doc
 	}
 	doc, counts := mergeLoaded(sides[0], sides[1], sides[2], published)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -58,14 +59,30 @@ func TestMergeDocumentsIsMergeTexts(t *testing.T) {
 func TestMergeRefusals(t *testing.T) {
 	noVersion := value.NewMap()
 	noVersion.Set("items", value.NewMap())
-	if _, _, err := sweepstate.MergeDocuments(nil, noVersion, nil, sweepstate.PublishedOurs); !errors.Is(err, sweepstate.ErrNotAState) {
-		t.Errorf("a document without schema_version: %v, want ErrNotAState", err)
+	// The side, then the reason MergeTexts gives the same input's text:
+	// the load's rules, applied by the load's own code.
+	_, _, err := sweepstate.MergeDocuments(nil, noVersion, nil, sweepstate.PublishedOurs)
+	if want := "sweepstate: not a state document: ours: the state file has no schema_version"; !errors.Is(err, sweepstate.ErrNotAState) || err.Error() != want {
+		t.Errorf("a document without schema_version: %v, want ErrNotAState, %q", err, want)
 	}
 	badItems := value.NewMap()
 	badItems.Set("schema_version", value.Int(1))
 	badItems.Set("items", "x")
-	if _, _, err := sweepstate.MergeDocuments(nil, nil, badItems, sweepstate.PublishedOurs); !errors.Is(err, sweepstate.ErrNotAState) {
-		t.Errorf("items not a map: %v, want ErrNotAState", err)
+	_, _, err = sweepstate.MergeDocuments(nil, nil, badItems, sweepstate.PublishedOurs)
+	if want := "sweepstate: not a state document: theirs: the state file's items is not a mapping"; !errors.Is(err, sweepstate.ErrNotAState) || err.Error() != want {
+		t.Errorf("items not a map: %v, want ErrNotAState, %q", err, want)
+	}
+	for _, text := range []string{"sources: {}\nitems: {}\n", "schema_version: 1\nitems: x\n"} {
+		res, _ := sweepstate.MergeTexts("", text, "", sweepstate.PublishedOurs)
+		doc, perr := yamlsubset.ParseString(text)
+		if perr != nil {
+			t.Fatal(perr)
+		}
+		_, _, err := sweepstate.MergeDocuments(nil, doc, nil, sweepstate.PublishedOurs)
+		// MergeTexts names the side in a CORRUPT reason only.
+		if want := "sweepstate: not a state document: ours: " + strings.TrimPrefix(res.Reason, "ours: "); err == nil || err.Error() != want {
+			t.Errorf("%q: MergeDocuments %v, MergeTexts %s %q", text, err, res.Word, res.Reason)
+		}
 	}
 	if _, _, err := sweepstate.MergeDocuments(nil, nil, nil, 0); !errors.Is(err, sweepstate.ErrInvalidCommand) {
 		t.Errorf("no published side: %v, want ErrInvalidCommand", err)

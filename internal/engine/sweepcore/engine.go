@@ -230,25 +230,35 @@ func loadText(text string) (loaded, *Result) {
 	if err != nil {
 		return loaded{}, corrupt(parseReason(err))
 	}
-	if !doc.Has("schema_version") {
-		return loaded{}, corrupt("the state file has no schema_version")
+	if failed := applyLoadRules(doc); failed != nil {
+		return loaded{}, failed
 	}
-	// A sources that is not a map is kept: only the calls that use it
-	// answer ERROR (sourcesOf), as the reference does; items that is not
-	// a map fails every call.
+	return loaded{doc: doc}, nil
+}
+
+// applyLoadRules applies the load's rules (sweeprules) to doc, a parsed
+// state document, in place: CORRUPT without schema_version, sources and
+// items added as empty maps when absent, ERROR for an items that is not a
+// map, the legacy evidence key renamed. A sources that is not a map is
+// kept: only the calls that use it answer ERROR (sourcesOf), as the
+// reference does.
+func applyLoadRules(doc *value.Map) *Result {
+	if !doc.Has(sweeprules.VersionKey) {
+		return corrupt("the state file has no schema_version")
+	}
 	for _, k := range []string{sweeprules.SourcesKey, sweeprules.ItemsKey} {
 		v, ok := doc.Get(k)
 		if !ok {
 			doc.Set(k, value.NewMap())
 			continue
 		}
-		if _, isMap := v.(*value.Map); !isMap && k == "items" {
+		if _, isMap := v.(*value.Map); !isMap && k == sweeprules.ItemsKey {
 			r := notAMapping("the state file's items is not a mapping")
-			return loaded{}, &r
+			return &r
 		}
 	}
-	renameLegacyEvidence(mapAt(doc, "items"))
-	return loaded{doc: doc}, nil
+	renameLegacyEvidence(mapAt(doc, sweeprules.ItemsKey))
+	return nil
 }
 
 // MaxFileSize caps the state file and the legacy file the engine reads:

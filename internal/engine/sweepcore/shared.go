@@ -19,6 +19,13 @@ func LoadText(text string) (*value.Map, *Result) {
 	return st.doc, failed
 }
 
+// ApplyLoadRules applies the rules every command's load applies to the
+// document it parsed, to doc in place: the CORRUPT or ERROR answer of a
+// document the load refuses (no schema_version, an items that is not a
+// map), else nil, with sources and items added when absent and the legacy
+// evidence key renamed.
+func ApplyLoadRules(doc *value.Map) *Result { return applyLoadRules(doc) }
+
 // Open opens the state file at path for a load and checks what it is and
 // who owns it. A nil file without a result means the file does not exist.
 func Open(path string) (*os.File, fs.FileInfo, *Result) { return open(path) }
