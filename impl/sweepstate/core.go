@@ -9,15 +9,13 @@ import (
 )
 
 // The merge reads and checks its three inputs by the rules every command's
-// load applies, and answers as the commands answer: these are the
-// engine core's, under the names the merge's code uses.
+// load applies, and answers as the commands answer: the engine core's
+// functions, with their answers as this package's Result.
 
-// loaded is a state document after a successful load.
-type loaded struct{ doc *value.Map }
-
-func loadText(text string) (loaded, *Result) {
+// loadText checks and parses a state file's text as every load does.
+func loadText(text string) (*value.Map, *Result) {
 	doc, failed := sweepcore.LoadText(text)
-	return loaded{doc}, fromCorePtr(failed)
+	return doc, fromCorePtr(failed)
 }
 
 func open(path string) (*os.File, fs.FileInfo, *Result) {
@@ -44,15 +42,3 @@ func ok(payload *value.Map) Result { return Result{Word: WordOK, Payload: Payloa
 func invalid(field string, rule error) Result { return fromCore(sweepcore.Invalid(field, rule)) }
 
 func errorResult(reason string) Result { return fromCore(sweepcore.IOFailed(reason)) }
-
-func freshDoc() *value.Map                             { return sweepcore.FreshDoc() }
-func renameLegacyEvidence(items *value.Map)            { sweepcore.RenameLegacyEvidence(items) }
-func mapAt(doc *value.Map, k string) *value.Map        { return sweepcore.MapAt(doc, k) }
-func sourcesOf(doc *value.Map) (*value.Map, bool)      { return sweepcore.SourcesOf(doc) }
-func getMap(m *value.Map, k string) (*value.Map, bool) { return sweepcore.GetMap(m, k) }
-func mapGet(m *value.Map, k string) value.Value        { return sweepcore.MapGet(m, k) }
-func truthy(v value.Value) bool                        { return sweepcore.Truthy(v) }
-func pyStr(v value.Value) string                       { return sweepcore.PyStr(v) }
-func cursorLess(a, b string) bool                      { return sweepcore.CursorLess(a, b) }
-
-var evidenceFields = sweepcore.EvidenceFields

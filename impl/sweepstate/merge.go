@@ -69,7 +69,7 @@ func MergeDocuments(base, ours, theirs *value.Map, published Published) (*value.
 	var sides [3]*value.Map
 	for i, doc := range []*value.Map{base, ours, theirs} {
 		if doc == nil {
-			sides[i] = freshDoc()
+			sides[i] = sweepcore.FreshDoc()
 			continue
 		}
 		doc = value.Clone(doc).(*value.Map)
@@ -150,7 +150,7 @@ func writeMerge(base, ours, theirs string, published Published, to func(func(io.
 func mergeTextsWhole(base, ours, theirs string, published Published) (Result, *value.Map) {
 	var docs [3]*value.Map
 	for i, text := range []string{base, ours, theirs} {
-		st, failed := loadText(text)
+		doc, failed := loadText(text)
 		if failed != nil {
 			res := *failed
 			if res.Word == WordCorrupt {
@@ -158,7 +158,7 @@ func mergeTextsWhole(base, ours, theirs string, published Published) (Result, *v
 			}
 			return res, nil
 		}
-		docs[i] = st.doc
+		docs[i] = doc
 	}
 	doc, counts := mergeLoaded(docs[0], docs[1], docs[2], published)
 	return ok(counts.payload()), doc
@@ -295,7 +295,7 @@ func mergeLoaded(o, a, b *value.Map, published Published) (*value.Map, MergeCoun
 		return withVersion(b, writtenVersion(b)), MergeCounts{}
 	}
 	return mergeChanged(o, a, b, published, func(m *merger, sources [3]*value.Map) value.Value {
-		return m.items(mapAt(o, "items"), mapAt(a, "items"), mapAt(b, "items"), sources)
+		return m.items(sweepcore.MapAt(o, "items"), sweepcore.MapAt(a, "items"), sweepcore.MapAt(b, "items"), sources)
 	})
 }
 
@@ -313,8 +313,8 @@ func mergeChanged(o, a, b *value.Map, published Published, mergeItems func(*merg
 	// Sources first: redaction, in the items' merge, reads the result's.
 	mergedSources := m.sources(optAt(o, "sources"), optAt(a, "sources"), optAt(b, "sources"))
 	var sourceMaps [3]*value.Map
-	sourceMaps[0], _ = sourcesOf(a)
-	sourceMaps[1], _ = sourcesOf(b)
+	sourceMaps[0], _ = sweepcore.SourcesOf(a)
+	sourceMaps[1], _ = sweepcore.SourcesOf(b)
 	sourceMaps[2], _ = mergedSources.(*value.Map)
 	for _, k := range unionKeys(o, a, b) {
 		var r opt
@@ -339,7 +339,7 @@ func mergeChanged(o, a, b *value.Map, published Published, mergeItems func(*merg
 
 // writtenVersion is the schema_version a write of doc carries (§2.3).
 func writtenVersion(doc *value.Map) *big.Int {
-	if n, isInt := mapGet(doc, "schema_version").(*big.Int); isInt && n.Cmp(big.NewInt(1)) > 0 {
+	if n, isInt := sweepcore.MapGet(doc, "schema_version").(*big.Int); isInt && n.Cmp(big.NewInt(1)) > 0 {
 		return n
 	}
 	return big.NewInt(1)
@@ -429,12 +429,12 @@ func (m *merger) cursor(o, a, b opt) opt {
 	hasA, hasB := a.ok && a.v != nil, b.ok && b.v != nil
 	switch {
 	case hasA && hasB:
-		ca, cb := pyStr(a.v), pyStr(b.v)
-		if cursorLess(ca, cb) {
+		ca, cb := sweepcore.PyStr(a.v), sweepcore.PyStr(b.v)
+		if sweepcore.CursorLess(ca, cb) {
 			m.counts.CursorsAdvanced++
 			return b
 		}
-		if cursorLess(cb, ca) {
+		if sweepcore.CursorLess(cb, ca) {
 			m.counts.CursorsAdvanced++
 			return a
 		}
@@ -529,7 +529,7 @@ func runStamp(v value.Value) (isotime.Instant, bool) {
 	if !isMap {
 		return 0, false
 	}
-	text, isString := mapGet(run, "timestamp").(string)
+	text, isString := sweepcore.MapGet(run, "timestamp").(string)
 	if !isString {
 		return 0, false
 	}
@@ -551,8 +551,8 @@ func (m *merger) finish(key string, merged value.Value, ia, ib opt, sources [3]*
 		fixed.Delete("quote")
 	}
 	if status, _ := fixed.Get("status"); status == "closed" {
-		for _, f := range evidenceFields {
-			if v, _ := fixed.Get(f); !truthy(v) {
+		for _, f := range sweepcore.EvidenceFields {
+			if v, _ := fixed.Get(f); !sweepcore.Truthy(v) {
 				if fixed == item {
 					fixed = shallowCopy(item)
 				}
@@ -582,10 +582,10 @@ func sensitiveItem(key string, items [3]value.Value, sources [3]*value.Map) bool
 		if !isMap {
 			continue
 		}
-		if mapGet(item, "sensitive") == true {
+		if sweepcore.MapGet(item, "sensitive") == true {
 			return true
 		}
-		if src, isString := mapGet(item, "source").(string); isString {
+		if src, isString := sweepcore.MapGet(item, "source").(string); isString {
 			names = append(names, src)
 		}
 	}
@@ -594,7 +594,7 @@ func sensitiveItem(key string, items [3]value.Value, sources [3]*value.Map) bool
 			continue
 		}
 		for _, name := range names {
-			if entry, isMap := getMap(m, name); isMap && mapGet(entry, "sensitive") == true {
+			if entry, isMap := sweepcore.GetMap(m, name); isMap && sweepcore.MapGet(entry, "sensitive") == true {
 				return true
 			}
 		}

@@ -75,21 +75,21 @@ func mergeTextsFast(base, ours, theirs string, published Published) (res Result,
 // text.
 func loadMergeSide(text string) (*mergeSide, *Result) {
 	if reduced, entries, ok := sweepcore.SplitMergeInput(text); ok {
-		if st, failed := loadText(reduced); failed == nil {
-			return newMergeSide(st.doc, text, entries), nil
+		if doc, failed := loadText(reduced); failed == nil {
+			return newMergeSide(doc, text, entries), nil
 		}
 		// A canonical text loads without failing; should it fail, the
 		// whole text decides the answer.
 	}
-	st, failed := loadText(text)
+	doc, failed := loadText(text)
 	if failed != nil {
 		return nil, failed
 	}
-	return newMergeSide(st.doc, "", yamlsubset.ItemEntries{}), nil
+	return newMergeSide(doc, "", yamlsubset.ItemEntries{}), nil
 }
 
 func newMergeSide(doc *value.Map, text string, entries yamlsubset.ItemEntries) *mergeSide {
-	items := mapAt(doc, "items")
+	items := sweepcore.MapAt(doc, "items")
 	keys := items.Keys()
 	if !slices.IsSorted(keys) {
 		slices.Sort(keys)
@@ -189,7 +189,7 @@ func (s *mergeSide) valueOf(key string, it sideItem) (opt, error) {
 	if err != nil {
 		return opt{}, errNotSplit
 	}
-	items, isMap := mapGet(doc, "items").(*value.Map)
+	items, isMap := sweepcore.MapGet(doc, "items").(*value.Map)
 	if !isMap || items.Len() != 1 || doc.Len() != 1 {
 		return opt{}, errNotSplit
 	}
@@ -426,7 +426,7 @@ func mergeItemsFast(m *merger, sources [3]*value.Map, o, a, b *mergeSide, t *ent
 		}
 		for i := range s.Len() {
 			_, e := s.At(i)
-			if entry, isMap := e.(*value.Map); isMap && mapGet(entry, "sensitive") == true {
+			if entry, isMap := e.(*value.Map); isMap && sweepcore.MapGet(entry, "sensitive") == true {
 				flagged = true
 			}
 		}
@@ -504,7 +504,7 @@ func unchangedByFinish(r string, a *mergeSide, ea sideItem, b *mergeSide, eb sid
 	const indent = "\n    "
 	if strings.Contains(r, indent+`status: "closed"`+"\n") {
 		// Evidence: each field a string that is not empty.
-		for _, f := range evidenceFields {
+		for _, f := range sweepcore.EvidenceFields {
 			at := strings.Index(r, indent+f+`: "`)
 			if at < 0 || r[at+len(indent)+len(f)+3] == '"' {
 				return false

@@ -9,6 +9,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/stateguard/stateguard/internal/codec/yamlsubset"
+	"github.com/stateguard/stateguard/internal/engine/sweepcore"
 	"github.com/stateguard/stateguard/internal/testsupport/benchseed"
 	"github.com/stateguard/stateguard/model/value"
 )
@@ -38,7 +39,7 @@ func drawFastItem(t *rapid.T, label string) value.Value {
 	maybe("title", "t1", "t2")
 	maybe("body", "b1", "b2")
 	maybe("quote", "q1")
-	for _, f := range evidenceFields {
+	for _, f := range sweepcore.EvidenceFields {
 		maybe(f, "e1", "e1", "e1", "e1", "", value.Int(1), value.Int(0), true)
 	}
 	maybe("N", value.Int(1))
@@ -60,8 +61,8 @@ func drawFastDoc(t *rapid.T, from *value.Map, label string) *value.Map {
 		doc.Set("sources", value.NewMap())
 		doc.Set("items", value.NewMap())
 	}
-	items, _ := getMap(doc, "items")
-	sources, _ := getMap(doc, "sources")
+	items, _ := sweepcore.GetMap(doc, "items")
+	sources, _ := sweepcore.GetMap(doc, "sources")
 	for i := range rapid.IntRange(0, 10).Draw(t, label+" edits") {
 		l := fmt.Sprintf("%s %d", label, i)
 		key := rapid.SampledFrom(fastKeys).Draw(t, l+" key")
@@ -71,7 +72,7 @@ func drawFastDoc(t *rapid.T, from *value.Map, label string) *value.Map {
 		case 4:
 			items.Delete(key)
 		case 5:
-			if it, isMap := getMap(items, key); isMap {
+			if it, isMap := sweepcore.GetMap(items, key); isMap {
 				it.Set("status", rapid.SampledFrom([]string{"closed", "analyzed"}).Draw(t, l+" status"))
 			}
 		case 6:
@@ -94,7 +95,7 @@ func drawFastDoc(t *rapid.T, from *value.Map, label string) *value.Map {
 		case 9:
 			doc.Set("zz_note", rapid.SampledFrom([]string{"a", "b"}).Draw(t, l+" note"))
 		case 10:
-			if it, isMap := getMap(items, key); isMap {
+			if it, isMap := sweepcore.GetMap(items, key); isMap {
 				it.Set("verified_merge_sha", "sha")
 			}
 		default:

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/stateguard/stateguard/internal/codec/yamlsubset"
+	"github.com/stateguard/stateguard/internal/engine/sweepcore"
 	"github.com/stateguard/stateguard/internal/testsupport/benchseed"
 	"github.com/stateguard/stateguard/model/value"
 )
@@ -24,7 +25,7 @@ func mergeBenchTexts(t *testing.T, n int) [3]string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		items := mapAt(doc, "items")
+		items := sweepcore.MapAt(doc, "items")
 		offset, field := 0, "status"
 		if side == "theirs" {
 			offset, field = 50, "title"
@@ -40,9 +41,9 @@ func mergeBenchTexts(t *testing.T, n int) [3]string {
 			items.Set(fmt.Sprintf("slack:C42:%s-%d", side, j), item)
 		}
 		if side == "ours" {
-			mapAt(doc, "lease").Set("writer", "w2")
+			sweepcore.MapAt(doc, "lease").Set("writer", "w2")
 		} else {
-			mapAt(mapAt(doc, "sources"), "slack:C42").Set("cursor", "1719900000.000200")
+			sweepcore.MapAt(sweepcore.MapAt(doc, "sources"), "slack:C42").Set("cursor", "1719900000.000200")
 		}
 		texts[1+i] = string(yamlsubset.Emit(doc))
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/stateguard/stateguard/internal/codec/pyjson"
+	"github.com/stateguard/stateguard/internal/engine/sweepcore"
 	"github.com/stateguard/stateguard/model/value"
 )
 
@@ -98,7 +99,7 @@ func (r Result) Cursor() (cursor string, ok bool) {
 	if !has || v == nil {
 		return "", false
 	}
-	return pyStr(v), true
+	return sweepcore.PyStr(v), true
 }
 
 // Downgraded is Validate's answer: the keys ("source:id") of the items it

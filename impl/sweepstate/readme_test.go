@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stateguard/stateguard/internal/engine/sweepcore"
 )
 
 // A user who closes an item must learn from the README which fields keep it
@@ -14,7 +16,7 @@ func TestReadmeNamesTheEvidenceFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, field := range evidenceFields {
+	for _, field := range sweepcore.EvidenceFields {
 		if !strings.Contains(string(readme), "| `"+field+"` |") {
 			t.Errorf("README's table of evidence fields has no row for `%s`", field)
 		}

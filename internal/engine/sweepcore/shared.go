@@ -44,10 +44,6 @@ func Invalid(field string, rule error) Result { return invalid(field, rule) }
 // IOFailed is ERROR for an I/O failure whose cause is not at hand.
 func IOFailed(reason string) Result { return errorResult(reason) }
 
-// RenameLegacyEvidence moves a truthy verified_merge_sha of each item to
-// verified_revision_id, as the load does.
-func RenameLegacyEvidence(items *value.Map) { renameLegacyEvidence(items) }
-
 // MapAt returns doc[k] as a map, setting an empty one when it is absent
 // or not a map.
 func MapAt(doc *value.Map, k string) *value.Map { return mapAt(doc, k) }
