@@ -265,7 +265,7 @@ func run(sizesFlag string, runs int, bin, synchronous, only, keepSeeds string, o
 		if err := assertSeedShape(self, sizeDir, seeded, n); err != nil {
 			return err
 		}
-		shared, err := freshCopy(sizeDir, seeded)
+		shared, err := benchseed.CopyLedger(sizeDir, seeded)
 		if err != nil {
 			return err
 		}
@@ -395,38 +395,6 @@ func seedInChild(self, path string, n int) error {
 	return cmd.Run()
 }
 
-// freshCopy streams the seeded file into a new private directory and
-// flushes it, so the measured command's own fsync does not pay for the
-// copy's dirty pages.
-func freshCopy(work, seeded string) (string, error) {
-	dir, err := os.MkdirTemp(work, "run-")
-	if err != nil {
-		return "", err
-	}
-	if err := os.Chmod(dir, 0o700); err != nil {
-		return "", err
-	}
-	db := filepath.Join(dir, "tasks.sqlite")
-	src, err := os.Open(seeded)
-	if err != nil {
-		return "", err
-	}
-	defer src.Close()
-	f, err := os.OpenFile(db, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return "", err
-	}
-	if _, err := io.Copy(f, src); err != nil {
-		f.Close()
-		return "", err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return "", err
-	}
-	return db, f.Close()
-}
-
 func cliCommand(bin, db string, args []string) *exec.Cmd {
 	cmd := exec.Command(bin, append([]string{"--db", db}, args...)...)
 	cmd.Env = append(os.Environ(), ledgercli.TestClockEnv+"=1", ledgercli.TestNowEnv+"="+strconv.FormatFloat(seedNow, 'f', -1, 64))
@@ -442,7 +410,7 @@ func measureOnce(work, seeded, shared string, kind copyKind, command func(db str
 		db = shared
 	case freshCopyKd:
 		var err error
-		if db, err = freshCopy(work, seeded); err != nil {
+		if db, err = benchseed.CopyLedger(work, seeded); err != nil {
 			return childstat.Sample{}, err
 		}
 		defer os.RemoveAll(filepath.Dir(db))
@@ -470,7 +438,7 @@ func measureOnce(work, seeded, shared string, kind copyKind, command func(db str
 // comment on peak RSS), that a reconcile has work to do, so the timings
 // measure real work.
 func assertSeedShape(self, work, seeded string, n int) error {
-	db, err := freshCopy(work, seeded)
+	db, err := benchseed.CopyLedger(work, seeded)
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,8 @@
 // a fixed time against one shared state file or ledger. It prints calls
 // per second, latency percentiles and the answers by class, and then
 // checks with the executable models (model/sweep, model/ledger) that
-// nothing a call answered OK for was lost.
+// nothing a call answered OK for was lost. The load itself is
+// tools/internal/cliload, which tools/ledgerengines also runs.
 //
 //	go run ./tools/loadrun                          # 16 processes, 10 s per engine
 //	go run ./tools/loadrun -procs 32 -duration 1m -engine ledger
@@ -20,6 +21,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"time"
+
+	"github.com/stateguard/stateguard/tools/internal/cliload"
 )
 
 func main() {
@@ -46,12 +49,12 @@ func main() {
 		if err := os.Mkdir(dir, 0o700); err != nil {
 			fail(err)
 		}
-		cfg := Config{Bin: bin, Dir: dir, Procs: *procs, Duration: *duration}
-		var rep Report
+		cfg := cliload.Config{Bin: bin, Dir: dir, Procs: *procs, Duration: *duration}
+		var rep cliload.Report
 		if e == "sweep" {
-			rep, err = RunSweep(cfg)
+			rep, err = cliload.RunSweep(cfg)
 		} else {
-			rep, err = RunLedger(cfg)
+			rep, err = cliload.RunLedger(cfg)
 		}
 		if err != nil {
 			fail(err)

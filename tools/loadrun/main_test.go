@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stateguard/stateguard/internal/testsupport/platformtest"
+	"github.com/stateguard/stateguard/tools/internal/cliload"
 )
 
 // TestShortLoad is the short variant of loadrun: 16 processes for two
@@ -33,10 +34,10 @@ func TestShortLoad(t *testing.T) {
 			if err := os.Mkdir(dir, 0o700); err != nil {
 				t.Fatal(err)
 			}
-			cfg := Config{Bin: bin, Dir: dir, Procs: 16, Duration: d}
-			run := RunSweep
+			cfg := cliload.Config{Bin: bin, Dir: dir, Procs: 16, Duration: d}
+			run := cliload.RunSweep
 			if engine == "ledger" {
-				run = RunLedger
+				run = cliload.RunLedger
 			}
 			rep, err := run(cfg)
 			if err != nil {

@@ -254,20 +254,55 @@ func skipOrFail(t testing.TB, why string) {
 // available skips or fails t when no cluster can be made here.
 func available(t testing.TB) {
 	t.Helper()
+	why, platform := unavailable()
+	switch {
+	case why == "":
+	case platform:
+		t.Skip("platform condition PostgreSQLCluster: " + why)
+	default:
+		skipOrFail(t, why)
+	}
+}
+
+// unavailable says why no cluster can be made here ("" when one can), and
+// whether that is a platform condition rather than a missing package.
+func unavailable() (why string, platform bool) {
 	if runtime.GOOS != "linux" {
-		t.Skip("platform condition PostgreSQLCluster: the throwaway clusters run on Linux only")
+		return "the throwaway clusters run on Linux only", true
 	}
 	if _, err := binDir(); err != nil {
-		skipOrFail(t, err.Error())
+		return err.Error(), false
 	}
 	if os.Geteuid() == 0 {
 		if _, err := user.Lookup("postgres"); err != nil {
-			skipOrFail(t, "running as root and no postgres system user to run the server as")
+			return "running as root and no postgres system user to run the server as", false
 		}
 		if _, err := exec.LookPath("runuser"); err != nil {
-			skipOrFail(t, "running as root and no runuser to become the postgres user")
+			return "running as root and no runuser to become the postgres user", false
 		}
 	}
+	return "", false
+}
+
+// Start starts a cluster for a program that is not a test (a benchmark
+// tool under tools/), which must Stop it; where a test would skip, it
+// returns an error. Like every cluster here it listens only on its socket.
+func Start() (*Cluster, error) {
+	if why, _ := unavailable(); why != "" {
+		return nil, errors.New(why)
+	}
+	return start(nil)
+}
+
+// ServerPID is the process id of the cluster's postmaster, the parent of
+// every server process (its first line of postmaster.pid).
+func (c *Cluster) ServerPID() (int, error) {
+	raw, err := os.ReadFile(filepath.Join(c.Dir, "data", "postmaster.pid"))
+	if err != nil {
+		return 0, err
+	}
+	first, _, _ := strings.Cut(string(raw), "\n")
+	return strconv.Atoi(strings.TrimSpace(first))
 }
 
 // binDir finds the server's binaries, the highest version first, with 15

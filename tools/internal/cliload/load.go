@@ -1,4 +1,11 @@
-package main
+// Package cliload puts the command lines under load for the tools: N
+// workers, each running one CLI process after another (a mix of every
+// subcommand) for a fixed time against one shared state file or ledger. A
+// Report holds calls per second, latency percentiles, the answers by class
+// and the CPU time the client processes took, and what the executable
+// models (model/sweep, model/ledger) found lost. tools/loadrun and
+// tools/ledgerengines run it.
+package cliload
 
 import (
 	"errors"
@@ -15,8 +22,14 @@ import (
 type Config struct {
 	Bin      string        // the engine's binary
 	Dir      string        // an empty directory for the state
+	DB       string        // the ledger's --db ("": a file in Dir)
+	Env      []string      // added to the processes' environment
 	Procs    int           // workers, each running one process at a time
 	Duration time.Duration // how long workers start new calls
+	// AfterLoad, when set, is called once the workers have stopped and
+	// before the final checks run their own calls (a caller measuring
+	// the load alone reads its meters there).
+	AfterLoad func()
 }
 
 // Report is what a run measured and found.
@@ -25,9 +38,15 @@ type Report struct {
 	Procs     int
 	Elapsed   time.Duration
 	Latencies []time.Duration
+	ClientCPU time.Duration  // user + system time of every CLI process
 	Answers   map[string]int // answer class -> count
 	Forbidden []string       // answer classes that must never occur, seen
 	Lost      []string       // what the model expected and the state lacks
+}
+
+// CallsPerSecond is the calls finished per second of the run.
+func (r Report) CallsPerSecond() float64 {
+	return float64(len(r.Latencies)) / r.Elapsed.Seconds()
 }
 
 // OK reports whether nothing forbidden happened and nothing was lost.
@@ -68,6 +87,7 @@ type call struct {
 	stdout  string
 	status  int
 	latency time.Duration
+	cpu     time.Duration
 }
 
 // run executes bin with args and env, timing it.
@@ -77,6 +97,9 @@ func run(bin string, env []string, args ...string) (call, error) {
 	start := time.Now()
 	out, err := cmd.Output()
 	c := call{stdout: string(out), latency: time.Since(start)}
+	if cmd.ProcessState != nil {
+		c.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
 		c.status = exit.ExitCode()
@@ -91,6 +114,7 @@ func run(bin string, env []string, args ...string) (call, error) {
 type tally struct {
 	mu        sync.Mutex
 	latencies []time.Duration
+	cpu       time.Duration
 	answers   map[string]int
 }
 
@@ -98,6 +122,7 @@ func (t *tally) add(c call, class string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.latencies = append(t.latencies, c.latency)
+	t.cpu += c.cpu
 	if t.answers == nil {
 		t.answers = map[string]int{}
 	}
@@ -119,6 +144,10 @@ func runWorkers(cfg Config, work func(w int, deadline time.Time) error) (time.Du
 		}()
 	}
 	wg.Wait()
+	elapsed := time.Since(start)
+	if cfg.AfterLoad != nil {
+		cfg.AfterLoad()
+	}
 	close(errs)
-	return time.Since(start), <-errs
+	return elapsed, <-errs
 }

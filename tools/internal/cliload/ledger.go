@@ -1,4 +1,4 @@
-package main
+package cliload
 
 import (
 	"encoding/json"
@@ -23,8 +23,11 @@ type ledgerStep struct {
 // model replays every OK'd task call (workers own disjoint tasks, so their
 // calls commute) and each task's final get must equal the model's task.
 func RunLedger(cfg Config) (Report, error) {
-	db := filepath.Join(cfg.Dir, "ledger.sqlite")
-	env := os.Environ()
+	db := cfg.DB
+	if db == "" {
+		db = filepath.Join(cfg.Dir, "ledger.sqlite")
+	}
+	env := append(os.Environ(), cfg.Env...)
 	ledgerCLI := func(args ...string) (call, error) {
 		return run(cfg.Bin, env, append([]string{"--db", db}, args...)...)
 	}
@@ -94,7 +97,7 @@ func RunLedger(cfg Config) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	rep := Report{Engine: "task-state-guard", Procs: cfg.Procs, Elapsed: elapsed, Latencies: t.latencies, Answers: t.answers}
+	rep := Report{Engine: "task-state-guard", Procs: cfg.Procs, Elapsed: elapsed, Latencies: t.latencies, ClientCPU: t.cpu, Answers: t.answers}
 	for class := range t.answers {
 		if len(class) < 3 || class[len(class)-3:] != " ok" {
 			rep.Forbidden = append(rep.Forbidden, class)

@@ -1,4 +1,4 @@
-package main
+package cliload
 
 import (
 	"fmt"
@@ -24,7 +24,7 @@ const sweepNow = "2026-07-02T12:00:00Z"
 // same time, so their calls commute) and must give the final file exactly.
 func RunSweep(cfg Config) (Report, error) {
 	state := filepath.Join(cfg.Dir, "state.yml")
-	env := os.Environ()
+	env := append(os.Environ(), cfg.Env...)
 	sweepCLI := func(args ...string) (call, error) {
 		return run(cfg.Bin, env, append([]string{args[0], "--state", state}, args[1:]...)...)
 	}
@@ -86,7 +86,7 @@ func RunSweep(cfg Config) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	rep := Report{Engine: "sweep-state", Procs: cfg.Procs, Elapsed: elapsed, Latencies: t.latencies, Answers: t.answers}
+	rep := Report{Engine: "sweep-state", Procs: cfg.Procs, Elapsed: elapsed, Latencies: t.latencies, ClientCPU: t.cpu, Answers: t.answers}
 	for class := range t.answers {
 		if !strings.HasSuffix(class, " OK") {
 			rep.Forbidden = append(rep.Forbidden, class)
