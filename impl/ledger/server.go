@@ -46,8 +46,8 @@ func OpenOnServer(opts Options, connect func(serverstore.Settings) (serverstore.
 		// For a backup's file, which the storage rules of a file hold.
 		allowExternalACL: opts.AllowExternalACL,
 		schema:           schemaStatus{exact: true, version: 2},
-		// The server enforces the foreign keys; the schema's owner and
-		// grants are the doctor's quick_check's to judge.
+		// The server enforces the foreign keys; the store refused a
+		// schema another role owns or is granted at open.
 		info: StorageInfo{BusyTimeoutMS: busyMS, ForeignKeys: true, PermissionModel: "schema_owner", Engine: EnginePostgreSQL},
 	}
 	if l.newID == nil {
@@ -76,6 +76,12 @@ func serverError(op string, err error) error {
 		return invalidInput("database does not exist")
 	case errors.Is(err, serverstore.ErrInvalidURL):
 		return invalidInput("database URL or connection settings are not valid")
+	case errors.Is(err, serverstore.ErrForeignOwner):
+		// The counterpart of a directory another user owns.
+		return invalidInput("database schema is not owned by the connecting role")
+	case errors.Is(err, serverstore.ErrGranted):
+		// The counterpart of a file others may read or write.
+		return invalidInput("database schema is granted to another role or PUBLIC")
 	}
 	return internal(op, err)
 }

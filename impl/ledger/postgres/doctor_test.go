@@ -128,6 +128,7 @@ func TestDoctorSeesPlantedDamage(t *testing.T) {
 		{"a parent cycle", `UPDATE %s.tasks SET parent_id = (SELECT id FROM %[1]s.tasks WHERE parent_id IS NOT NULL) WHERE parent_id IS NULL`,
 			func(r ledger.DoctorReport) int { return r.ParentCycleCount }},
 		{"a grant to PUBLIC", `GRANT SELECT ON %s.tasks TO PUBLIC`, quickCheckFailed},
+		{"a column's grant to PUBLIC", `GRANT UPDATE (status) ON %s.tasks TO PUBLIC`, quickCheckFailed},
 		{"a column added", `ALTER TABLE %s.tasks ADD COLUMN note text`, quickCheckFailed},
 		{"the foreign keys' triggers off", `ALTER TABLE %s.task_events DISABLE TRIGGER ALL`, quickCheckFailed},
 		{"an invalid index", `UPDATE pg_index SET indisvalid = false WHERE indexrelid = '%s.tasks_parent_idx'::regclass`, quickCheckFailed},

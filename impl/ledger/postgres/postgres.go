@@ -820,29 +820,26 @@ func (r *readTx) EveryEvent(each func(serverstore.Event) error) error {
 // such check of its pages without an extension. It checks what can make
 // the stored rows escape the schema's rules or other roles' reach: the
 // schema is exactly the ledger's (catalog fingerprint and metadata, as at
-// open), the schema and its relations are owned by the connecting role
-// and granted to no other role or PUBLIC, every trigger is the server's
-// own and enabled (a disabled one turns a foreign key off), and every
-// index is valid, ready and live (a failed CREATE INDEX CONCURRENTLY
-// leaves an invalid one behind).
+// open), no other role owns or is granted anything of it (checkAccess, as
+// at open: a long-lived ledger sees a grant made since it opened here),
+// every trigger is the server's own and enabled (a disabled one turns a
+// foreign key off), and every index is valid, ready and live (a failed
+// CREATE INDEX CONCURRENTLY leaves an invalid one behind).
 func (r *readTx) StorageCheck() (bool, error) {
-	if err := checkSchema(r.ctx, r.tx, r.e.schema); err != nil {
-		if errors.Is(err, serverstore.ErrSchemaMismatch) {
-			return false, nil
+	for _, check := range []func(context.Context, pgx.Tx, string) error{checkSchema, checkAccess} {
+		if err := check(r.ctx, r.tx, r.e.schema); err != nil {
+			if errors.Is(err, serverstore.ErrSchemaMismatch) || errors.Is(err, serverstore.ErrForeignOwner) || errors.Is(err, serverstore.ErrGranted) {
+				return false, nil
+			}
+			return false, err
 		}
-		return false, err
 	}
 	var problems int
 	err := r.tx.QueryRow(r.ctx, `SELECT
-		(SELECT count(*) FROM pg_namespace n WHERE n.nspname = $1 AND (n.nspowner <> r.oid
-			OR EXISTS (SELECT 1 FROM aclexplode(n.nspacl) a WHERE a.grantee <> n.nspowner)))
-		+ (SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND (c.relowner <> r.oid
-			OR EXISTS (SELECT 1 FROM aclexplode(c.relacl) a WHERE a.grantee <> c.relowner)))
-		+ (SELECT count(*) FROM pg_trigger g JOIN pg_class c ON c.oid = g.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+		(SELECT count(*) FROM pg_trigger g JOIN pg_class c ON c.oid = g.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
 			WHERE n.nspname = $1 AND (NOT g.tgisinternal OR g.tgenabled <> 'O'))
 		+ (SELECT count(*) FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace
-			WHERE n.nspname = $1 AND NOT (i.indisvalid AND i.indisready AND i.indislive))
-		FROM pg_roles r WHERE r.rolname = current_user`, r.e.schema).Scan(&problems)
+			WHERE n.nspname = $1 AND NOT (i.indisvalid AND i.indisready AND i.indislive))`, r.e.schema).Scan(&problems)
 	if err != nil {
 		return false, fault(r.ctx, "read", err)
 	}

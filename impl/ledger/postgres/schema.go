@@ -79,8 +79,43 @@ func (e *store) ensureSchema(ctx context.Context) error {
 				return fault(ctx, "make schema", err)
 			}
 		}
+		if err := checkAccess(ctx, tx, e.schema); err != nil {
+			return err
+		}
 		return checkSchema(ctx, tx, e.schema)
 	})
+}
+
+// checkAccess is the storage boundary's counterpart on a server (the
+// SQLite engine's private directory and file): the schema and every
+// relation in it are owned by the connecting role, and nothing of it (the
+// schema, a relation, a column) is granted to another role or to PUBLIC.
+// Another owner could change the tables under the rules (drop a check,
+// disable a trigger); a grant lets another role write rows past the rules
+// or read the ids. Membership in the connecting role is not looked at:
+// a role that may act as it is it, as a process of the file's owner is.
+func checkAccess(ctx context.Context, tx pgx.Tx, schema string) error {
+	var foreignOwner, granted bool
+	err := tx.QueryRow(ctx, `
+		WITH me AS (SELECT (SELECT oid FROM pg_roles WHERE rolname = current_user) AS oid),
+		ns AS (SELECT oid, nspowner, nspacl FROM pg_namespace WHERE nspname = $1),
+		rel AS (SELECT c.oid, c.relowner, c.relacl FROM pg_class c JOIN ns ON c.relnamespace = ns.oid)
+		SELECT
+			EXISTS (SELECT 1 FROM ns, me WHERE ns.nspowner IS DISTINCT FROM me.oid)
+				OR EXISTS (SELECT 1 FROM rel, me WHERE rel.relowner IS DISTINCT FROM me.oid),
+			EXISTS (SELECT 1 FROM ns, aclexplode(ns.nspacl) a WHERE a.grantee <> ns.nspowner)
+				OR EXISTS (SELECT 1 FROM rel, aclexplode(rel.relacl) a WHERE a.grantee <> rel.relowner)
+				OR EXISTS (SELECT 1 FROM rel JOIN pg_attribute t ON t.attrelid = rel.oid, aclexplode(t.attacl) a
+					WHERE a.grantee <> rel.relowner)`, schema).Scan(&foreignOwner, &granted)
+	switch {
+	case err != nil:
+		return fault(ctx, "read schema", err)
+	case foreignOwner:
+		return serverstore.ErrForeignOwner
+	case granted:
+		return serverstore.ErrGranted
+	}
+	return nil
 }
 
 func makeSchema(ctx context.Context, tx pgx.Tx, schema string) error {

@@ -185,6 +185,12 @@ var (
 	ErrNoLedger = errors.New("serverstore: database holds no ledger")
 	// ErrInvalidURL: the connection text could not be read.
 	ErrInvalidURL = errors.New("serverstore: connection text is not valid")
+	// ErrForeignOwner: the ledger's schema, or a relation in it, belongs
+	// to another role than the connecting one.
+	ErrForeignOwner = errors.New("serverstore: schema is owned by another role")
+	// ErrGranted: something in the ledger's schema, or the schema, is
+	// granted to another role or to PUBLIC.
+	ErrGranted = errors.New("serverstore: schema is granted to another role")
 )
 
 // Fault is any other failure of the server or the connection. Code is the
