@@ -60,6 +60,13 @@ type Options struct {
 	// NewID returns the id of a task created without one, as in
 	// ledger.Options.
 	NewID func() (string, error)
+	// AllowExternalACL is the Windows acknowledgement for the files a
+	// server ledger opens beside the server: Backup's target and
+	// Restore's backup, as ledger.Options.AllowExternalACL (it certifies
+	// nothing; elsewhere it changes nothing). It accepts no grant on the
+	// server: the schema's owner and grants are read and checked there
+	// (spec 20.6).
+	AllowExternalACL bool
 	// FixedClock, when set, is read instead of the server's clock. It is
 	// for tests and the command line's test clock: ledgers opened with it
 	// no longer share the server's one clock. No host's clock is ever
@@ -84,8 +91,14 @@ func Open(ctx context.Context, url string, opts Options) (*ledger.Ledger, error)
 	if opts.Schema != "" && (len(opts.Schema) > maxIdentifierBytes || strings.IndexByte(opts.Schema, 0) >= 0) {
 		return nil, invalidInput("schema name must be 1 to 63 bytes without NUL")
 	}
-	lopts := ledger.Options{ReadOnly: opts.ReadOnly, MustExist: opts.MustExist, BusyTimeout: opts.BusyTimeout, NewID: opts.NewID}
-	return open(ctx, url, lopts, settings{schema: opts.Schema, testClock: opts.FixedClock})
+	return open(ctx, url, ledgerOptions(opts), settings{schema: opts.Schema, testClock: opts.FixedClock})
+}
+
+// ledgerOptions are the ledger's options of a server ledger opened with
+// opts.
+func ledgerOptions(opts Options) ledger.Options {
+	return ledger.Options{ReadOnly: opts.ReadOnly, MustExist: opts.MustExist, BusyTimeout: opts.BusyTimeout, NewID: opts.NewID,
+		AllowExternalACL: opts.AllowExternalACL}
 }
 
 func invalidInput(reason string) error { return ledgererr.InvalidInput(reason) }

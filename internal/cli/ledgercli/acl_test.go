@@ -67,3 +67,27 @@ func TestExternalACLAcknowledgement(t *testing.T) {
 		t.Errorf("the misused init left %s: %v", late, err)
 	}
 }
+
+// TestExternalACLAcknowledgementReachesTheServerEngine: with a server's
+// --db the flag is handed to the PostgreSQL engine as with a file, where
+// Windows needs it for the file backup writes; without it, it is not.
+// Broken on purpose by leaving it out of serverOptions: the first case
+// fails.
+func TestExternalACLAcknowledgementReachesTheServerEngine(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"--allow-external-acl", "--db", "postgres:///jobs", "backup", "--to", "copy.sqlite"}, true},
+		{[]string{"--db", "postgres:///jobs", "backup", "--to", "copy.sqlite"}, false},
+		{[]string{"--db", "postgresql:///jobs", "--allow-external-acl", "doctor"}, true},
+	} {
+		inv, _, err := parseCommandLine(tc.args)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.args, err)
+		}
+		if got := serverOptions(inv, ledgerOptions(inv, nil)).AllowExternalACL; got != tc.want {
+			t.Errorf("%q: the server engine's AllowExternalACL is %v, want %v", tc.args, got, tc.want)
+		}
+	}
+}

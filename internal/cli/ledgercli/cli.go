@@ -187,12 +187,7 @@ func classify(err error) (string, int) {
 // execute opens the ledger the way the command needs, runs it and returns
 // the JSON value to print with its exit status.
 func execute(inv *invocation, clock ledger.Clock) (result any, status int, err error) {
-	opts := ledger.Options{
-		ReadOnly:         inv.readOnly(),
-		MustExist:        inv.mustExist(),
-		AllowExternalACL: inv.allowExternalACL,
-		Clock:            clock,
-	}
+	opts := ledgerOptions(inv, clock)
 	if isServerURL(inv.db) {
 		if inv.command == "restore" {
 			return nil, 0, errRestoreOnServer
@@ -220,16 +215,35 @@ func execute(inv *invocation, clock ledger.Clock) (result any, status int, err e
 	return executeOn(inv, func() (*ledger.Ledger, error) { return ledger.Open(inv.db, opts) })
 }
 
+// ledgerOptions are the options the command opens its ledger with.
+func ledgerOptions(inv *invocation, clock ledger.Clock) ledger.Options {
+	return ledger.Options{
+		ReadOnly:         inv.readOnly(),
+		MustExist:        inv.mustExist(),
+		AllowExternalACL: inv.allowExternalACL,
+		Clock:            clock,
+	}
+}
+
+// serverOptions are the PostgreSQL engine's options for the options a
+// file ledger would get. The external-ACL acknowledgement goes along: it
+// is what Windows needs for the file a backup writes, and it accepts no
+// grant on the server (spec 20.6).
+func serverOptions(inv *invocation, opts ledger.Options) postgres.Options {
+	return postgres.Options{
+		ReadOnly:         opts.ReadOnly,
+		MustExist:        opts.MustExist || inv.needsExistingTask(),
+		AllowExternalACL: opts.AllowExternalACL,
+		FixedClock:       opts.Clock,
+	}
+}
+
 // openServer opens the PostgreSQL engine's ledger with the options a file
 // ledger would get. A database without the ledger's schema is a missing
 // ledger: the commands that address a stored task answer TaskNotFound
 // for it, as for a missing file, and nothing is made (L1).
 func openServer(inv *invocation, opts ledger.Options) (*ledger.Ledger, error) {
-	l, err := postgres.Open(context.Background(), inv.db, postgres.Options{
-		ReadOnly:   opts.ReadOnly,
-		MustExist:  opts.MustExist || inv.needsExistingTask(),
-		FixedClock: opts.Clock,
-	})
+	l, err := postgres.Open(context.Background(), inv.db, serverOptions(inv, opts))
 	if err != nil && inv.needsExistingTask() && errors.Is(err, ledger.ErrInvalidInput) && ledger.Reason(err) == "database does not exist" {
 		return nil, errNoLedger
 	}
