@@ -116,8 +116,10 @@ const copyPageRows = 4096
 // connect opens (OpenOnServer's settings; an engine package calls it),
 // which must hold no task and no event (else StateConflict "database
 // ledger is not empty"). The backup is opened read-only; in one read
-// transaction of it the doctor must call it healthy (else StateConflict
-// "backup is not a healthy ledger", as Restore answers), and its rows are
+// transaction of it SQLite's quick_check must pass (else StateConflict
+// "database file is not a valid ledger") and the doctor must call it
+// healthy (else StateConflict "backup is not a healthy ledger"), as
+// Restore answers, before the server is connected to; then its rows are
 // loaded in one write transaction of the server that first keeps every
 // other writer out: every task and every event, events keeping their
 // sequences. A failure loads nothing. The report counts what the server
@@ -126,11 +128,9 @@ func RestoreOnServer(ctx context.Context, from string, opts Options, connect fun
 	if opts.ReadOnly {
 		return BackupReport{}, errReadOnly
 	}
-	dst, err := OpenOnServer(opts, connect)
-	if err != nil {
-		return BackupReport{}, err
-	}
-	defer dst.Close()
+	// The backup first: one that is missing, damaged or unhealthy is
+	// refused before the server is touched, so a refused restore makes no
+	// schema in a database that had none.
 	src, err := Open(from, Options{ReadOnly: true, AllowExternalACL: opts.AllowExternalACL, BusyTimeout: opts.BusyTimeout})
 	if err != nil {
 		return BackupReport{}, err
@@ -138,6 +138,16 @@ func RestoreOnServer(ctx context.Context, from string, opts Options, connect fun
 	defer src.Close()
 	var rep BackupReport
 	err = src.lockedReadTx(ctx, "restore", true, func(t *txn) error {
+		// Checked as Restore checks its copy: pages that do not hold
+		// are the damaged file's refusal, rows that break the rules
+		// the unhealthy backup's.
+		ok, err := runQuickCheck(t, src.schema.okV2())
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return storageguard.ErrNotLedgerFile
+		}
 		doc := runDoctor(t)
 		if err := t.ctx.Err(); err != nil {
 			return err
@@ -145,6 +155,11 @@ func RestoreOnServer(ctx context.Context, from string, opts Options, connect fun
 		if !doc.Healthy {
 			return errBackupUnhealthy
 		}
+		dst, err := OpenOnServer(opts, connect)
+		if err != nil {
+			return err
+		}
+		defer dst.Close()
 		return dst.serverWrite(ctx, func(w serverstore.WriteTx) error {
 			if err := w.LockTasks(); err != nil {
 				return err

@@ -69,9 +69,10 @@ func TestScriptsAreIndexed(t *testing.T) {
 // engines addresses its ledger as $LEDGER (here a file in $WORK), and
 // [postgres] is false.
 func TestScripts(t *testing.T) {
-	testscript.Run(t, scriptParams("testdata", nil, false, func(env *testscript.Env) error {
-		env.Setenv("LEDGER", filepath.Join(env.WorkDir, "tasks.sqlite"))
-		return nil
+	testscript.Run(t, scriptParams("testdata", nil, ledgers{
+		fresh: func(env *testscript.Env, name string) (string, error) {
+			return filepath.Join(env.WorkDir, name+".sqlite"), nil
+		},
 	}))
 }
 
@@ -83,20 +84,35 @@ func TestScripts(t *testing.T) {
 func TestScriptsOnPostgreSQL(t *testing.T) {
 	files := bothEngineScripts(t)
 	cluster := pgtest.SharedCluster(t)
-	testscript.Run(t, scriptParams("", files, true, func(env *testscript.Env) error {
-		url, drop, err := cluster.NewDatabase()
-		if err != nil {
-			return err
-		}
-		env.Defer(func() {
-			if err := drop(); err != nil {
-				env.T().Fatal(err)
+	testscript.Run(t, scriptParams("", files, ledgers{
+		postgres: true,
+		fresh: func(env *testscript.Env, _ string) (string, error) {
+			url, drop, err := cluster.NewDatabase()
+			if err != nil {
+				return "", err
 			}
-		})
-		env.Setenv("LEDGER", url)
-		return nil
+			env.Defer(func() {
+				if err := drop(); err != nil {
+					env.T().Fatal(err)
+				}
+			})
+			return url, nil
+		},
 	}))
 }
+
+// ledgers says where one engine's run keeps the scripts' ledgers.
+type ledgers struct {
+	postgres bool // [postgres]
+	// fresh returns the address of a new ledger that does not exist
+	// yet (a file named after name in $WORK, or a new database), for the
+	// script whose environment is env.
+	fresh func(env *testscript.Env, name string) (string, error)
+}
+
+// freshLedgerKey keeps, in a script's values, its run's ledgers.fresh
+// bound to the script, for fresh-ledger.
+type freshLedgerKey struct{}
 
 // bothEngineScripts are the scripts that run on both engines.
 func bothEngineScripts(t *testing.T) []string {
@@ -122,8 +138,8 @@ func bothEngineScripts(t *testing.T) []string {
 }
 
 // scriptParams are the parameters of a run over dir (or files) on one
-// engine; ledger sets $LEDGER for each script.
-func scriptParams(dir string, files []string, onPostgres bool, ledger func(*testscript.Env) error) testscript.Params {
+// engine; engine sets $LEDGER for each script and makes fresh-ledger's.
+func scriptParams(dir string, files []string, engine ledgers) testscript.Params {
 	return testscript.Params{
 		Dir:                 dir,
 		Files:               files,
@@ -132,7 +148,7 @@ func scriptParams(dir string, files []string, onPostgres bool, ledger func(*test
 		UpdateScripts:       *update,
 		Condition: func(cond string) (bool, error) {
 			if cond == "postgres" {
-				return onPostgres, nil
+				return engine.postgres, nil
 			}
 			if holds, ok := platformtest.ScriptCondition(cond); ok {
 				return holds, nil
@@ -140,9 +156,12 @@ func scriptParams(dir string, files []string, onPostgres bool, ledger func(*test
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Setup: func(env *testscript.Env) error {
-			if err := ledger(env); err != nil {
+			ledger, err := engine.fresh(env, "tasks")
+			if err != nil {
 				return err
 			}
+			env.Setenv("LEDGER", ledger)
+			env.Values[freshLedgerKey{}] = func(name string) (string, error) { return engine.fresh(env, name) }
 			env.Setenv(ledgercli.TestClockEnv, "1")
 			env.Setenv(ledgercli.TestNowEnv, scriptNow)
 			// What init reports here (external_acl on Windows), for cmpenv.
@@ -153,17 +172,38 @@ func scriptParams(dir string, files []string, onPostgres bool, ledger func(*test
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"sqlite-exec": sqliteExec,
-			"pg-exec":     pgExec,
-			"exits":       exits,
-			"hardlink":    hardlink,
-			"break-page":  breakPage,
-			"filemode":    filemode,
-			"dir-holds":   dirHolds,
-			"hold-open":   holdOpen,
-			"let-go":      letGo,
+			"sqlite-exec":  sqliteExec,
+			"pg-exec":      pgExec,
+			"exits":        exits,
+			"fresh-ledger": freshLedger,
+			"hardlink":     hardlink,
+			"break-page":   breakPage,
+			"filemode":     filemode,
+			"dir-holds":    dirHolds,
+			"hold-open":    holdOpen,
+			"let-go":       letGo,
 		},
 	}
+}
+
+// freshLedger implements `fresh-ledger VAR`: VAR is set to the address of
+// a second ledger on the script's engine, which does not exist yet (on
+// SQLite a file in $WORK named after VAR in lower case, on PostgreSQL a
+// new database of the cluster, dropped when the script ends), so that a
+// script running on both engines can move a ledger into a new one.
+func freshLedger(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 || args[0] == "" {
+		ts.Fatalf("usage: fresh-ledger VAR")
+	}
+	fresh, ok := ts.Value(freshLedgerKey{}).(func(string) (string, error))
+	if !ok {
+		ts.Fatalf("fresh-ledger: no engine")
+	}
+	ledger, err := fresh(strings.ToLower(args[0]))
+	if err != nil {
+		ts.Fatalf("fresh-ledger: %v", err)
+	}
+	ts.Setenv(args[0], ledger)
 }
 
 // sqliteExec implements `sqlite-exec DB STATEMENT...`: it damages a ledger

@@ -188,19 +188,24 @@ func classify(err error) (string, int) {
 // the JSON value to print with its exit status.
 func execute(inv *invocation, clock ledger.Clock) (result any, status int, err error) {
 	opts := ledgerOptions(inv, clock)
-	if isServerURL(inv.db) {
-		if inv.command == "restore" {
-			return nil, 0, errRestoreOnServer
-		}
-		return executeOn(inv, func() (*ledger.Ledger, error) { return openServer(inv, opts) })
-	}
 	if inv.command == "restore" {
-		// Restore opens the ledger itself, for itself alone.
-		rep, err := ledger.Restore(inv.db, inv.restoreFrom, ledger.Options{AllowExternalACL: inv.allowExternalACL})
+		// Restore opens the ledger itself, for itself alone: a file is
+		// replaced (the old one set aside), a server's ledger must be
+		// empty, since a server keeps no set-aside copy.
+		var rep ledger.BackupReport
+		var err error
+		if isServerURL(inv.db) {
+			rep, err = postgres.Restore(context.Background(), inv.db, inv.restoreFrom, serverOptions(inv, opts))
+		} else {
+			rep, err = ledger.Restore(inv.db, inv.restoreFrom, ledger.Options{AllowExternalACL: inv.allowExternalACL})
+		}
 		if err != nil {
 			return nil, 0, err
 		}
 		return object{"ok": true, "restore": rep}, exitOK, nil
+	}
+	if isServerURL(inv.db) {
+		return executeOn(inv, func() (*ledger.Ledger, error) { return openServer(inv, opts) })
 	}
 	if inv.needsExistingTask() {
 		// No ledger holds no task: answer so without creating one (L1).

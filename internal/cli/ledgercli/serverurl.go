@@ -26,10 +26,6 @@ func isServerURL(db string) bool {
 // service file or PGPASSWORD carry it instead.
 var errURLPassword = explained(ledger.ErrInvalidInput, "database URL holds a password")
 
-// errRestoreOnServer: restore writes a file ledger beside the old one, and
-// a ledger on a server has no such place.
-var errRestoreOnServer = explained(ledger.ErrInvalidInput, "restore into a database server is not offered")
-
 // urlHoldsPassword reports whether a postgres:// URL carries a secret the
 // way libpq reads one: a userinfo with a password field (text before the
 // first '@' that precedes any '/', holding a ':'), or a password or
