@@ -148,6 +148,44 @@ func (b *blocks) detach() {
 	}
 }
 
+// usualLine is a line readUsualLine read: its indent (in spaces), its
+// key, whether the key is quoted, the entry (the line from its key to its
+// end, without the "\n"), the text after the key's colon, and whether that
+// is " " and a string of raw printable ASCII (raw).
+type usualLine struct {
+	indent       int
+	key          string
+	quoted, raw  bool
+	entry, after string
+}
+
+// readUsualLine reads the line at offset p of t (which ends in "\n") when
+// its key is in usualKey's forms, in one pass: a raw string's scan finds
+// the line's end. next is the offset of the line after it. ok is false
+// for any other line, which goes to the scanner's line reader.
+func readUsualLine(t string, p int) (l usualLine, next int, ok bool) {
+	n := p
+	for t[n] == ' ' {
+		n++
+	}
+	key, k, quoted, ok := usualKey(t, n)
+	if !ok {
+		return usualLine{}, 0, false
+	}
+	end, raw := k+1, false // end: the line's "\n"
+	if t[end] != '\n' {
+		if t[k+1] == ' ' && t[k+2] == '"' {
+			if j := pyjson.SkipRawASCII(t, k+3); t[j] == '"' && t[j+1] == '\n' {
+				end, raw = j+1, true
+			}
+		}
+		if !raw {
+			end = k + 1 + strings.IndexByte(t[k+1:], '\n')
+		}
+	}
+	return usualLine{indent: n - p, key: key, quoted: quoted, raw: raw, entry: t[n:end], after: t[k+1 : end]}, end + 1, true
+}
+
 // usualKey reads the key that starts at t[n] in the forms both scanners
 // take in one pass (next): a bare word, or a quoted string of raw
 // printable ASCII, followed at once by the colon, which is at t[colon].

@@ -543,34 +543,19 @@ func (c *canonicalScan) endEntry(end int) {
 // scan finds the line's end. Any other line goes to line, which reads it
 // by the same rules, so the answer is the same either way.
 func (c *canonicalScan) next(p int) (int, bool) {
-	t := c.text
-	n := p
-	for t[n] == ' ' {
-		n++
-	}
-	key, k, quoted, ok := usualKey(t, n)
+	l, next, ok := readUsualLine(c.text, p)
 	switch {
 	case !ok:
 		return c.slow(p) // line: a blank line or a comment at any indent, or declined
-	case (n-p)%2 != 0:
+	case l.indent%2 != 0:
 		return 0, false
-	case quoted && IsBareKey(key):
+	case l.quoted && IsBareKey(l.key):
 		return 0, false // a key Emit writes bare
-	case !quoted && isYAML11Word(key):
+	case !l.quoted && isYAML11Word(l.key):
 		return c.slow(p) // the reference writer's form of a key Emit quotes
 	}
-	pos := c.base + p
-	if t[k+1] == '\n' {
-		return k + 2, c.entry(pos, k+1-p, (n-p)/2, key, "", false, false)
-	}
-	if t[k+1] == ' ' && t[k+2] == '"' {
-		// A string of raw printable ASCII: canonical as it is.
-		if j := pyjson.SkipRawASCII(t, k+3); t[j] == '"' && t[j+1] == '\n' {
-			return j + 2, c.entry(pos, j+1-p, (n-p)/2, key, t[k+1:j+1], true, false)
-		}
-	}
-	nl := k + 1 + strings.IndexByte(t[k+1:], '\n')
-	return nl + 1, c.entry(pos, nl-p, (n-p)/2, key, t[k+1:nl], false, false)
+	// A raw string is canonical as it is.
+	return next, c.entry(c.base+p, next-1-p, l.indent/2, l.key, l.after, l.raw, false)
 }
 
 // run checks, from window offset p, the run of usual lines that follow

@@ -126,28 +126,15 @@ type transcoder struct {
 // pass: the string's scan finds the line's end. Any other line goes to
 // line, which reads it by the same rules.
 func (t *transcoder) next(w string, p int) (int, bool) {
-	n := p
-	for w[n] == ' ' {
-		n++
-	}
-	key, k, _, ok := usualKey(w, n)
-	if !ok {
+	l, next, ok := readUsualLine(w, p)
+	switch {
+	case !ok:
 		return t.slow(w, p)
-	}
-	if (n-p)%2 != 0 {
+	case l.indent%2 != 0:
 		return 0, false
 	}
-	if w[k+1] == '\n' {
-		return k + 2, t.entry((n-p)/2, w[n:k+1], key, "", false)
-	}
-	if w[k+1] == ' ' && w[k+2] == '"' {
-		// A string of raw printable ASCII: the same text in both forms.
-		if j := pyjson.SkipRawASCII(w, k+3); w[j] == '"' && w[j+1] == '\n' {
-			return j + 2, t.entry((n-p)/2, w[n:j+1], key, w[k+1:j+1], true)
-		}
-	}
-	nl := k + 1 + strings.IndexByte(w[k+1:], '\n')
-	return nl + 1, t.entry((n-p)/2, w[n:nl], key, w[k+1:nl], false)
+	// A raw string is the same text in both forms.
+	return next, t.entry(l.indent/2, l.entry, l.key, l.after, l.raw)
 }
 
 // run transcodes, from offset p of the window w, the run of usual lines
