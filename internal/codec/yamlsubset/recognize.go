@@ -126,12 +126,19 @@ func (b *blocks) enter(depth int) (closed int, ok bool) {
 func (b *blocks) take(depth int, key string) (blk *openBlock, had, ok bool) {
 	blk = &b.open[depth]
 	r := rank(blk.level, key)
-	if blk.any && (r < blk.lastRank || r == blk.lastRank && blk.lastKey >= key) {
+	if blk.any && !sortsAfter(key, r, blk.lastKey, blk.lastRank) {
 		return blk, true, false
 	}
 	had = blk.any
 	blk.lastRank, blk.lastKey, blk.any = r, key, true
 	return blk, had, true
+}
+
+// sortsAfter reports whether key, of rank r, may follow the key last of
+// rank lastRank in one block: the §15.1.6 order, strict, so no key
+// repeats. Every scanner checks a block's keys with it.
+func sortsAfter(key string, r int, last string, lastRank int) bool {
+	return lastRank < r || lastRank == r && last < key
 }
 
 // push opens the block of the entry key of blk, whose entries follow.
@@ -228,6 +235,32 @@ func load64(s string, i int) uint64 {
 // maxShape bounds the lines of a block that a run's shape (shapeKey,
 // scanShape) follows.
 const maxShape = 16
+
+// shapeKey is a key a run loop has read in a block, to be expected at the
+// same place in the block's next sibling (the entries of the engine's
+// items have the same keys in the same order, item after item): the key
+// and its colon as the low bytes of a word, with the mask that keeps them
+// (a key of at most 7 bytes), its length and its rank. A line whose first
+// bytes match it has that key, a bare key taken before, which passed the
+// checks there (the pattern, the load rules, the order against the key
+// before it, which had the key the shape holds before it too).
+type shapeKey struct {
+	word, mask uint64
+	n, rank    int
+}
+
+// foretells reports whether the key at offset q of w, which has eight
+// bytes from q on, is the shape's.
+func (s *shapeKey) foretells(w string, q int) bool {
+	return load64(w, q)&s.mask == s.word
+}
+
+// shapeOf is the shape of the bare key of n bytes (below 8) at offset q
+// of w, which has eight bytes from q on, and of rank r.
+func shapeOf(w string, q, n, r int) shapeKey {
+	m := uint64(1)<<(8*(n+1)) - 1 // the key and its colon
+	return shapeKey{word: load64(w, q) & m, mask: m, n: n, rank: r}
+}
 
 // lineReader reads a text of at most limit bytes through a buffer filled
 // by large reads, for the scanners that never hold the text whole: the

@@ -609,7 +609,7 @@ func (c *canonicalScan) run(p int) int {
 		var k, r int
 		predicted, keepLine := false, false
 		if q-p == ind && onShape && pos < shapeLen && q+8 <= len(t) {
-			if sk := &shape[pos]; load64(t, q)&sk.mask == sk.word {
+			if sk := &shape[pos]; sk.foretells(t, q) {
 				key, k, r, predicted = t[q:q+sk.n], q+sk.n, sk.rank, true
 				switch n := int(sk.lineLen); n {
 				case 0:
@@ -630,32 +630,11 @@ func (c *canonicalScan) run(p int) int {
 			}
 		}
 		if !predicted {
-			quoted := false
-			switch ch := t[q]; {
-			case bareStart[ch]:
-				k = q + 1
-				for bareRest[t[k]] {
-					k++
-				}
-				key = t[q:k]
-				if isYAML11Word(key) {
-					goto end
-				}
-			case ch == '"':
-				k = pyjson.SkipRawASCII(t, q+1)
-				if t[k] != '"' {
-					goto end
-				}
-				key = t[q+1 : k]
-				if IsBareKey(key) {
-					goto end
-				}
-				k++
-				quoted = true
-			default:
-				goto end
-			}
-			if t[k] != ':' || rules.rewrites(key) {
+			var quoted, usual bool
+			key, k, quoted, usual = usualKey(t, q)
+			// Emit quotes a YAML 1.1 word and writes any other bare key
+			// bare.
+			if !usual || quoted && IsBareKey(key) || !quoted && isYAML11Word(key) || rules.rewrites(key) {
 				goto end
 			}
 			if q-p != ind && (q-p != ind-2 || opening || t[k+1] != '\n') {
@@ -675,7 +654,7 @@ func (c *canonicalScan) run(p int) int {
 			if q-p != ind {
 				// The next sibling of the block, one level up.
 				r := rank(parent.level, key)
-				if parent.lastRank > r || parent.lastRank == r && parent.lastKey >= key {
+				if !sortsAfter(key, r, parent.lastKey, parent.lastRank) {
 					goto end
 				}
 				// parent.any holds: the block being closed is one of its entries.
@@ -695,7 +674,7 @@ func (c *canonicalScan) run(p int) int {
 				goto end
 			}
 			r = rank(lvl, key)
-			if any && (lastRank > r || lastRank == r && lastKey >= key) {
+			if any && !sortsAfter(key, r, lastKey, lastRank) {
 				goto end
 			}
 		}
@@ -756,9 +735,8 @@ func (c *canonicalScan) run(p int) int {
 			if len(key) >= 8 || q+8 > len(t) || pos >= maxShape {
 				onShape = false
 			} else {
-				m := uint64(1)<<(8*(len(key)+1)) - 1 // the key and its colon
 				sk := &shape[pos]
-				sk.word, sk.mask, sk.n, sk.rank, sk.lineLen = load64(t, q)&m, m, len(key), r, 0
+				sk.shapeKey, sk.lineLen = shapeOf(t, q, len(key), r), 0
 				shapeLen = pos + 1
 			}
 		}
@@ -774,21 +752,13 @@ end:
 	return p
 }
 
-// scanShape is a key run has read in a block two or more levels down, to
-// be expected at the same place in the block's next sibling (the entries
-// of the engine's items have the same keys in the same order): the key and
-// its colon as the low bytes of a word, with the mask that keeps them (a
-// key of at most 7 bytes), its length and its rank. A line whose first
-// bytes match it has that key, a bare key taken before, which passed the
-// checks there (the pattern, not a YAML 1.1 word, the order against the
-// key before it, which was the key the shape holds before it too). Every
-// block run reads is of levelItem, so the rank is the same in each. The
-// whole line it was read on is kept when it is short: the lines of an
-// item that are the same in every item (its source, often its status and
-// its labels) are then taken without reading their values.
+// scanShape is a shapeKey of a block two or more levels down (every block
+// the canonical scan's run reads is of levelItem, so the rank is the same
+// in each), with the whole line it was read on when it is short: the
+// lines of an item that are the same in every item (its source, often its
+// status and its labels) are then taken without reading their values.
 type scanShape struct {
-	word, mask uint64
-	n, rank    int
+	shapeKey
 	// The whole line, its indent and "\n" included, of the second sibling
 	// that had the key here, when it is short, which passed every check
 	// there, its value's too: a line the same to the byte is taken at

@@ -201,30 +201,13 @@ func (t *transcoder) run(w string, p int) int {
 		var k, r int
 		quoted, predicted := false, false
 		if q-p == ind && onShape && pos < shapeLen && q+8 <= len(w) {
-			if sk := &shape[pos]; load64(w, q)&sk.mask == sk.word {
+			if sk := &shape[pos]; sk.foretells(w, q) {
 				key, k, r, predicted = w[q:q+sk.n], q+sk.n, sk.rank, true
 			}
 		}
 		if !predicted {
-			switch c := w[q]; {
-			case bareStart[c]:
-				k = q + 1
-				for bareRest[w[k]] {
-					k++
-				}
-				key = w[q:k]
-			case c == '"':
-				k = pyjson.SkipRawASCII(w, q+1)
-				if w[k] != '"' {
-					return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening)
-				}
-				key = w[q+1 : k]
-				k++
-				quoted = true
-			default:
-				return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening)
-			}
-			if w[k] != ':' || rules.rewrites(key) {
+			var usual bool
+			if key, k, quoted, usual = usualKey(w, q); !usual || rules.rewrites(key) {
 				return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening)
 			}
 			if q-p != ind {
@@ -233,7 +216,7 @@ func (t *transcoder) run(w string, p int) int {
 					return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening)
 				}
 				r := rank(parent.level, key)
-				if parent.lastRank > r || parent.lastRank == r && parent.lastKey >= key {
+				if !sortsAfter(key, r, parent.lastKey, parent.lastRank) {
 					return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening)
 				}
 				// parent.any holds: the block being closed is one of its entries.
@@ -258,7 +241,7 @@ func (t *transcoder) run(w string, p int) int {
 			} else {
 				r = rank(lvl, key)
 			}
-			if any && (lastRank > r || lastRank == r && lastKey >= key) {
+			if any && !sortsAfter(key, r, lastKey, lastRank) {
 				return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening)
 			}
 		}
@@ -336,8 +319,7 @@ func (t *transcoder) run(w string, p int) int {
 			if quoted || len(key) >= 8 || q+8 > len(w) || pos >= maxShape {
 				onShape = false
 			} else {
-				m := uint64(1)<<(8*(len(key)+1)) - 1 // the key and its colon
-				shape[pos] = shapeKey{word: load64(w, q) & m, mask: m, n: len(key), rank: r}
+				shape[pos] = shapeOf(w, q, len(key), r)
 				shapeLen = pos + 1
 			}
 		}
@@ -373,7 +355,7 @@ func shapedLines(w string, p int, buf []byte, shape *[maxShape]shapeKey, shapeLe
 		}
 		q := p + ind
 		sk := &shape[pos]
-		if load64(w, q)&sk.mask != sk.word {
+		if !sk.foretells(w, q) {
 			break
 		}
 		k := q + sk.n // the colon
@@ -413,19 +395,6 @@ func shapedLines(w string, p int, buf []byte, shape *[maxShape]shapeKey, shapeLe
 		pos++
 	}
 	return p, out[:o], pos, lastQ
-}
-
-// shapeKey is a key run has read in a block below depth 1, to be
-// expected at the same place in the block's next sibling (the entries of
-// the engine's items come in the same order, item after item): the key
-// and its colon as the low bytes of a word, with the mask that keeps them
-// (a key of at most 7 bytes), its length and its rank. A line whose first
-// bytes match it has that key, a bare key taken before, which passed the
-// checks (the pattern, verified_merge_sha, the order against the key
-// before it, which had the key the shape holds before it too).
-type shapeKey struct {
-	word, mask uint64
-	n, rank    int
 }
 
 // endRun stores what run kept in its variables and returns p.
