@@ -8,7 +8,9 @@
 // agree; there is no counterpart of ledger.Options.Clock (Options.FixedClock
 // is for tests). Every operation is one READ COMMITTED
 // transaction that locks the rows it decides on, with lock_timeout and
-// statement_timeout set to the busy timeout (answered as ledger.ErrBusy).
+// statement_timeout set to the busy timeout (answered as ledger.ErrBusy);
+// work that can wait for nothing (after the table lock, reconcile's read)
+// has no statement timeout.
 // A driver failure is reduced to its SQLSTATE: the driver's text names
 // the host, the user and the database, and never leaves this package.
 //
@@ -311,7 +313,15 @@ func (r *readTx) Children(id string) ([]serverstore.Row, error) {
 
 // ReconcileRows streams the active tasks and the terminal ones whose
 // delivery is pending, each marked, through the state indexes.
+//
+// The rows pass to a reader that decides on each, which takes as long as
+// the ledger is large and the machine busy; a snapshot's read waits for no
+// writer (only a change of the schema could block it, and lock_timeout
+// bounds that), so its statements have no statement timeout.
 func (r *readTx) ReconcileRows(each func(active bool, row serverstore.Row) error) error {
+	if err := r.unboundWork(); err != nil {
+		return err
+	}
 	err := r.each(`SELECT `+taskColumns+` FROM tasks WHERE status IN ('queued','running')`, nil, func(row serverstore.Row) error {
 		return each(true, row)
 	})
@@ -445,9 +455,23 @@ func (r *readTx) Now() (float64, error) {
 // row locks of the per-task writes (they wait at their first statement,
 // before their clock is read) and not with readers. Taken first, in a
 // transaction that takes no row lock before it: no deadlock with them.
+//
+// Once it holds the lock no other writer can make the transaction wait,
+// so what follows is work, however long: the busy timeout bounded the
+// wait for the lock, and the statement timeout is lifted for the rest of
+// the transaction (lock_timeout stays).
 func (w *writeTx) LockTasks() error {
-	_, err := w.tx.Exec(w.ctx, `LOCK TABLE tasks IN EXCLUSIVE MODE`)
-	return fault(w.ctx, "write", err)
+	if _, err := w.tx.Exec(w.ctx, `LOCK TABLE tasks IN EXCLUSIVE MODE`); err != nil {
+		return fault(w.ctx, "write", err)
+	}
+	return w.unboundWork()
+}
+
+// unboundWork lifts the statement timeout for the rest of the
+// transaction, for work that waits for nothing.
+func (r *readTx) unboundWork() error {
+	_, err := r.tx.Exec(r.ctx, `SELECT set_config('statement_timeout', '0', true)`)
+	return fault(r.ctx, "read", err)
 }
 
 // InsertTask adds a row.
@@ -745,21 +769,14 @@ func (c *copySource) Values() ([]any, error) { return c.vals, nil }
 func (c *copySource) Err() error { return c.err }
 
 // copyIn runs one COPY of src into table; the reader's own error passes
-// unchanged.
+// unchanged. The restore holds the table lock (LockTasks) first, so the
+// load, however long, has no statement timeout.
 func (w *writeTx) copyIn(table string, columns []string, src *copySource) (int, error) {
-	// The busy timeout bounds waits; a load that takes long is no wait
-	// (its locks are held already), so its statement has no timeout.
-	if _, err := w.tx.Exec(w.ctx, `SELECT set_config('statement_timeout', '0', true)`); err != nil {
-		return 0, fault(w.ctx, "write", err)
-	}
 	n, err := w.tx.CopyFrom(w.ctx, pgx.Identifier{table}, columns, src)
 	if src.err != nil {
 		return 0, src.err
 	}
 	if err != nil {
-		return 0, fault(w.ctx, "write", err)
-	}
-	if _, err := w.tx.Exec(w.ctx, `SELECT set_config('statement_timeout', $1, true)`, strconv.Itoa(w.e.busyMS)); err != nil {
 		return 0, fault(w.ctx, "write", err)
 	}
 	return int(n), nil
