@@ -2,6 +2,7 @@ package sweepcore
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,11 +11,15 @@ import (
 )
 
 // TestReadTextAtTheCap: a file of this engine's text exactly MaxFileSize
-// bytes long is still answered from its text (ReadText's fast path), as
-// every smaller one is; one byte more is too large, whichever path.
-// Broken on purpose: the size test before the fast path made strict
+// bytes long is still answered from its text (ReadText's fast path), and
+// still streamed by the loads that stream (cursor-get's and validate's:
+// loadFor keeps none of the text), as every smaller one is; one byte more
+// is too large, whichever path.
+// Broken on purpose: the size test before ReadText's fast path made strict
 // (fi.Size() < MaxFileSize): the file at the cap then comes back as Run's
-// document, with no text.
+// document, with no text; the same in loadFor's test before streaming:
+// the file at the cap is then read whole into memory and split, and the
+// load comes back not partial.
 func TestReadTextAtTheCap(t *testing.T) {
 	if raceDetector || testing.Short() {
 		t.Skip("writes and reads a 256 MiB file; checked without -race and -short")
@@ -58,6 +63,12 @@ func TestReadTextAtTheCap(t *testing.T) {
 		t.Fatalf("at the cap: %s %q, document %v, %d bytes of text; want OK from the text", res.Word, res.Reason, res.Payload != nil, text.Len())
 	}
 	text.Free()
+	for _, cmd := range []Command{CursorGet{Source: "s"}, Validate{}} {
+		st, others, failed := loadFor(context.Background(), p, cmd, legacyFile{}, true)
+		if failed != nil || !st.partial || others != nil || mapAt(st.doc, "items").Len() != 0 {
+			t.Fatalf("%T's load at the cap: failed %v, partial %v, %d items split off, %d parsed; want it streamed, nothing kept", cmd, failed, st.partial, others.Len(), mapAt(st.doc, "items").Len())
+		}
+	}
 	g, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -66,6 +77,9 @@ func TestReadTextAtTheCap(t *testing.T) {
 	g.Close()
 	if res, text := ReadText(p); res.Word != WordCorrupt || text.Len() != 0 {
 		t.Fatalf("one byte over the cap: %s %q, %d bytes of text; want CORRUPT", res.Word, res.Reason, text.Len())
+	}
+	if _, _, failed := loadFor(context.Background(), p, CursorGet{Source: "s"}, legacyFile{}, true); failed == nil || failed.Word != WordCorrupt {
+		t.Fatalf("cursor-get's load one byte over the cap: %v, want CORRUPT", failed)
 	}
 }
 
