@@ -76,6 +76,13 @@ func serverError(op string, err error) error {
 		return invalidInput("database does not exist")
 	case errors.Is(err, serverstore.ErrInvalidURL):
 		return invalidInput("database URL or connection settings are not valid")
+	case errors.Is(err, serverstore.ErrUnreachable):
+		// Not the caller's input, and maybe passing: exit 3, as a
+		// failing disk is.
+		return internal("reach the database server", err)
+	case errors.Is(err, serverstore.ErrLoginRefused):
+		// The credentials or the server's rules must change first.
+		return invalidInput("database server refused the login")
 	case errors.Is(err, serverstore.ErrForeignOwner):
 		// The counterpart of a directory another user owns.
 		return invalidInput("database schema is not owned by the connecting role")

@@ -151,7 +151,7 @@ func connect(ctx context.Context, url string, st serverstore.Settings, s setting
 	}
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return nil, fault(ctx, "connect", err)
+		return nil, connectFault(ctx, err)
 	}
 	e := &store{conn: conn, cfg: cfg, schema: s.schema, testClock: s.testClock, busyMS: st.BusyTimeoutMS, readOnly: st.ReadOnly, mustExist: st.MustExist}
 	if err := e.ensureSchema(ctx); err != nil {
@@ -199,6 +199,32 @@ func fault(ctx context.Context, op string, err error) error {
 	return &serverstore.Fault{Op: op}
 }
 
+// connectFault maps a failure to connect: the server's refusal of the
+// login (SQLSTATE class 28, whichever host answered so), no server
+// reached (every attempt failed in the network, a connect timeout
+// included, which is no cancellation by the caller), or another fault
+// keeping the server's SQLSTATE.
+func connectFault(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); cerr != nil {
+		return cerr
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		if strings.HasPrefix(pe.Code, "28") { // invalid_authorization_specification, invalid_password
+			return serverstore.ErrLoginRefused
+		}
+		return &serverstore.Fault{Op: "connect", Code: pe.Code}
+	}
+	// A dial's, a name lookup's and a timeout's errors all tell whether
+	// they timed out (net.Error's method; the type is named structurally
+	// to keep package net's dialers out of this package's imports).
+	var netErr interface{ Timeout() bool }
+	if pgconn.Timeout(err) || errors.As(err, &netErr) {
+		return serverstore.ErrUnreachable
+	}
+	return &serverstore.Fault{Op: "connect"}
+}
+
 // begin starts a transaction, connecting again first when the connection
 // was lost (the server restarted, the network was cut, the backend was
 // terminated), so a long-lived ledger rides out a server restart. A lost
@@ -210,7 +236,7 @@ func (e *store) begin(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error) {
 		if e.conn.IsClosed() {
 			conn, err := pgx.ConnectConfig(ctx, e.cfg)
 			if err != nil {
-				return nil, fault(ctx, "connect", err)
+				return nil, connectFault(ctx, err)
 			}
 			e.conn = conn
 		}

@@ -224,6 +224,33 @@ func (c *Cluster) Restart() error {
 	return c.pgStart()
 }
 
+// RequirePasswordsOnSocket makes the cluster's socket ask every role but
+// the superuser for its password (scram-sha-256), as a server an operator
+// set up would, and restarts the server so that the rule holds for the
+// next connection. For a cluster of the test's own (NewCluster).
+func (c *Cluster) RequirePasswordsOnSocket() error {
+	hba := filepath.Join(c.Dir, "data", "pg_hba.conf")
+	old, err := os.ReadFile(hba)
+	if err != nil {
+		return err
+	}
+	// The first line that matches decides: these come before initdb's.
+	rules := "local all " + c.dbUser + " trust\nlocal all all scram-sha-256\n"
+	if err := os.WriteFile(hba, append([]byte(rules), old...), 0); err != nil {
+		return err
+	}
+	if err := c.Kill(); err != nil {
+		return err
+	}
+	return c.Restart()
+}
+
+// SocketURL is a URL for database db as role on the cluster's socket,
+// without a password (a client reads it from its password file).
+func (c *Cluster) SocketURL(db, role string) string {
+	return "postgres:///" + db + "?host=" + c.Dir + "&user=" + role + "&sslmode=disable"
+}
+
 // URL is a pgx URL for database db on the cluster's socket.
 func (c *Cluster) URL(db string) string {
 	return "postgres:///" + db + "?host=" + c.Dir + "&user=" + c.dbUser + "&sslmode=disable"

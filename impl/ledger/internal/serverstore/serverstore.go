@@ -185,6 +185,13 @@ var (
 	ErrNoLedger = errors.New("serverstore: database holds no ledger")
 	// ErrInvalidURL: the connection text could not be read.
 	ErrInvalidURL = errors.New("serverstore: connection text is not valid")
+	// ErrUnreachable: no connection to the server could be made (no
+	// server listening, the host or network unreachable, a connect
+	// timeout), or a lost one could not be made again.
+	ErrUnreachable = errors.New("serverstore: server cannot be reached")
+	// ErrLoginRefused: the server refused the login (a wrong or missing
+	// password, an unknown role, no rule admitting the client).
+	ErrLoginRefused = errors.New("serverstore: server refused the login")
 	// ErrForeignOwner: the ledger's schema, or a relation in it, belongs
 	// to another role than the connecting one.
 	ErrForeignOwner = errors.New("serverstore: schema is owned by another role")
