@@ -43,9 +43,10 @@ const DefaultSchema = "task_state_guard"
 // with a busy timeout of 5 s, making the schema when the database has none.
 type Options struct {
 	// Schema is the PostgreSQL schema that holds the ledger's tables; ""
-	// is DefaultSchema. Any name of 1 to 63 bytes without a NUL is taken
-	// as it is written (quoted, case kept). Ledgers in different schemas
-	// of one database are independent.
+	// is the one the session's SchemaSetting names, else DefaultSchema.
+	// Any name of 1 to 63 bytes without a NUL is taken as it is written
+	// (quoted, case kept). Ledgers in different schemas of one database
+	// are independent.
 	Schema string
 	// ReadOnly opens without creating anything; every write fails with
 	// ledger.ErrStateConflict, and every read runs in a READ ONLY
@@ -112,7 +113,8 @@ const maxIdentifierBytes = 63
 
 // settings are the engine's own settings beside ledger.Options.
 type settings struct {
-	// schema holds the ledger's tables; "" is DefaultSchema.
+	// schema holds the ledger's tables; "" is the session's
+	// SchemaSetting, else DefaultSchema.
 	schema string
 	// testClock, when set, replaces the server's clock (tests and the
 	// command line's test clock). No host's clock is ever read.
@@ -141,9 +143,6 @@ type store struct {
 }
 
 func connect(ctx context.Context, url string, st serverstore.Settings, s settings) (*store, error) {
-	if s.schema == "" {
-		s.schema = DefaultSchema
-	}
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
 		// pgx's message quotes the URL: never pass it on.
@@ -153,12 +152,43 @@ func connect(ctx context.Context, url string, st serverstore.Settings, s setting
 	if err != nil {
 		return nil, connectFault(ctx, err)
 	}
+	if s.schema == "" {
+		if s.schema, err = sessionSchema(ctx, conn); err != nil {
+			conn.Close(context.Background())
+			return nil, err
+		}
+	}
 	e := &store{conn: conn, cfg: cfg, schema: s.schema, testClock: s.testClock, busyMS: st.BusyTimeoutMS, readOnly: st.ReadOnly, mustExist: st.MustExist}
 	if err := e.ensureSchema(ctx); err != nil {
 		conn.Close(context.Background())
 		return nil, err
 	}
 	return e, nil
+}
+
+// SchemaSetting is the session setting that names the ledger's schema
+// when Options.Schema is empty (the command line's case). The server
+// holds it, however it was set: a URL parameter of that name (sent as a
+// setting), libpq's options ("-c task_state_guard.schema=NAME", in the
+// URL, PGOPTIONS or a service file), or the role's or database's own
+// setting (ALTER ROLE ... SET). Unset or empty, the schema is
+// DefaultSchema.
+const SchemaSetting = "task_state_guard.schema"
+
+// sessionSchema is the schema SchemaSetting names for the session, or
+// DefaultSchema.
+func sessionSchema(ctx context.Context, conn *pgx.Conn) (string, error) {
+	var named *string
+	if err := conn.QueryRow(ctx, `SELECT current_setting($1, true)`, SchemaSetting).Scan(&named); err != nil {
+		return "", fault(ctx, "read settings", err)
+	}
+	if named == nil || *named == "" {
+		return DefaultSchema, nil
+	}
+	if len(*named) > maxIdentifierBytes {
+		return "", invalidInput("schema name must be 1 to 63 bytes without NUL")
+	}
+	return *named, nil
 }
 
 // Close ends the connection.
