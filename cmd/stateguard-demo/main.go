@@ -24,6 +24,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/stateguard/stateguard/impl/ledger"
 	"github.com/stateguard/stateguard/internal/cli/ledgercli"
@@ -175,7 +176,7 @@ var plainArg = regexp.MustCompile(`^[A-Za-z0-9_./:=+<>-]+$`)
 // task, one running task that goes stale, and one delivery-required and one
 // internal task that ended at seed time and wait for delivery.
 func seedLedger(db string) error {
-	l, err := ledger.Open(db, ledger.Options{AllowExternalACL: onWindows, Clock: func() float64 { return seedTime }})
+	l, err := ledger.Open(db, ledger.Options{AllowExternalACL: onWindows, Clock: func() time.Time { return time.Unix(seedTime, 0) }})
 	if err != nil {
 		return errors.New("cannot open the demo ledger")
 	}

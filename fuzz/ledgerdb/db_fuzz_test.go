@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stateguard/stateguard/fuzz/internal/memdir"
 	"github.com/stateguard/stateguard/impl/ledger"
@@ -56,7 +57,7 @@ func FuzzReadOnlyLedger(f *testing.F) {
 			t.Fatal(err)
 		}
 
-		l, err := ledger.Open(db, ledger.Options{AllowExternalACL: onWindows, ReadOnly: true, Clock: func() float64 { return 1e9 }})
+		l, err := ledger.Open(db, ledger.Options{AllowExternalACL: onWindows, ReadOnly: true, Clock: func() time.Time { return time.Unix(1e9, 0) }})
 		checkErr(t, "open", err, dir)
 		// A damaged or hostile file is the caller's input, not our defect:
 		// refusing to open it must carry a class, never InternalError.

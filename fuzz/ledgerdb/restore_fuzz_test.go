@@ -36,8 +36,8 @@ func restoreBaseFiles(t testing.TB) (backup, target []byte) {
 			restoreBase.err = err
 			return
 		}
-		now := 1e9
-		clock := func() float64 { return now }
+		now := time.Unix(1e9, 0)
+		clock := func() time.Time { return now }
 		l, err := ledger.Open(filepath.Join(dir, "src.sqlite"), ledger.Options{AllowExternalACL: onWindows, Clock: clock})
 		if err != nil {
 			restoreBase.err = err
@@ -54,7 +54,7 @@ func restoreBaseFiles(t testing.TB) (backup, target []byte) {
 		step(err)
 		_, err = l.Start(root.ID)
 		step(err)
-		now++
+		now = now.Add(time.Second)
 		_, err = l.CloseTask(root.ID, ledger.StatusSucceeded, "")
 		step(err)
 		_, err = l.SetDelivery(root.ID, ledger.DeliveryDelivered, "")

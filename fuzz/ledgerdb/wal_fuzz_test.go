@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stateguard/stateguard/fuzz/internal/dbdigest"
 	"github.com/stateguard/stateguard/fuzz/internal/memdir"
@@ -39,7 +40,7 @@ func FuzzReadOnlyWAL(f *testing.F) {
 	writers := map[[sha256.Size]byte]writerAnswers{}
 	f.Fuzz(func(t *testing.T, walBytes []byte) {
 		dir, db := layOut(t, base, walBytes)
-		r, err := ledger.Open(db, ledger.Options{AllowExternalACL: onWindows, ReadOnly: true, Clock: func() float64 { return 1e9 }})
+		r, err := ledger.Open(db, ledger.Options{AllowExternalACL: onWindows, ReadOnly: true, Clock: func() time.Time { return time.Unix(1e9, 0) }})
 		var got string
 		if err == nil {
 			got = answers(r)
@@ -59,7 +60,7 @@ func FuzzReadOnlyWAL(f *testing.F) {
 		}
 
 		_, copyDB := layOut(t, base, walBytes)
-		w, werr := ledger.Open(copyDB, ledger.Options{AllowExternalACL: onWindows, Clock: func() float64 { return 1e9 }})
+		w, werr := ledger.Open(copyDB, ledger.Options{AllowExternalACL: onWindows, Clock: func() time.Time { return time.Unix(1e9, 0) }})
 		if (err == nil) != (werr == nil) {
 			t.Fatalf("read-only open: %v; writer's open: %v", err, werr)
 		}
@@ -185,7 +186,7 @@ func seedWAL(f *testing.F) (db, wal []byte) {
 			f.Fatal(err)
 		}
 	}
-	w, err := ledger.Open(p, ledger.Options{AllowExternalACL: onWindows, Clock: func() float64 { return 1.7e9 }})
+	w, err := ledger.Open(p, ledger.Options{AllowExternalACL: onWindows, Clock: func() time.Time { return time.Unix(1.7e9, 0) }})
 	if err != nil {
 		f.Fatal(err)
 	}

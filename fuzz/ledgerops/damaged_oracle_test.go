@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stateguard/stateguard/fuzz/internal/fuzzbytes"
 	"github.com/stateguard/stateguard/impl/ledger"
@@ -30,7 +31,7 @@ func TestJudgeDoctorHiddenCounts(t *testing.T) {
 	if counts.EventInconsistencyCount == 0 {
 		t.Fatalf("edits %q left no event finding: %+v", d.edits, counts)
 	}
-	ro, err := ledger.Open(path, ledger.Options{AllowExternalACL: onWindows, ReadOnly: true, Clock: func() float64 { return 2e9 }})
+	ro, err := ledger.Open(path, ledger.Options{AllowExternalACL: onWindows, ReadOnly: true, Clock: func() time.Time { return time.Unix(2e9, 0) }})
 	if err != nil {
 		t.Fatal(err)
 	}

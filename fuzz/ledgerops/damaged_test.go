@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stateguard/stateguard/fuzz/internal/fuzzbytes"
 	"github.com/stateguard/stateguard/impl/ledger"
@@ -195,7 +196,7 @@ func FuzzDamagedLedger(f *testing.F) {
 			return
 		}
 
-		ro, err := ledger.Open(path, ledger.Options{AllowExternalACL: onWindows, ReadOnly: true, Clock: func() float64 { return 2e9 }})
+		ro, err := ledger.Open(path, ledger.Options{AllowExternalACL: onWindows, ReadOnly: true, Clock: func() time.Time { return time.Unix(2e9, 0) }})
 		if err != nil {
 			t.Fatalf("read-only open refused a damaged ledger (%v)\n%s", err, show)
 		}
@@ -214,7 +215,7 @@ func FuzzDamagedLedger(f *testing.F) {
 			memo[key] = damagedVerdict{sha256.Sum256(data), doc}
 		}
 
-		w, err := ledger.Open(path, ledger.Options{AllowExternalACL: onWindows, Clock: func() float64 { return 2e9 }})
+		w, err := ledger.Open(path, ledger.Options{AllowExternalACL: onWindows, Clock: func() time.Time { return time.Unix(2e9, 0) }})
 		if err != nil {
 			if !errors.Is(err, ledger.ErrStateConflict) {
 				t.Fatalf("writable open refused without StateConflict: %v\n%s", err, show)

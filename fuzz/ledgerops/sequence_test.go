@@ -94,7 +94,7 @@ func FuzzLedgerSequence(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		seq := newSequence(t, data)
 		path := privateDB(t, empty)
-		l, err := ledger.Open(path, ledger.Options{AllowExternalACL: onWindows, Clock: seq.clock, NewID: seq.newID})
+		l, err := ledger.Open(path, ledgerrows.WithClockSeconds(ledger.Options{AllowExternalACL: onWindows, NewID: seq.newID}, seq.clock))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -34,11 +34,13 @@ func FuzzLedgerSequenceOnServer(f *testing.F) {
 	// One ledger and one reader for every input of this process, emptied
 	// before each: making a schema per input took most of an input's time.
 	var seq *sequence
-	l, err := postgres.Open(ctx, url, postgres.Options{
-		Schema:     "seq",
-		FixedClock: func() float64 { return seq.clock() },
-		NewID:      func() (string, error) { return seq.newID() },
-	})
+	opts := postgres.Options{
+		Schema: "seq",
+		NewID:  func() (string, error) { return seq.newID() },
+	}
+	// The program's clock in the reference's float seconds.
+	opts.SetFixedClockSeconds(func() float64 { return seq.clock() })
+	l, err := postgres.Open(ctx, url, opts)
 	if err != nil {
 		f.Fatal(err)
 	}

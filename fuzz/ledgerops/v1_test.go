@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stateguard/stateguard/fuzz/internal/fuzzbytes"
 	"github.com/stateguard/stateguard/impl/ledger"
@@ -139,7 +140,7 @@ func FuzzV1Migration(f *testing.F) {
 		names := dirNames(t, path)
 		safe := migrationSafe(tasks, events)
 
-		ro, err := ledger.Open(path, ledger.Options{AllowExternalACL: onWindows, ReadOnly: true, Clock: func() float64 { return 2e9 }})
+		ro, err := ledger.Open(path, ledger.Options{AllowExternalACL: onWindows, ReadOnly: true, Clock: func() time.Time { return time.Unix(2e9, 0) }})
 		if err != nil {
 			t.Fatalf("read-only open of a v1 file: %v\n%s", err, show)
 		}
@@ -149,7 +150,7 @@ func FuzzV1Migration(f *testing.F) {
 			t.Fatalf("doctor on a v1 file: %+v %v\n%s", doc, err, show)
 		}
 
-		w, err := ledger.Open(path, ledger.Options{AllowExternalACL: onWindows, Clock: func() float64 { return 2e9 }})
+		w, err := ledger.Open(path, ledger.Options{AllowExternalACL: onWindows, Clock: func() time.Time { return time.Unix(2e9, 0) }})
 		if !safe {
 			if err == nil {
 				w.Close()

@@ -44,9 +44,13 @@ const (
 	DeliveryNotApplicable DeliveryStatus = "not_applicable"
 )
 
-// Task is one row of the tasks table. Times are Unix seconds as floats.
-// Optional columns are nil pointers when NULL; a code column that is NULL
-// is NoCode (a stored code is never empty: only registered codes are).
+// Task is one row of the tasks table. Its times are the stored float Unix
+// seconds to the nearest nanosecond, in UTC; one beyond what a Time holds
+// (only the command line's float clock can store such a time) reads as
+// the nearest instant a Time holds, ±2^62 s. MarshalJSON writes each time
+// as stored while the field still holds what was read. Optional columns
+// are nil pointers when NULL; a code column that is NULL is NoCode (a
+// stored code is never empty: only registered codes are).
 type Task struct {
 	ID               string
 	ParentID         *string
@@ -59,12 +63,12 @@ type Task struct {
 	// Duration holds (only the command line can store such a timeout)
 	// reads as the longest Duration; MarshalJSON still writes it exactly.
 	Timeout           *time.Duration
-	CreatedAt         float64
-	StartedAt         *float64
-	UpdatedAt         float64
-	EndedAt           *float64
-	DeadlineAt        *float64
-	DeliveryUpdatedAt float64
+	CreatedAt         time.Time
+	StartedAt         *time.Time
+	UpdatedAt         time.Time
+	EndedAt           *time.Time
+	DeadlineAt        *time.Time
+	DeliveryUpdatedAt time.Time
 	TerminalCode      Code // the code the task was closed with
 	DeliveryCode      Code // the code its delivery was settled with
 	Version           int64
@@ -100,8 +104,8 @@ func (r taskRow) public() Task {
 	return Task{
 		ID: r.ID, ParentID: r.ParentID, Status: r.Status, DeliveryStatus: r.DeliveryStatus,
 		DeliveryRequired: r.DeliveryRequired, PayloadHash: r.PayloadHash, Timeout: spanOf(r.TimeoutSeconds),
-		CreatedAt: r.CreatedAt, StartedAt: r.StartedAt, UpdatedAt: r.UpdatedAt, EndedAt: r.EndedAt,
-		DeadlineAt: r.DeadlineAt, DeliveryUpdatedAt: r.DeliveryUpdatedAt,
+		CreatedAt: instantOf(r.CreatedAt), StartedAt: optInstant(r.StartedAt), UpdatedAt: instantOf(r.UpdatedAt),
+		EndedAt: optInstant(r.EndedAt), DeadlineAt: optInstant(r.DeadlineAt), DeliveryUpdatedAt: instantOf(r.DeliveryUpdatedAt),
 		TerminalCode: codeOf(r.TerminalCode), DeliveryCode: codeOf(r.DeliveryCode), Version: r.Version,
 		stored: &r,
 	}
@@ -127,6 +131,35 @@ func durationOf(seconds float64) time.Duration {
 	return d
 }
 
+// Instants a Time holds no nearer: the limits of floatseconds.Time.
+var (
+	latestInstant   = time.Unix(1<<62, 0).UTC()
+	earliestInstant = time.Unix(-1<<62, 0).UTC()
+)
+
+// instantOf is a stored, finite time in Unix seconds as the nearest Time,
+// or the nearer limit when it lies beyond them.
+func instantOf(seconds float64) time.Time {
+	t, ok := floatseconds.Time(seconds)
+	switch {
+	case ok:
+		return t
+	case seconds > 0:
+		return latestInstant
+	default:
+		return earliestInstant
+	}
+}
+
+// optInstant reads a nullable time column.
+func optInstant(seconds *float64) *time.Time {
+	if seconds == nil {
+		return nil
+	}
+	t := instantOf(*seconds)
+	return &t
+}
+
 // publicTask converts an operation's answer.
 func publicTask(r taskRow, err error) (Task, error) {
 	if err != nil {
@@ -143,9 +176,11 @@ func codeOf(s *string) Code {
 	return Code(*s)
 }
 
-// Clock returns the current time as Unix seconds. It is read inside each
-// write transaction; tests and the demo inject a fixed or scripted clock.
-type Clock func() float64
+// Clock returns the current time. It is read inside each write
+// transaction; tests and the demo inject a fixed or scripted clock. The
+// ledger stores the float nearest to the instant in Unix seconds
+// (Options.SetClockSeconds hands over the float itself).
+type Clock func() time.Time
 
 // Options configure Open.
 type Options struct {
@@ -169,6 +204,10 @@ type Options struct {
 	// random version-4 UUID. Tests inject a deterministic source. The value
 	// must be a canonical lowercase UUID.
 	NewID func() (string, error)
+
+	// clockSeconds is the clock in the stored form, set by
+	// SetClockSeconds; it takes the place of Clock.
+	clockSeconds func() float64
 
 	// fresh makes Open's storage step create a new file and refuse one
 	// that exists (Backup's target).

@@ -51,9 +51,9 @@ func closedLedgerAnswersErrClosed(t *testing.T, readOnly bool) {
 		t.Fatalf("second Close: %v", err)
 	}
 	ctx := context.Background()
-	before := 2e9
-	prune := PruneOptions{EndedBefore: &before}
-	pruneDry := PruneOptions{EndedBefore: &before, DryRun: true}
+	before := time.Unix(2e9, 0)
+	prune := PruneOptions{EndedBefore: before}
+	pruneDry := PruneOptions{EndedBefore: before, DryRun: true}
 	backupTarget := func() string { return filepath.Join(t.TempDir(), "copy.sqlite") }
 	listAll := func() error {
 		for _, err := range l.ListAll(ListFilter{}) {

@@ -87,7 +87,7 @@ func TestDatabaseMissingCreatesNothing(t *testing.T) {
 func TestOptionalCodeGivenEmptyIsMalformed(t *testing.T) {
 	now := 1000.0
 	l, err := ledger.Open(filepath.Join(t.TempDir(), "tasks.sqlite"),
-		ledger.Options{AllowExternalACL: onWindows, Clock: func() float64 { return now }})
+		ledgerrows.WithClockSeconds(ledger.Options{AllowExternalACL: onWindows}, func() float64 { return now }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestOptionalCodeGivenEmptyIsMalformed(t *testing.T) {
 func TestReconcileSecondsTakesFloatGraces(t *testing.T) {
 	now := 1000.0
 	l, err := ledger.Open(filepath.Join(t.TempDir(), "tasks.sqlite"),
-		ledger.Options{AllowExternalACL: onWindows, Clock: func() float64 { return now }})
+		ledgerrows.WithClockSeconds(ledger.Options{AllowExternalACL: onWindows}, func() float64 { return now }))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -138,7 +138,7 @@ func BenchmarkDoctor(b *testing.B) {
 // identity and the sidecars.
 func BenchmarkMixedOps(b *testing.B) {
 	clock := benchNow
-	l, err := Open(filepath.Join(b.TempDir(), "mixed.sqlite"), Options{AllowExternalACL: onWindows, Clock: func() float64 { return clock }})
+	l, err := Open(filepath.Join(b.TempDir(), "mixed.sqlite"), withClockSeconds(Options{AllowExternalACL: onWindows}, func() float64 { return clock }))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 // (and its share of the file descriptor) does not disturb the other.
 func TestTwoWritersOneFile(t *testing.T) {
 	p := filepath.Join(privateDir(t), "shared.sqlite")
-	clock := func() float64 { return 5000 }
+	clock := fixedClock(5000)
 	a, err := Open(p, Options{AllowExternalACL: onWindows, Clock: clock})
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +76,7 @@ func TestDryRunBesideWriters(t *testing.T) {
 		runs = 40 // each read may retry several times
 	}
 	p := filepath.Join(privateDir(t), "busy.sqlite")
-	clock := func() float64 { return 5000 }
+	clock := fixedClock(5000)
 	w, err := Open(p, Options{AllowExternalACL: onWindows, Clock: clock})
 	if err != nil {
 		t.Fatal(err)

@@ -15,7 +15,7 @@ import (
 // with arguments it would otherwise accept. TestEveryContextMethodIsCalled
 // keeps the table whole.
 func contextCalls(l *Ledger, dir, id string) map[string]func(context.Context) error {
-	cutoff := 2000.0
+	cutoff := time.Unix(2000, 0)
 	return map[string]func(context.Context) error{
 		"BackupContext": func(ctx context.Context) error {
 			_, err := l.BackupContext(ctx, filepath.Join(dir, "copy.sqlite"))
@@ -52,7 +52,7 @@ func contextCalls(l *Ledger, dir, id string) map[string]func(context.Context) er
 			return err
 		},
 		"PruneContext": func(ctx context.Context) error {
-			_, err := l.PruneContext(ctx, PruneOptions{EndedBefore: &cutoff})
+			_, err := l.PruneContext(ctx, PruneOptions{EndedBefore: cutoff})
 			return err
 		},
 		"ReconcileContext": func(ctx context.Context) error {

@@ -35,17 +35,24 @@
 // has_payload_hash in place of the fingerprint, and so do the reports
 // (DoctorReport, ReconcileReport, PruneReport, BackupReport, ListPage and
 // StorageInfo), so a service can answer with the command line's JSON.
-// The examples show each step with its output. Times are Unix seconds as
-// float64, read from Options.Clock (the wall clock when nil) once per
-// operation; inject a clock in tests.
+// The examples show each step with its output.
 //
-// Spans (a task's Timeout, the graces of ReconcileOptions and
-// MetricsOptions) are time.Duration values. The ledger stores float
-// seconds, as the reference does: a Duration is stored as the float nearest
-// to it, and a stored float reads back as the nearest Duration, both
-// rounded correctly (spec 5.1); a Task's JSON writes the stored float itself. A negative
+// Instants (a Task's times, Event.OccurredAt, the cutoffs of ListFilter
+// and PruneOptions) are time.Time values, and spans (a task's Timeout, the
+// graces of ReconcileOptions and MetricsOptions) time.Duration values.
+// The time of an operation is read from Options.Clock (the wall clock when
+// nil) once per operation; inject a clock in tests. The ledger stores
+// float seconds (Unix seconds for an instant), as the reference does: a
+// Time or Duration is stored as the float nearest to it, and a stored
+// float reads back as the nearest Time (in UTC) or Duration, both rounded
+// correctly (spec 5.1). A float is coarser than a nanosecond at today's
+// dates (2^-22 s apart), so a Time read back is within a quarter of a
+// microsecond of the one given, and a cutoff compares as its float. A
+// Task's and an Event's JSON write the stored float itself. A negative
 // span is ErrInvalidInput. In options, nil asks for the default and a
-// pointer to zero for none: new(time.Duration(0)).
+// pointer to zero for none: new(time.Duration(0)). The Set...Seconds
+// methods take the reference's float seconds as they are, for a caller
+// (the command line) that holds them.
 //
 // # Errors
 //
@@ -133,6 +140,7 @@
 // directory and file checks per platform, network file systems, renames
 // that never replace, and the read-only view of a database and its -wal);
 // internal/ledgererr holds the error classes both share, and
-// internal/floatseconds converts between stored float seconds and Durations;
-// seconds.go lets the command line hand over float seconds no Duration holds.
+// internal/floatseconds converts between stored float seconds and Times and
+// Durations; seconds.go lets the command line hand over float seconds no
+// Time or Duration holds.
 package ledger

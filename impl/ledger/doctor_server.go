@@ -68,7 +68,8 @@ func serverDoctorIn(tx serverstore.ReadTx) (DoctorReport, error) {
 				}
 				return nil
 			}
-			e := Event{Kind: EventKind(ev.Kind), From: ev.From, To: ev.To, Code: ev.Code, OccurredAt: ev.OccurredAt}
+			// Only the stored time counts here: no Time is made of it.
+			e := Event{Kind: EventKind(ev.Kind), From: ev.From, To: ev.To, Code: ev.Code, occurredSeconds: ev.OccurredAt}
 			chains.advance(owner, int64(eventPosition(taskOfValues(&rows[owner]), e)))
 			return nil
 		}); err != nil {

@@ -29,7 +29,7 @@ func printJSON(v any, err error) {
 // List returns a page of the tasks that match a filter, in id order, and
 // the position of the next page; ListAll walks every page.
 func ExampleLedger_List() {
-	now := 1_700_000_000.0
+	now := time.Unix(1_700_000_000, 0)
 	l, _, cleanup := exampleLedger(&now)
 	defer cleanup()
 	for range 5 {
@@ -59,7 +59,7 @@ func ExampleLedger_List() {
 // ListAll streams every matching task, a page at a time, each page its
 // own read transaction; the first error ends the walk.
 func ExampleLedger_ListAll() {
-	now := 1_700_000_000.0
+	now := time.Unix(1_700_000_000, 0)
 	l, _, cleanup := exampleLedger(&now)
 	defer cleanup()
 	for range 3 {
@@ -82,7 +82,7 @@ func ExampleLedger_ListAll() {
 // Backup writes a checked copy beside the live ledger; the copy is a
 // ledger of its own.
 func ExampleLedger_Backup() {
-	now := 1_700_000_000.0
+	now := time.Unix(1_700_000_000, 0)
 	l, path, cleanup := exampleLedger(&now)
 	defer cleanup()
 	l.Create(ledger.CreateParams{})
@@ -116,7 +116,7 @@ func ExampleLedger_Backup() {
 // a dry run reports the same counts and removes nothing. The reports
 // marshal as task-state-guard prints them.
 func ExampleLedger_Prune() {
-	now := 1_700_000_000.0
+	now := time.Unix(1_700_000_000, 0)
 	l, _, cleanup := exampleLedger(&now)
 	defer cleanup()
 	done, _ := l.Create(ledger.CreateParams{})
@@ -125,9 +125,9 @@ func ExampleLedger_Prune() {
 	undelivered, _ := l.Create(ledger.CreateParams{})
 	l.CloseTask(undelivered.ID, ledger.StatusFailed, ledger.CodeWorkerFailed)
 
-	cutoff := now + 1
-	printJSON(l.Prune(ledger.PruneOptions{EndedBefore: &cutoff, DryRun: true}))
-	printJSON(l.Prune(ledger.PruneOptions{EndedBefore: &cutoff}))
+	cutoff := now.Add(time.Second)
+	printJSON(l.Prune(ledger.PruneOptions{EndedBefore: cutoff, DryRun: true}))
+	printJSON(l.Prune(ledger.PruneOptions{EndedBefore: cutoff}))
 	_, err := l.Get(done.ID)
 	fmt.Println("pruned task:", errors.Is(err, ledger.ErrTaskNotFound))
 	// Output:
@@ -141,7 +141,7 @@ func ExampleLedger_Prune() {
 // made again later. Here another program's transaction holds the lock
 // until the first retry.
 func Example_retryBusy() {
-	now := 1_700_000_000.0
+	now := time.Unix(1_700_000_000, 0)
 	_, path, cleanup := exampleLedger(&now)
 	defer cleanup()
 	// A short busy timeout, so that a held lock answers ErrBusy soon.
@@ -189,14 +189,14 @@ func Example_retryBusy() {
 // The task that was timed out just now keeps its delivery pending for the
 // delivery grace.
 func Example_workerStartUp() {
-	now := 1_700_000_000.0
+	now := time.Unix(1_700_000_000, 0)
 	l, _, cleanup := exampleLedger(&now)
 	defer cleanup()
 	crashed, _ := l.Create(ledger.CreateParams{}) // running when the last run died
 	l.Start(crashed.ID)
 	finished, _ := l.Create(ledger.CreateParams{}) // ended, never delivered
 	l.CloseTask(finished.ID, ledger.StatusSucceeded, ledger.CodeCompleted)
-	now += 3600 // the worker comes back an hour later
+	now = now.Add(3600 * time.Second) // the worker comes back an hour later
 
 	preview, err := l.Reconcile(ledger.ReconcileOptions{DryRun: true})
 	printJSON(preview, err)

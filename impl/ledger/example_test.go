@@ -16,7 +16,7 @@ import (
 // a clock the example moves by hand and predictable task ids, so the
 // output is the same on every run. cleanup closes it and removes the
 // directory.
-func exampleLedger(now *float64) (l *ledger.Ledger, path string, cleanup func()) {
+func exampleLedger(now *time.Time) (l *ledger.Ledger, path string, cleanup func()) {
 	dir, err := os.MkdirTemp("", "ledger-example-")
 	if err != nil {
 		log.Fatal(err)
@@ -27,7 +27,7 @@ func exampleLedger(now *float64) (l *ledger.Ledger, path string, cleanup func())
 		// On Windows the caller vouches for the directory's ACL (here the
 		// user's own temporary folder); elsewhere the option is ignored.
 		AllowExternalACL: runtime.GOOS == "windows",
-		Clock:            func() float64 { return *now },
+		Clock:            func() time.Time { return *now },
 		NewID: func() (string, error) {
 			n++
 			return fmt.Sprintf("00000000-0000-4000-8000-%012d", n), nil
@@ -48,20 +48,20 @@ func printTask(t ledger.Task, err error) {
 
 // A task's life: created, started, closed, then its result delivered.
 func Example() {
-	now := 1_700_000_000.0
+	now := time.Unix(1_700_000_000, 0)
 	l, _, cleanup := exampleLedger(&now)
 	defer cleanup()
 
 	t, err := l.Create(ledger.CreateParams{Timeout: new(15 * time.Minute)})
 	printTask(t, err)
-	now += 5
+	now = now.Add(5 * time.Second)
 	t, err = l.Start(t.ID)
 	printTask(t, err)
-	fmt.Println("deadline:", *t.DeadlineAt)
-	now += 60
+	fmt.Println("deadline:", t.DeadlineAt.Format(time.RFC3339))
+	now = now.Add(60 * time.Second)
 	t, err = l.CloseTask(t.ID, ledger.StatusSucceeded, "completed")
 	printTask(t, err)
-	now += 1
+	now = now.Add(1 * time.Second)
 	t, err = l.SetDelivery(t.ID, ledger.DeliveryDelivered, "transport_acknowledged")
 	printTask(t, err)
 
@@ -73,7 +73,7 @@ func Example() {
 	// Output:
 	// 00000000-0000-4000-8000-000000000001 task=queued delivery=pending version=0
 	// 00000000-0000-4000-8000-000000000001 task=running delivery=pending version=1
-	// deadline: 1.700000905e+09
+	// deadline: 2023-11-14T22:28:25Z
 	// 00000000-0000-4000-8000-000000000001 task=succeeded delivery=pending version=2
 	// 00000000-0000-4000-8000-000000000001 task=succeeded delivery=delivered version=3
 	// repeat: <nil>
@@ -84,13 +84,13 @@ func Example() {
 // A worker that has not been heard from for longer than the active grace
 // is timed out; a delivery pending for longer than the delivery grace fails.
 func ExampleLedger_Reconcile() {
-	now := 1_700_000_000.0
+	now := time.Unix(1_700_000_000, 0)
 	l, _, cleanup := exampleLedger(&now)
 	defer cleanup()
 
 	stale, _ := l.Create(ledger.CreateParams{})
 	l.Start(stale.ID)
-	now += 1000
+	now = now.Add(1000 * time.Second)
 	fresh, _ := l.Create(ledger.CreateParams{})
 	l.Start(fresh.ID)
 
@@ -117,14 +117,14 @@ func ExampleLedger_Reconcile() {
 
 // The doctor opens read-only and reports counts, never ids.
 func ExampleLedger_Doctor() {
-	now := 1_700_000_000.0
+	now := time.Unix(1_700_000_000, 0)
 	l, path, cleanup := exampleLedger(&now)
 	defer cleanup()
 	t, _ := l.Create(ledger.CreateParams{Internal: true})
 	l.Start(t.ID)
 	l.Create(ledger.CreateParams{})
 
-	ro, err := ledger.Open(path, ledger.Options{AllowExternalACL: runtime.GOOS == "windows", ReadOnly: true, Clock: func() float64 { return now }})
+	ro, err := ledger.Open(path, ledger.Options{AllowExternalACL: runtime.GOOS == "windows", ReadOnly: true, Clock: func() time.Time { return now }})
 	if err != nil {
 		log.Fatal(err)
 	}

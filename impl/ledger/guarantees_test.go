@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/stateguard/stateguard/impl/ledger"
 	"github.com/stateguard/stateguard/internal/testsupport/testfixtures"
@@ -74,7 +75,7 @@ func TestReadOnlyOpenKeepsLooseSidecarModes(t *testing.T) {
 	}
 	p := privateFixture(t, "small-v2.sqlite")
 	// A live writer keeps the WAL pair on disk.
-	w, err := ledger.Open(p, ledger.Options{AllowExternalACL: onWindows, Clock: func() float64 { return 2e9 }})
+	w, err := ledger.Open(p, ledger.Options{AllowExternalACL: onWindows, Clock: func() time.Time { return time.Unix(2e9, 0) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +147,7 @@ func TestV1UnsafeAnywhereIsRefused(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			l, err := ledger.Open(p, ledger.Options{AllowExternalACL: onWindows, Clock: func() float64 { return 2e9 }})
+			l, err := ledger.Open(p, ledger.Options{AllowExternalACL: onWindows, Clock: func() time.Time { return time.Unix(2e9, 0) }})
 			if err == nil {
 				l.Close()
 				t.Fatal("an unsafe v1 file was migrated")
@@ -163,7 +164,7 @@ func TestV1UnsafeAnywhereIsRefused(t *testing.T) {
 	}
 	// Control: the untouched v1-safe still migrates.
 	p := privateFixture(t, "v1-safe.sqlite")
-	l, err := ledger.Open(p, ledger.Options{AllowExternalACL: onWindows, Clock: func() float64 { return 2e9 }})
+	l, err := ledger.Open(p, ledger.Options{AllowExternalACL: onWindows, Clock: func() time.Time { return time.Unix(2e9, 0) }})
 	if err != nil {
 		t.Fatalf("v1-safe refused: %v", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stateguard/stateguard/impl/ledger/internal/floatseconds"
 	"github.com/stateguard/stateguard/internal/testsupport/benchseed"
 	"github.com/stateguard/stateguard/internal/testsupport/testfixtures"
 )
@@ -153,8 +154,42 @@ func loadRecord(t *testing.T, name string) fixtureRecord {
 	return rec
 }
 
-// fixedClock returns a Clock that always reads now.
-func fixedClock(now float64) Clock { return func() float64 { return now } }
+// fixedClock returns a Clock that always reads now, Unix seconds a Time
+// holds exactly.
+func fixedClock(now float64) Clock {
+	at := timeAt(now)
+	return func() time.Time { return at }
+}
+
+// timeAt is Unix seconds a Time holds exactly, as a Time.
+func timeAt(seconds float64) time.Time {
+	at, ok := floatseconds.Time(seconds)
+	if !ok || floatseconds.UnixSeconds(at) != seconds {
+		panic("timeAt: no Time holds this time exactly")
+	}
+	return at
+}
+
+// timePtr is timeAt(seconds), for an optional field.
+func timePtr(seconds float64) *time.Time {
+	at := timeAt(seconds)
+	return &at
+}
+
+// withClockSeconds is o reading the time from clock in float seconds, the
+// stored form, as the command line's test clock does.
+func withClockSeconds(o Options, clock func() float64) Options {
+	o.SetClockSeconds(clock)
+	return o
+}
+
+// row is the row task was read from: its times as stored.
+func row(task Task) taskRow {
+	if task.stored == nil {
+		panic("row: the task was not read from a ledger")
+	}
+	return *task.stored
+}
 
 // unixTime converts whole Unix seconds to a time.Time for os.Chtimes.
 func unixTime(sec int64) time.Time { return time.Unix(sec, 0) }

@@ -2,8 +2,10 @@ package ledger
 
 import (
 	"context"
-	"errors"
 	"math"
+	"time"
+
+	"github.com/stateguard/stateguard/impl/ledger/internal/floatseconds"
 
 	"github.com/stateguard/stateguard/internal/codec/pyjson"
 )
@@ -29,15 +31,30 @@ type Event struct {
 	To   string
 	// Code is the code the move was recorded with: "created", "started",
 	// the terminal or delivery code, or nil where none was given.
-	Code       *string
-	OccurredAt float64
+	Code *string
+	// OccurredAt is the stored float Unix seconds to the nearest
+	// nanosecond, as a Task's times are read.
+	OccurredAt time.Time
+
+	// occurredSeconds is the time as stored, which MarshalJSON writes
+	// while OccurredAt still holds what was read; stored says there is
+	// one.
+	occurredSeconds float64
+	stored          bool
+}
+
+// newEvent is an event as read, at the stored time at (finite).
+func newEvent(kind EventKind, from *string, to string, code *string, at float64) Event {
+	return Event{Kind: kind, From: from, To: to, Code: code, OccurredAt: instantOf(at), occurredSeconds: at, stored: true}
 }
 
 // MarshalJSON writes the event as the command line prints it: keys
-// sorted, no spaces, the time as Python's float repr.
+// sorted, no spaces, the time as Python's float repr of the stored
+// float (the float nearest to OccurredAt once that is changed).
 func (e Event) MarshalJSON() ([]byte, error) {
-	if math.IsNaN(e.OccurredAt) || math.IsInf(e.OccurredAt, 0) {
-		return nil, errors.New("ledger: event holds a non-finite time")
+	at := e.occurredSeconds
+	if !e.stored || !instantOf(at).Equal(e.OccurredAt) {
+		at = floatseconds.UnixSeconds(e.OccurredAt)
 	}
 	optString := func(b []byte, s *string) []byte {
 		if s == nil {
@@ -53,7 +70,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	b = append(b, `,"kind":`...)
 	b = pyjson.AppendASCIIString(b, string(e.Kind))
 	b = append(b, `,"occurred_at":`...)
-	b = pyjson.AppendFloat(b, e.OccurredAt)
+	b = pyjson.AppendFloat(b, at)
 	b = append(b, `,"to":`...)
 	b = pyjson.AppendASCIIString(b, e.To)
 	return append(b, '}'), nil
@@ -166,5 +183,5 @@ func eventFromRow(r []any) (Event, bool) {
 	if !(ok1 && ok2 && ok3 && ok4) || math.IsNaN(at) || math.IsInf(at, 0) {
 		return Event{}, false
 	}
-	return Event{Kind: EventKind(kind), From: from, To: to, Code: code, OccurredAt: at}, true
+	return newEvent(EventKind(kind), from, to, code, at), true
 }

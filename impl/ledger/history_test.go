@@ -197,11 +197,11 @@ func TestHistoryReplaysToTheRow(t *testing.T) {
 // replayHistory walks a task's events and compares where they lead with
 // the task's row.
 func replayHistory(task Task, hist []Event) error {
-	if len(hist) == 0 || hist[0].Kind != EventCreated || hist[0].To != string(StatusQueued) || hist[0].OccurredAt != task.CreatedAt {
+	if len(hist) == 0 || hist[0].Kind != EventCreated || hist[0].To != string(StatusQueued) || !hist[0].OccurredAt.Equal(task.CreatedAt) {
 		return errors.New("no creation first")
 	}
 	status, delivery := string(StatusQueued), string(DeliveryPending)
-	var started, ended *float64
+	var started, ended *time.Time
 	var terminalCode, deliveryCode *string
 	deliveryAt := task.CreatedAt
 	for _, e := range hist[1:] {
@@ -226,12 +226,12 @@ func replayHistory(task Task, hist []Event) error {
 			return fmt.Errorf("kind %s after the creation", e.Kind)
 		}
 	}
-	same := func(a, b *float64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+	same := func(a, b *time.Time) bool { return (a == nil) == (b == nil) && (a == nil || a.Equal(*b)) }
 	sameText := func(a, b *string) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 	switch {
 	case status != string(task.Status), delivery != string(task.DeliveryStatus):
 		return fmt.Errorf("replayed to %s/%s", status, delivery)
-	case !same(started, task.StartedAt), !same(ended, task.EndedAt), deliveryAt != task.DeliveryUpdatedAt:
+	case !same(started, task.StartedAt), !same(ended, task.EndedAt), !deliveryAt.Equal(task.DeliveryUpdatedAt):
 		return errors.New("replayed times differ")
 	case !sameText(terminalCode, task.TerminalCode.optional()), !sameText(deliveryCode, task.DeliveryCode.optional()):
 		return errors.New("replayed codes differ")

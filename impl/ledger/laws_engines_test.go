@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"github.com/stateguard/stateguard/internal/testsupport/ledgerrows"
 	"os"
 	"path/filepath"
 	"testing"
@@ -58,7 +59,9 @@ func forEachEngine(t *testing.T, law func(t *testing.T, e *engineRun)) {
 		var err error
 		// The writable one first: it makes the schema.
 		for _, readOnly := range []bool{false, true} {
-			l, err := postgres.Open(ctx, url, postgres.Options{Schema: s.schema, ReadOnly: readOnly, FixedClock: clock, NewID: newID})
+			opts := postgres.Options{Schema: s.schema, ReadOnly: readOnly, NewID: newID}
+			opts.SetFixedClockSeconds(clock)
+			l, err := postgres.Open(ctx, url, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -102,10 +105,10 @@ func (w *world) open(readOnly bool) (*ledger.Ledger, error) {
 		return w.server.rw, nil
 	}
 	n := len(w.ids)
-	return ledger.Open(w.path, ledger.Options{AllowExternalACL: onWindows, ReadOnly: readOnly, Clock: w.clock.read, NewID: func() (string, error) {
+	return ledger.Open(w.path, ledgerrows.WithClockSeconds(ledger.Options{AllowExternalACL: onWindows, ReadOnly: readOnly, NewID: func() (string, error) {
 		n++
 		return fmt.Sprintf("0000%04x-0000-4000-8000-%012x", n, n), nil
-	}})
+	}}, w.clock.read))
 }
 
 // close closes a ledger open gave; the server's stay open for the run.

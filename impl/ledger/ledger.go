@@ -50,7 +50,7 @@ type Ledger struct {
 	db       *sql.DB
 	conn     *sql.Conn
 	guard    *storageguard.Guard
-	clock    Clock
+	clock    func() float64 // in Unix seconds, as stored
 	newID    func() (string, error)
 	readOnly bool
 	view     *storageguard.View // what a read-only ledger reads (spec 12.3)
@@ -103,7 +103,7 @@ func Open(path string, opts Options) (*Ledger, error) {
 	l := &Ledger{
 		turn:     make(chan struct{}, 1),
 		guard:    g,
-		clock:    opts.Clock,
+		clock:    opts.secondsClock(),
 		newID:    opts.NewID,
 		readOnly: opts.ReadOnly,
 		stmts:    map[string]*sql.Stmt{},
@@ -115,9 +115,6 @@ func Open(path string, opts Options) (*Ledger, error) {
 			JournalMode:     "wal",
 			PermissionModel: g.PermissionModel(),
 		},
-	}
-	if l.clock == nil {
-		l.clock = wallClock
 	}
 	if l.newID == nil {
 		l.newID = randomTaskID
@@ -156,9 +153,18 @@ func (l *Ledger) acquire(ctx context.Context) error {
 // release ends the turn acquire took.
 func (l *Ledger) release() { <-l.turn }
 
-// wallClock is the default Clock; it is only ever read inside operations.
-func wallClock() float64 {
-	return floatseconds.UnixSeconds(time.Now())
+// secondsClock is the clock the options give, in the stored form: the
+// float nearest to each reading of Clock (the wall clock when nil), or
+// the float seconds SetClockSeconds handed over.
+func (o Options) secondsClock() func() float64 {
+	if o.clockSeconds != nil {
+		return o.clockSeconds
+	}
+	clock := o.Clock
+	if clock == nil {
+		clock = time.Now
+	}
+	return func() float64 { return floatseconds.UnixSeconds(clock()) }
 }
 
 // fileURI renders path as a SQLite URI with the given query.

@@ -6,6 +6,9 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
+
+	"github.com/stateguard/stateguard/impl/ledger/internal/floatseconds"
 )
 
 // List page sizes: the default when ListFilter.Limit is zero, and the
@@ -21,8 +24,8 @@ const (
 type ListFilter struct {
 	Statuses      []Status         // task states; none means any
 	Deliveries    []DeliveryStatus // delivery states; none means any
-	UpdatedBefore *float64         // updated_at < value (Unix seconds)
-	EndedBefore   *float64         // ended_at < value, so only terminal tasks
+	UpdatedBefore *time.Time       // updated before it
+	EndedBefore   *time.Time       // ended before it, so only terminal tasks
 	// ParentID selects the direct children of that task; "" means any. A
 	// parent no task has selects nothing (it is not TaskNotFound).
 	ParentID string
@@ -32,6 +35,29 @@ type ListFilter struct {
 	After string
 	// Limit is the page size, 1 to ListMaxLimit; 0 means ListDefaultLimit.
 	Limit int
+
+	// The cutoffs in the stored form, set by SetUpdatedBeforeSeconds and
+	// SetEndedBeforeSeconds; each takes the place of its Time field.
+	updatedBeforeSeconds, endedBeforeSeconds *float64
+}
+
+// cutoffs are f's two cutoffs in Unix seconds, nil where not given: the
+// float nearest to each Time, or the seconds handed over.
+func (f ListFilter) cutoffs() (updated, ended *float64) {
+	return cutoffSeconds(f.UpdatedBefore, f.updatedBeforeSeconds), cutoffSeconds(f.EndedBefore, f.endedBeforeSeconds)
+}
+
+// cutoffSeconds is an optional cutoff in the stored form: seconds when
+// given, else the float nearest to t.
+func cutoffSeconds(t *time.Time, seconds *float64) *float64 {
+	if seconds != nil {
+		return seconds
+	}
+	if t == nil {
+		return nil
+	}
+	v := floatseconds.UnixSeconds(*t)
+	return &v
 }
 
 // ListPage is one page of List.
@@ -193,11 +219,12 @@ func newListQuery(f ListFilter) (*listQuery, error) {
 		}
 		q.delivery = inTerm("delivery_status", args)
 	}
+	updated, ended := f.cutoffs()
 	for _, b := range []struct {
 		v   *float64
 		col string
 		dst **listTerm
-	}{{f.UpdatedBefore, "updated_at", &q.updated}, {f.EndedBefore, "ended_at", &q.ended}} {
+	}{{updated, "updated_at", &q.updated}, {ended, "ended_at", &q.ended}} {
 		if b.v == nil {
 			continue
 		}

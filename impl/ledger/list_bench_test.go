@@ -44,8 +44,8 @@ func BenchmarkList(b *testing.B) {
 		{"all", ListFilter{}},
 		{"queued", ListFilter{Statuses: []Status{StatusQueued}}},
 		{"timed_out", ListFilter{Statuses: []Status{StatusTimedOut}}},
-		{"updated-before-first+50s", ListFilter{UpdatedBefore: &first50}},
-		{"updated-before-first+100s-last-page", ListFilter{UpdatedBefore: &first100, After: last}},
+		{"updated-before-first+50s", ListFilter{UpdatedBefore: timePtr(first50)}},
+		{"updated-before-first+100s-last-page", ListFilter{UpdatedBefore: timePtr(first100), After: last}},
 	} {
 		b.Run(fmt.Sprintf("%s/%d", c.name, n), func(b *testing.B) {
 			b.ReportAllocs()

@@ -63,11 +63,11 @@ func TestListStatusCombinedWithAnotherFilter(t *testing.T) {
 	others := map[string]ListFilter{
 		"delivery pending":            {Deliveries: []DeliveryStatus{DeliveryPending}},
 		"delivery delivered or n/a":   {Deliveries: []DeliveryStatus{DeliveryDelivered, DeliveryNotApplicable}},
-		"updated before":              {UpdatedBefore: &updatedCut},
-		"ended before":                {EndedBefore: &endedCut},
+		"updated before":              {UpdatedBefore: timePtr(updatedCut)},
+		"ended before":                {EndedBefore: timePtr(endedCut)},
 		"parent":                      {ParentID: parent.ID},
 		"delivery and parent":         {Deliveries: []DeliveryStatus{DeliveryPending}, ParentID: parent.ID},
-		"updated before and delivery": {UpdatedBefore: &updatedCut, Deliveries: []DeliveryStatus{DeliveryNotApplicable, DeliveryPending}},
+		"updated before and delivery": {UpdatedBefore: timePtr(updatedCut), Deliveries: []DeliveryStatus{DeliveryNotApplicable, DeliveryPending}},
 	}
 	nonEmpty := 0
 	for name, other := range others {
@@ -120,10 +120,10 @@ func matches(task Task, f ListFilter) bool {
 	if len(f.Deliveries) > 0 && !slices.Contains(f.Deliveries, task.DeliveryStatus) {
 		return false
 	}
-	if f.UpdatedBefore != nil && !(task.UpdatedAt < *f.UpdatedBefore) {
+	if f.UpdatedBefore != nil && !task.UpdatedAt.Before(*f.UpdatedBefore) {
 		return false
 	}
-	if f.EndedBefore != nil && (task.EndedAt == nil || !(*task.EndedAt < *f.EndedBefore)) {
+	if f.EndedBefore != nil && (task.EndedAt == nil || !task.EndedAt.Before(*f.EndedBefore)) {
 		return false
 	}
 	if f.ParentID != "" && (task.ParentID == nil || *task.ParentID != f.ParentID) {

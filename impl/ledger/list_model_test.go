@@ -40,8 +40,14 @@ func (mc *machine) List(t *rapid.T) {
 		v := mc.clock.now + rapid.SampledFrom([]float64{-1e5, -600, -0.5, 0, 0.001, 600}).Draw(t, label+"Offset")
 		return &v
 	}
-	f.UpdatedBefore, f.EndedBefore = when("updatedBefore"), when("endedBefore")
-	mf.UpdatedBefore, mf.EndedBefore = f.UpdatedBefore, f.EndedBefore
+	// In the stored form, as the command line hands them over.
+	mf.UpdatedBefore, mf.EndedBefore = when("updatedBefore"), when("endedBefore")
+	if mf.UpdatedBefore != nil {
+		f.SetUpdatedBeforeSeconds(*mf.UpdatedBefore)
+	}
+	if mf.EndedBefore != nil {
+		f.SetEndedBeforeSeconds(*mf.EndedBefore)
+	}
 	if rapid.IntRange(0, 3).Draw(t, "byParent") == 0 {
 		f.ParentID, mf.ParentID = mc.target(t, "parent")
 	}

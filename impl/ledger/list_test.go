@@ -47,11 +47,11 @@ func TestListPlansUseTheIndexes(t *testing.T) {
 		index string
 	}{
 		{"status", ListFilter{Statuses: []Status{StatusQueued, StatusTimedOut}}, "tasks_status_idx"},
-		{"status and updated", ListFilter{Statuses: []Status{StatusRunning}, UpdatedBefore: &at}, "tasks_status_idx"},
-		{"updated alone", ListFilter{UpdatedBefore: &at}, "tasks_status_idx"},
+		{"status and updated", ListFilter{Statuses: []Status{StatusRunning}, UpdatedBefore: timePtr(at)}, "tasks_status_idx"},
+		{"updated alone", ListFilter{UpdatedBefore: timePtr(at)}, "tasks_status_idx"},
 		{"delivery", ListFilter{Deliveries: []DeliveryStatus{DeliveryPending}}, "tasks_delivery_idx"},
-		{"delivery and ended", ListFilter{Deliveries: []DeliveryStatus{DeliveryPending}, EndedBefore: &at}, "tasks_delivery_idx"},
-		{"ended alone", ListFilter{EndedBefore: &at}, "tasks_delivery_idx"},
+		{"delivery and ended", ListFilter{Deliveries: []DeliveryStatus{DeliveryPending}, EndedBefore: timePtr(at)}, "tasks_delivery_idx"},
+		{"ended alone", ListFilter{EndedBefore: timePtr(at)}, "tasks_delivery_idx"},
 		{"parent", ListFilter{ParentID: parent, After: parent}, "tasks_parent_idx"},
 		{"nothing", ListFilter{After: parent}, ""},
 	}
@@ -117,8 +117,8 @@ func TestListRefusesBadInput(t *testing.T) {
 		{ListFilter{Deliveries: []DeliveryStatus{""}}, "unknown delivery state"},
 		{ListFilter{ParentID: "not-a-uuid"}, ""},
 		{ListFilter{After: "5eed"}, ""},
-		{ListFilter{UpdatedBefore: &nan}, "a time is not a finite number"},
-		{ListFilter{EndedBefore: &inf}, "a time is not a finite number"},
+		{updatedBeforeSeconds(nan), "a time is not a finite number"},
+		{endedBeforeSeconds(inf), "a time is not a finite number"},
 		{ListFilter{Limit: -1}, "page size must be 1 to 1000"},
 		{ListFilter{Limit: 1001}, "page size must be 1 to 1000"},
 	} {
@@ -247,4 +247,20 @@ func TestListWalkWindowEnds(t *testing.T) {
 			t.Errorf("plan %q: got %v", plan, got)
 		}
 	}
+}
+
+// updatedBeforeSeconds selects the tasks updated before seconds, given in
+// the stored form.
+func updatedBeforeSeconds(seconds float64) ListFilter {
+	var f ListFilter
+	f.SetUpdatedBeforeSeconds(seconds)
+	return f
+}
+
+// endedBeforeSeconds selects the tasks that ended before seconds, given
+// in the stored form.
+func endedBeforeSeconds(seconds float64) ListFilter {
+	var f ListFilter
+	f.SetEndedBeforeSeconds(seconds)
+	return f
 }

@@ -90,7 +90,7 @@ func TestMetricsStuckCountsEqualReconcileDryRun(t *testing.T) {
 				nonZero += m.RunningPastDeadline * m.RunningNotUpdated * m.DeliveriesOverdue
 				for _, id := range ids {
 					task, _ := l.Get(id)
-					if task.Status == StatusRunning && task.DeadlineAt != nil && *task.DeadlineAt > clk.now && task.UpdatedAt <= clk.now-active {
+					if task.Status == StatusRunning && task.DeadlineAt != nil && *row(task).DeadlineAt > clk.now && row(task).UpdatedAt <= clk.now-active {
 						notUpdatedBeforeDeadline++
 					}
 				}

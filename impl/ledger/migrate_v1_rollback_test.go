@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stateguard/stateguard/impl/ledger"
 )
@@ -19,7 +20,7 @@ import (
 // before the journal mode is set removed (the one inside the migration's
 // transaction still refuses).
 func TestV1UnsafeRollbackJournalIsRefusedUntouched(t *testing.T) {
-	opts := ledger.Options{AllowExternalACL: onWindows, Clock: func() float64 { return 2e9 }}
+	opts := ledger.Options{AllowExternalACL: onWindows, Clock: func() time.Time { return time.Unix(2e9, 0) }}
 	rollbackV1 := func(t *testing.T, stmts ...string) string {
 		t.Helper()
 		p := privateFixture(t, "v1-safe.sqlite")

@@ -108,10 +108,10 @@ type machine struct {
 func newMachine(t *rapid.T, dir string) *machine {
 	mc := &machine{clock: &scriptedClock{now: 1.7e9}, m: &model.Model{}}
 	path := filepath.Join(dir, "ledger.sqlite")
-	l, err := ledger.Open(path, ledger.Options{AllowExternalACL: onWindows, Clock: mc.clock.read, NewID: func() (string, error) {
+	l, err := ledger.Open(path, ledgerrows.WithClockSeconds(ledger.Options{AllowExternalACL: onWindows, NewID: func() (string, error) {
 		mc.nextGen++
 		return poolID(1000 + mc.nextGen), nil
-	}})
+	}}, mc.clock.read))
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}

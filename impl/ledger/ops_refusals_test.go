@@ -45,12 +45,12 @@ func TestHeartbeatClockBackwardsAfterHeartbeat(t *testing.T) {
 	}
 	clk.now = 1009.75
 	unwritten(t, p, ErrClockBackwards, "clock moved backwards", "heartbeat before the last heartbeat", func() (Task, error) { return l.Heartbeat(task.ID) })
-	if got, err := l.Get(task.ID); err != nil || got.UpdatedAt != 1010 || got.Version != beat.Version {
+	if got, err := l.Get(task.ID); err != nil || !got.UpdatedAt.Equal(unixTime(1010)) || got.Version != beat.Version {
 		t.Fatalf("after the refused heartbeat: updated_at %v version %d (%v), want 1010 and %d", got.UpdatedAt, got.Version, err, beat.Version)
 	}
 	clk.now = 1010
 	again, err := l.Heartbeat(task.ID)
-	if err != nil || again.Version != beat.Version+1 || again.UpdatedAt != 1010 {
+	if err != nil || again.Version != beat.Version+1 || !again.UpdatedAt.Equal(unixTime(1010)) {
 		t.Fatalf("heartbeat at the same time: version %d updated_at %v (%v), want version %d", again.Version, again.UpdatedAt, err, beat.Version+1)
 	}
 	healthy(t, l)

@@ -27,7 +27,7 @@ func openTest(t *testing.T) (*Ledger, *scriptedClock, string) {
 	t.Helper()
 	clk := &scriptedClock{now: 1000}
 	p := filepath.Join(privateDir(t), "ledger.sqlite")
-	l, err := Open(p, Options{AllowExternalACL: onWindows, Clock: clk.read, NewID: sequentialIDs()})
+	l, err := Open(p, withClockSeconds(Options{AllowExternalACL: onWindows, NewID: sequentialIDs()}, clk.read))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,12 +62,12 @@ func TestLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	if task.ID != "00000000-0000-4000-8000-000000000001" || task.Status != StatusQueued || task.DeliveryStatus != DeliveryPending ||
-		task.Version != 0 || task.CreatedAt != 1000 || task.DeliveryUpdatedAt != 1000 || task.UpdatedAt != 1000 {
+		task.Version != 0 || !task.CreatedAt.Equal(unixTime(1000)) || !task.DeliveryUpdatedAt.Equal(unixTime(1000)) || !task.UpdatedAt.Equal(unixTime(1000)) {
 		t.Fatalf("created %+v", task)
 	}
 	clk.now = 1010
 	task, err = l.Start(task.ID)
-	if err != nil || task.Status != StatusRunning || *task.StartedAt != 1010 || *task.DeadlineAt != 1910 || task.Version != 1 {
+	if err != nil || task.Status != StatusRunning || !task.StartedAt.Equal(unixTime(1010)) || !task.DeadlineAt.Equal(unixTime(1910)) || task.Version != 1 {
 		t.Fatalf("start %+v %v", task, err)
 	}
 	clk.now = 1020
@@ -76,12 +76,12 @@ func TestLifecycle(t *testing.T) {
 		t.Fatalf("start again %+v %v", again, err)
 	}
 	task, err = l.Heartbeat(task.ID)
-	if err != nil || task.UpdatedAt != 1020 || task.Version != 2 {
+	if err != nil || !task.UpdatedAt.Equal(unixTime(1020)) || task.Version != 2 {
 		t.Fatalf("heartbeat %+v %v", task, err)
 	}
 	clk.now = 1030
 	task, err = l.CloseTask(task.ID, StatusSucceeded, "worker_completed")
-	if err != nil || *task.EndedAt != 1030 || task.UpdatedAt != 1030 || task.TerminalCode != CodeWorkerCompleted || task.Version != 3 {
+	if err != nil || !task.EndedAt.Equal(unixTime(1030)) || !task.UpdatedAt.Equal(unixTime(1030)) || task.TerminalCode != CodeWorkerCompleted || task.Version != 3 {
 		t.Fatalf("close %+v %v", task, err)
 	}
 	// Identical close: idempotent even with an invalid code.
@@ -98,7 +98,7 @@ func TestLifecycle(t *testing.T) {
 	_, err = l.SetDelivery(task.ID, DeliveryDelivered, "internal_task")
 	wantClass(t, err, ErrInvalidInput)
 	task, err = l.SetDelivery(task.ID, DeliveryDelivered, "transport_acknowledged")
-	if err != nil || task.DeliveryUpdatedAt != 1040 || task.Version != 4 {
+	if err != nil || !task.DeliveryUpdatedAt.Equal(unixTime(1040)) || task.Version != 4 {
 		t.Fatalf("delivery %+v %v", task, err)
 	}
 	if _, err := l.SetDelivery(task.ID, DeliveryDelivered, "bogus code!"); err != nil {
@@ -251,7 +251,7 @@ func TestStartDeadlineOverflow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if edge, err = l.Start(edge.ID); err != nil || *edge.DeadlineAt != math.MaxFloat64 {
+	if edge, err = l.Start(edge.ID); err != nil || *row(edge).DeadlineAt != math.MaxFloat64 || !edge.DeadlineAt.Equal(latestInstant) {
 		t.Fatalf("%+v %v", edge, err)
 	}
 }

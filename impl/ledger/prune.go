@@ -7,6 +7,9 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"math"
+	"time"
+
+	"github.com/stateguard/stateguard/impl/ledger/internal/floatseconds"
 )
 
 // Prune removes whole task trees that are finished with: a tree is a
@@ -27,13 +30,18 @@ import (
 
 // PruneOptions are the arguments of Prune.
 type PruneOptions struct {
-	// EndedBefore is the cutoff in Unix seconds: a tree is removed only
-	// when every task in it ended strictly before it. It is required: nil
-	// is ErrInvalidInput, as is a value that is not finite.
-	EndedBefore *float64
+	// EndedBefore is the cutoff: a tree is removed only when every task
+	// in it ended strictly before it (compared as the float nearest to
+	// it, the stored form). It is required: the zero Time is
+	// ErrInvalidInput.
+	EndedBefore time.Time
 	// DryRun reports what the prune would remove and writes nothing; it
 	// works on a read-only ledger.
 	DryRun bool
+
+	// endedBeforeSeconds is the cutoff in the stored form, set by
+	// SetEndedBeforeSeconds; it takes the place of EndedBefore.
+	endedBeforeSeconds *float64
 }
 
 // PruneReport holds counts only, never ids. TreesExamined counts the
@@ -110,10 +118,15 @@ func (l *Ledger) Prune(opts PruneOptions) (PruneReport, error) {
 // ends the wait for the database and stops the prune between or within
 // batches; the batches committed before stay committed.
 func (l *Ledger) PruneContext(ctx context.Context, opts PruneOptions) (PruneReport, error) {
-	if opts.EndedBefore == nil {
+	var cutoff float64
+	switch {
+	case opts.endedBeforeSeconds != nil:
+		cutoff = *opts.endedBeforeSeconds
+	case opts.EndedBefore.IsZero():
 		return PruneReport{}, invalidInput("prune needs a time the trees ended before")
+	default:
+		cutoff = floatseconds.UnixSeconds(opts.EndedBefore)
 	}
-	cutoff := *opts.EndedBefore
 	if math.IsNaN(cutoff) || math.IsInf(cutoff, 0) {
 		return PruneReport{}, invalidInput("a time is not a finite number")
 	}

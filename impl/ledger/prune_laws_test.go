@@ -61,7 +61,7 @@ func pruneLaws(t *testing.T, e *engineRun) {
 				}
 			}
 			cutoff := w.clock.now + advance
-			opts := ledger.PruneOptions{EndedBefore: &cutoff, DryRun: true}
+			opts := ledgerrows.PruneSeconds(cutoff, true)
 			before, err := w.seal(false)
 			if err != nil {
 				return err.Error()

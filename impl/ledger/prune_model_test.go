@@ -9,6 +9,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/stateguard/stateguard/impl/ledger"
+	"github.com/stateguard/stateguard/internal/testsupport/ledgerrows"
 	model "github.com/stateguard/stateguard/model/ledger"
 )
 
@@ -147,7 +148,11 @@ func (mc *machine) Prune(t *rapid.T) {
 		text = fmt.Sprint(*cutoff)
 	}
 	mc.logf(t, "prune ended-before=%s dry=%v batch=%d/%d window=%v", text, dry, roots, tasks, window)
-	got, gerr := mc.l.Prune(ledger.PruneOptions{EndedBefore: cutoff, DryRun: dry})
+	opts := ledger.PruneOptions{DryRun: dry}
+	if cutoff != nil {
+		opts = ledgerrows.PruneSeconds(*cutoff, dry)
+	}
+	got, gerr := mc.l.Prune(opts)
 	if cutoff == nil {
 		if classOf(gerr) != "InvalidInput" {
 			t.Fatalf("prune without a cutoff: %v", gerr)

@@ -57,7 +57,7 @@ func TestPruneKeepsUnsettledTrees(t *testing.T) {
 	lateChild, _ := l.Get(late[1])
 	cutoff := *lateChild.EndedAt // that child ended at the cutoff, not before
 	clk.now += 1000
-	rep, err := l.Prune(PruneOptions{EndedBefore: &cutoff})
+	rep, err := l.Prune(PruneOptions{EndedBefore: cutoff})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,8 +126,8 @@ func TestPruneFailedBatchKeepsEarlierOnes(t *testing.T) {
 		return nil
 	}
 	defer func() { hooks.pruneBatch = nil }()
-	cutoff := clk.now + 1
-	rep, err := l.Prune(PruneOptions{EndedBefore: &cutoff})
+	cutoff := timeAt(clk.now + 1)
+	rep, err := l.Prune(PruneOptions{EndedBefore: cutoff})
 	if !errors.Is(err, planted) {
 		t.Fatalf("prune answered %v", err)
 	}
@@ -145,7 +145,7 @@ func TestPruneFailedBatchKeepsEarlierOnes(t *testing.T) {
 	}
 	healthy(t, l)
 	hooks.pruneBatch = nil
-	rep, err = l.Prune(PruneOptions{EndedBefore: &cutoff})
+	rep, err = l.Prune(PruneOptions{EndedBefore: cutoff})
 	if err != nil || rep.TreesRemoved != 3 || rep.TasksRemoved != 9 {
 		t.Fatalf("second prune %+v %v", rep, err)
 	}
@@ -171,8 +171,8 @@ func TestPruneChildAddedBetweenBatches(t *testing.T) {
 		return nil
 	}
 	defer func() { hooks.pruneBatch = nil }()
-	cutoff := clk.now + 1
-	rep, err := l.Prune(PruneOptions{EndedBefore: &cutoff})
+	cutoff := timeAt(clk.now + 1)
+	rep, err := l.Prune(PruneOptions{EndedBefore: cutoff})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,8 +241,8 @@ func TestPruneBesideAWriter(t *testing.T) {
 		return nil
 	}
 	defer func() { hooks.pruneBatch = nil }()
-	cutoff := clk.now + 1
-	rep, err := l.Prune(PruneOptions{EndedBefore: &cutoff})
+	cutoff := timeAt(clk.now + 1)
+	rep, err := l.Prune(PruneOptions{EndedBefore: cutoff})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,14 +275,14 @@ func TestPruneKeepsTheFileALedger(t *testing.T) {
 	l, clk, p := openTest(t)
 	settledTrees(t, l, clk, 4)
 	SetPruneBatch(l, 1, 1)
-	cutoff := clk.now + 1
+	cutoff := timeAt(clk.now + 1)
 	hooks.pruneBatch = func(batch int, phase string) error {
 		if batch == 1 && phase == "write" {
 			return errors.New("planted failure")
 		}
 		return nil
 	}
-	_, err := l.Prune(PruneOptions{EndedBefore: &cutoff})
+	_, err := l.Prune(PruneOptions{EndedBefore: cutoff})
 	hooks.pruneBatch = nil
 	if err == nil {
 		t.Fatal("the planted failure did not end the prune")
@@ -291,7 +291,7 @@ func TestPruneKeepsTheFileALedger(t *testing.T) {
 		if on, err := l.pragmaInt("PRAGMA foreign_keys"); err != nil || on != 1 {
 			t.Fatalf("foreign_keys after prune: %d %v", on, err)
 		}
-		if _, err := l.Prune(PruneOptions{EndedBefore: &cutoff}); err != nil {
+		if _, err := l.Prune(PruneOptions{EndedBefore: cutoff}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -332,8 +332,8 @@ func TestPruneTreeChangedAfterItsReadPass(t *testing.T) {
 		return nil
 	}
 	defer func() { hooks.pruneBatch = nil }()
-	cutoff := clk.now + 1
-	rep, err := l.Prune(PruneOptions{EndedBefore: &cutoff})
+	cutoff := timeAt(clk.now + 1)
+	rep, err := l.Prune(PruneOptions{EndedBefore: cutoff})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,7 +350,7 @@ func TestPruneTreeChangedAfterItsReadPass(t *testing.T) {
 // as a second process would; it is closed when the test ends.
 func secondLedger(t *testing.T, p string, clk *scriptedClock) *Ledger {
 	t.Helper()
-	other, err := Open(p, Options{AllowExternalACL: onWindows, Clock: clk.read})
+	other, err := Open(p, withClockSeconds(Options{AllowExternalACL: onWindows}, clk.read))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,7 +369,7 @@ func TestPruneTreeFinishedAfterItsReadPass(t *testing.T) {
 	late := pruneTree(t, l, clk, "settled", "")
 	other := secondLedger(t, p, clk)
 	SetPruneBatch(l, 2, 0)
-	cutoff := clk.now + 1
+	cutoff := timeAt(clk.now + 1)
 	hooks.pruneBatch = func(batch int, phase string) error {
 		if batch == 0 && phase == "read" {
 			if _, err := other.CloseTask(late[1], StatusSucceeded, NoCode); err != nil {
@@ -381,7 +381,7 @@ func TestPruneTreeFinishedAfterItsReadPass(t *testing.T) {
 		return nil
 	}
 	defer func() { hooks.pruneBatch = nil }()
-	rep, err := l.Prune(PruneOptions{EndedBefore: &cutoff})
+	rep, err := l.Prune(PruneOptions{EndedBefore: cutoff})
 	if err != nil {
 		t.Fatal(err)
 	}

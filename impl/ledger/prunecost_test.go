@@ -48,7 +48,7 @@ func prunePages(t *testing.T, n int, dryRun bool) int {
 	if err := seedBenchmark(path, n, now); err != nil {
 		t.Fatal(err)
 	}
-	l, err := Open(path, Options{AllowExternalACL: onWindows, Clock: func() float64 { return now }})
+	l, err := Open(path, Options{AllowExternalACL: onWindows, Clock: fixedClock(now)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,8 +58,8 @@ func prunePages(t *testing.T, n int, dryRun bool) int {
 	}
 	SetPruneBatch(l, 4, 4)
 	before := pagesFetched(t, l)
-	cutoff := now + 1
-	rep, err := l.PruneContext(context.Background(), PruneOptions{EndedBefore: &cutoff, DryRun: dryRun})
+	cutoff := timeAt(now + 1)
+	rep, err := l.PruneContext(context.Background(), PruneOptions{EndedBefore: cutoff, DryRun: dryRun})
 	if err != nil {
 		t.Fatal(err)
 	}

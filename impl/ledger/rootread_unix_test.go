@@ -82,7 +82,7 @@ func foreignLedger(t *testing.T) (dir, db string, ids []string) {
 	l.CloseTask(child.ID, StatusSucceeded, "")
 	// Another connection keeps the -wal and -shm beside the file, as a
 	// live worker would.
-	keep, err := Open(p, Options{Clock: clk.read})
+	keep, err := Open(p, withClockSeconds(Options{}, clk.read))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestRootReadsAnotherUsersLedger(t *testing.T) {
 	if !strings.Contains(before, "ledger.sqlite-wal") {
 		t.Fatalf("the -wal is not there to be read:\n%s", before)
 	}
-	l, err := Open(db, Options{ReadOnly: true, Clock: func() float64 { return 2000 }})
+	l, err := Open(db, Options{ReadOnly: true, Clock: fixedClock(2000)})
 	if err != nil {
 		t.Fatalf("root's read-only open: %v", err)
 	}
@@ -140,7 +140,7 @@ func TestRootReadsAnotherUsersLedger(t *testing.T) {
 			}
 			return err
 		},
-		"prune dry run": func() error { _, err := l.Prune(PruneOptions{EndedBefore: f64(5000), DryRun: true}); return err },
+		"prune dry run": func() error { _, err := l.Prune(PruneOptions{EndedBefore: timeAt(5000), DryRun: true}); return err },
 	}
 	for name, read := range reads {
 		if err := read(); err != nil {

@@ -66,10 +66,10 @@ func TestRowCheckMatchesModelChecker(t *testing.T) {
 			path := filepath.Join(dir, "ledger.sqlite")
 			now := 1000.0
 			n := 0
-			l, err := ledger.Open(path, ledger.Options{AllowExternalACL: onWindows, Clock: func() float64 { return now }, NewID: func() (string, error) {
+			l, err := ledger.Open(path, ledgerrows.WithClockSeconds(ledger.Options{AllowExternalACL: onWindows, NewID: func() (string, error) {
 				n++
 				return fmt.Sprintf("7a5c%04x-0000-4000-8000-000000000000", n), nil
-			}})
+			}}, func() float64 { return now }))
 			if err != nil {
 				t.Fatal(err)
 			}

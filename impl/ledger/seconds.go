@@ -26,3 +26,37 @@ func (o *ReconcileOptions) SetGraceSeconds(active, delivery float64) {
 func (o *MetricsOptions) SetGraceSeconds(active, delivery float64) {
 	o.seconds = &graceSeconds{active, delivery}
 }
+
+// The reference's form of instants: float Unix seconds, of any finite
+// size and detail. A Time holds whole nanoseconds within ±2^62 s; the
+// command line's clock and cutoffs are floats it read and must store and
+// compare exactly. These setters take them in that form, in place of the
+// Time fields.
+
+// SetClockSeconds reads the time from clock, in Unix seconds, in place of
+// Clock; the ledger stores each reading as it is. A reading that is not
+// finite fails the operation as an internal error.
+func (o *Options) SetClockSeconds(clock func() float64) {
+	o.clockSeconds = clock
+}
+
+// SetUpdatedBeforeSeconds selects the tasks updated before seconds (Unix
+// seconds), in place of UpdatedBefore; a value that is not finite is
+// ErrInvalidInput.
+func (f *ListFilter) SetUpdatedBeforeSeconds(seconds float64) {
+	f.updatedBeforeSeconds = &seconds
+}
+
+// SetEndedBeforeSeconds selects the tasks that ended before seconds (Unix
+// seconds), in place of EndedBefore; a value that is not finite is
+// ErrInvalidInput.
+func (f *ListFilter) SetEndedBeforeSeconds(seconds float64) {
+	f.endedBeforeSeconds = &seconds
+}
+
+// SetEndedBeforeSeconds prunes the trees that ended before seconds (Unix
+// seconds), in place of EndedBefore; a value that is not finite is
+// ErrInvalidInput.
+func (o *PruneOptions) SetEndedBeforeSeconds(seconds float64) {
+	o.endedBeforeSeconds = &seconds
+}

@@ -422,8 +422,11 @@ func (l *Ledger) serverHistory(ctx context.Context, id string) ([]Event, error) 
 			return err
 		}
 		for _, ev := range events {
-			e := Event{Kind: EventKind(ev.Kind), From: ev.From, To: ev.To, Code: ev.Code, OccurredAt: ev.OccurredAt}
-			if eventPosition(task, e) < 0 || math.IsNaN(e.OccurredAt) || math.IsInf(e.OccurredAt, 0) {
+			if math.IsNaN(ev.OccurredAt) || math.IsInf(ev.OccurredAt, 0) {
+				return errDamagedEvent
+			}
+			e := newEvent(EventKind(ev.Kind), ev.From, ev.To, ev.Code, ev.OccurredAt)
+			if eventPosition(task, e) < 0 {
 				return errDamagedEvent
 			}
 			out = append(out, e)
@@ -460,15 +463,15 @@ func eventPosition(task taskRow, ev Event) int {
 	}
 	switch {
 	case ev.Kind == EventCreated && ev.From == nil && ev.To == string(StatusQueued) &&
-		ev.Code != nil && *ev.Code == codeCreated && ev.OccurredAt == task.CreatedAt:
+		ev.Code != nil && *ev.Code == codeCreated && ev.occurredSeconds == task.CreatedAt:
 		return 0
 	case ev.Kind == EventTaskTransition && from(string(StatusQueued)) && ev.To == string(StatusRunning) &&
-		ev.Code != nil && *ev.Code == codeStarted && task.StartedAt != nil && ev.OccurredAt == *task.StartedAt:
+		ev.Code != nil && *ev.Code == codeStarted && task.StartedAt != nil && ev.occurredSeconds == *task.StartedAt:
 		return 1
 	case ev.Kind == EventTaskTransition && from(left) &&
-		task.EndedAt != nil && ev.OccurredAt == *task.EndedAt && ev.To == string(task.Status) && ended == 1 && sameCode(task.TerminalCode):
+		task.EndedAt != nil && ev.occurredSeconds == *task.EndedAt && ev.To == string(task.Status) && ended == 1 && sameCode(task.TerminalCode):
 		return 1 + started
-	case ev.Kind == EventDeliveryTransition && from(string(DeliveryPending)) && ev.OccurredAt == task.DeliveryUpdatedAt &&
+	case ev.Kind == EventDeliveryTransition && from(string(DeliveryPending)) && ev.occurredSeconds == task.DeliveryUpdatedAt &&
 		ev.To == string(task.DeliveryStatus) && task.DeliveryStatus != DeliveryPending && sameCode(task.DeliveryCode):
 		return 1 + started + ended
 	}
@@ -478,7 +481,8 @@ func eventPosition(task taskRow, ev Event) int {
 // serverList is ListContext's read on a server, from the filter
 // newListQuery validated: one row past the page says a next page exists.
 func (l *Ledger) serverList(ctx context.Context, f ListFilter, q *listQuery) (ListPage, error) {
-	sq := serverstore.ListQuery{UpdatedBefore: f.UpdatedBefore, EndedBefore: f.EndedBefore, ParentID: q.parentID, After: q.after, Rows: q.limit + 1}
+	updated, ended := f.cutoffs()
+	sq := serverstore.ListQuery{UpdatedBefore: updated, EndedBefore: ended, ParentID: q.parentID, After: q.after, Rows: q.limit + 1}
 	for _, s := range f.Statuses {
 		sq.Statuses = append(sq.Statuses, string(s))
 	}

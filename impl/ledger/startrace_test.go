@@ -57,7 +57,7 @@ func TestOpenRaceOnFreshPath(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				l, err := Open(p, Options{AllowExternalACL: onWindows, Clock: func() float64 { return 5000 }})
+				l, err := Open(p, Options{AllowExternalACL: onWindows, Clock: fixedClock(5000)})
 				if err != nil {
 					errs[g] = err
 					return
@@ -116,7 +116,7 @@ func TestOpenOfFileThatAppeared(t *testing.T) {
 		check func(t *testing.T, path string, l *Ledger, err error)
 	}{
 		{"another opener's ledger", func(t *testing.T, path string) {
-			other, err := Open(path, Options{AllowExternalACL: onWindows, Clock: func() float64 { return 100 }})
+			other, err := Open(path, Options{AllowExternalACL: onWindows, Clock: fixedClock(100)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -177,7 +177,7 @@ func TestOpenOfFileThatAppeared(t *testing.T) {
 			}
 			path := filepath.Join(privateDir(t), "fleet.sqlite")
 			plantBeforeCreate(t, func(path string) { c.plant(t, path) })
-			l, err := Open(path, Options{AllowExternalACL: onWindows, Clock: func() float64 { return 200 }})
+			l, err := Open(path, Options{AllowExternalACL: onWindows, Clock: fixedClock(200)})
 			if storageguard.Hooks.BeforeCreateFile != nil {
 				t.Fatal("Open never came to create the file")
 			}

@@ -5,6 +5,7 @@ import (
 	"github.com/stateguard/stateguard/impl/ledger/internal/floatseconds"
 	"math"
 	"strconv"
+	"time"
 
 	"github.com/stateguard/stateguard/internal/codec/pyjson"
 )
@@ -32,6 +33,23 @@ func (t Task) MarshalJSON() ([]byte, error) {
 		}
 		float(*f)
 	}
+	// A time writes the stored float while the field holds the Time read
+	// from it, which may not hold the float exactly; else the float
+	// nearest to it.
+	var stored taskRow
+	if t.stored != nil {
+		stored = *t.stored
+	}
+	instant := func(v *time.Time, stored *float64) {
+		switch {
+		case v == nil:
+			b = append(b, "null"...)
+		case stored != nil && instantOf(*stored).Equal(*v):
+			float(*stored)
+		default:
+			float(floatseconds.UnixSeconds(*v))
+		}
+	}
 	optString := func(s *string) {
 		if s == nil {
 			b = append(b, "null"...)
@@ -51,9 +69,9 @@ func (t Task) MarshalJSON() ([]byte, error) {
 	}
 	// In sorted key order.
 	key("created_at")
-	float(t.CreatedAt)
+	instant(&t.CreatedAt, orNil(t.stored != nil, &stored.CreatedAt))
 	key("deadline_at")
-	optFloat(t.DeadlineAt)
+	instant(t.DeadlineAt, stored.DeadlineAt)
 	key("delivery_code")
 	optString(t.DeliveryCode.optional())
 	key("delivery_required")
@@ -61,9 +79,9 @@ func (t Task) MarshalJSON() ([]byte, error) {
 	key("delivery_status")
 	b = pyjson.AppendASCIIString(b, string(t.DeliveryStatus))
 	key("delivery_updated_at")
-	float(t.DeliveryUpdatedAt)
+	instant(&t.DeliveryUpdatedAt, orNil(t.stored != nil, &stored.DeliveryUpdatedAt))
 	key("ended_at")
-	optFloat(t.EndedAt)
+	instant(t.EndedAt, stored.EndedAt)
 	key("has_payload_hash")
 	b = strconv.AppendBool(b, t.PayloadHash != nil)
 	key("id")
@@ -71,7 +89,7 @@ func (t Task) MarshalJSON() ([]byte, error) {
 	key("parent_id")
 	optString(t.ParentID)
 	key("started_at")
-	optFloat(t.StartedAt)
+	instant(t.StartedAt, stored.StartedAt)
 	key("status")
 	b = pyjson.AppendASCIIString(b, string(t.Status))
 	key("terminal_code")
@@ -89,7 +107,7 @@ func (t Task) MarshalJSON() ([]byte, error) {
 		float(floatseconds.Seconds(*t.Timeout))
 	}
 	key("updated_at")
-	float(t.UpdatedAt)
+	instant(&t.UpdatedAt, orNil(t.stored != nil, &stored.UpdatedAt))
 	key("version")
 	b = strconv.AppendInt(b, t.Version, 10)
 	b = append(b, '}')
@@ -97,4 +115,12 @@ func (t Task) MarshalJSON() ([]byte, error) {
 		return nil, err
 	}
 	return b, nil
+}
+
+// orNil is p when ok, else nil.
+func orNil(ok bool, p *float64) *float64 {
+	if !ok {
+		return nil
+	}
+	return p
 }

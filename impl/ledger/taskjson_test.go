@@ -3,7 +3,10 @@ package ledger
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -117,5 +120,147 @@ func TestTimeoutIsADurationAndPrintsAsStored(t *testing.T) {
 	}
 	if _, err := l.Create(CreateParams{Timeout: new(-time.Nanosecond)}); !errors.Is(err, ErrInvalidInput) {
 		t.Errorf("a negative timeout: %v, want ErrInvalidInput", err)
+	}
+}
+
+// cliDecimal is t as the command line's test clock would be given it:
+// Unix seconds in decimal, to the nanosecond.
+func cliDecimal(t time.Time) string {
+	n := t.UnixNano()
+	sign := ""
+	if n < 0 {
+		sign, n = "-", -n
+	}
+	return fmt.Sprintf("%s%d.%09d", sign, n/1e9, n%1e9)
+}
+
+// Instants are Times in Go and float Unix seconds as stored and printed.
+// A Time from the clock is stored as the very float the command line
+// stores when its test clock reads the same instant in decimal (the
+// nearest one: a float64 of the nanoseconds divided by 1e9 rounds twice
+// and lands a float off for 1304066831.170625356); a stored float comes
+// back as its nearest Time (the nearest limit past a Time's reach), and
+// the JSON of a task and of its events writes what is stored, byte for
+// byte, unless the field was changed since it was read.
+func TestInstantsAreTimesAndPrintAsStored(t *testing.T) {
+	dir := privateDir(t)
+	open := func(name string, opts Options) *Ledger {
+		t.Helper()
+		opts.AllowExternalACL = onWindows
+		l, err := Open(filepath.Join(dir, name), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		return l
+	}
+	printed := func(v any, key string) string {
+		t.Helper()
+		js, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(js, &m); err != nil {
+			t.Fatal(err)
+		}
+		return string(m[key])
+	}
+
+	var now time.Time
+	api := open("api.sqlite", Options{AllowExternalACL: onWindows, Clock: func() time.Time { return now }})
+	for _, at := range []time.Time{
+		time.Unix(1304066831, 170625356),
+		time.Unix(9727887, 427131847),
+		time.Unix(1767225600, 0),
+		time.Unix(-31536000, 1),
+		time.Unix(1700000000, 999999999).In(time.FixedZone("east", 5*3600)),
+	} {
+		now = at
+		decimal := cliDecimal(at)
+		seconds, err := strconv.ParseFloat(decimal, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cliOpts := Options{AllowExternalACL: onWindows}
+		cliOpts.SetClockSeconds(func() float64 { return seconds })
+		cli := open(decimal+".sqlite", cliOpts)
+		viaAPI, err := api.Create(CreateParams{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		viaCLI, err := cli.Create(CreateParams{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored, err := api.Get(viaAPI.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := row(stored).CreatedAt; math.Float64bits(got) != math.Float64bits(seconds) {
+			t.Errorf("%s: the Time was stored as %v, the command line stores %v", decimal, got, seconds)
+		}
+		if a, c := printed(stored, "created_at"), printed(viaCLI, "created_at"); a != c {
+			t.Errorf("%s: printed as %s, the command line's as %s", decimal, a, c)
+		}
+		// Read back: the float's nearest Time, in UTC, which is the
+		// instant given to within half the gap between floats there
+		// (119 ns in 2011).
+		halfGap := time.Duration(math.Ceil((math.Nextafter(seconds, math.Inf(1)) - seconds) / 2 * 1e9))
+		if d := stored.CreatedAt.Sub(at); d < -halfGap || d > halfGap || stored.CreatedAt.Location() != time.UTC {
+			t.Errorf("%s: read back as %v, want %v to within %v, in UTC", decimal, stored.CreatedAt, at, halfGap)
+		}
+	}
+
+	// Floats no Time holds: finer than a nanosecond, and past ±2^62 s.
+	for _, c := range []struct {
+		seconds float64
+		want    time.Time
+		printed string
+	}{
+		{1000.0000000001, time.Unix(1000, 0), "1000.0000000001"},
+		{1e-10, time.Unix(0, 0), "1e-10"},
+		{1e300, latestInstant, "1e+300"},
+		{-1e300, earliestInstant, "-1e+300"},
+	} {
+		opts := Options{AllowExternalACL: onWindows}
+		opts.SetClockSeconds(func() float64 { return c.seconds })
+		l := open(c.printed+".sqlite", opts)
+		created, err := l.Create(CreateParams{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		read, err := l.Get(created.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		history, err := l.History(created.ID)
+		if err != nil || len(history) != 1 {
+			t.Fatalf("%s: history %v, %v", c.printed, history, err)
+		}
+		for name, task := range map[string]Task{"created": created, "read": read} {
+			if !task.CreatedAt.Equal(c.want) || !task.UpdatedAt.Equal(c.want) || !task.DeliveryUpdatedAt.Equal(c.want) {
+				t.Errorf("%s %s: times %v, %v, %v, want %v", c.printed, name, task.CreatedAt, task.UpdatedAt, task.DeliveryUpdatedAt, c.want)
+			}
+			for _, key := range []string{"created_at", "updated_at", "delivery_updated_at"} {
+				if got := printed(task, key); got != c.printed {
+					t.Errorf("%s %s: %s printed as %s", c.printed, name, key, got)
+				}
+			}
+		}
+		if !history[0].OccurredAt.Equal(c.want) || printed(history[0], "occurred_at") != c.printed {
+			t.Errorf("%s: the event at %v printed as %s", c.printed, history[0].OccurredAt, printed(history[0], "occurred_at"))
+		}
+		// A changed field writes the float nearest to its new value.
+		read.CreatedAt = time.Unix(5, 500_000_000)
+		history[0].OccurredAt = time.Unix(7, 0)
+		if got, ev := printed(read, "created_at"), printed(history[0], "occurred_at"); got != "5.5" || ev != "7.0" {
+			t.Errorf("%s: changed times printed as %s and %s, want 5.5 and 7.0", c.printed, got, ev)
+		}
+	}
+
+	// The cutoff of a prune is required.
+	if _, err := api.Prune(PruneOptions{DryRun: true}); !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("a prune without a cutoff: %v, want ErrInvalidInput", err)
 	}
 }

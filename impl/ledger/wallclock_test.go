@@ -14,13 +14,13 @@ func TestWallClockByDefault(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	before := float64(time.Now().Unix()) - 1
+	before := time.Now().Add(-time.Second)
 	task, err := l.Create(CreateParams{})
-	after := float64(time.Now().Unix()) + 1
+	after := time.Now().Add(time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if task.CreatedAt < before || task.CreatedAt > after {
+	if task.CreatedAt.Before(before) || task.CreatedAt.After(after) {
 		t.Fatalf("created_at %v, want between %v and %v", task.CreatedAt, before, after)
 	}
 }

@@ -191,7 +191,7 @@ func median(xs []float64) float64 {
 // seedLedger creates the ledger at path with impl/ledger's Open (the clock
 // at seedNow) and fills it with benchseed's workload of n tasks.
 func seedLedger(path string, n int) error {
-	l, err := ledger.Open(path, ledger.Options{AllowExternalACL: runtime.GOOS == "windows", Clock: func() float64 { return seedNow }})
+	l, err := ledger.Open(path, ledger.Options{AllowExternalACL: runtime.GOOS == "windows", Clock: func() time.Time { return time.Unix(seedNow, 0) }})
 	if err != nil {
 		return err
 	}

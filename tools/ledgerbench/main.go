@@ -169,7 +169,7 @@ func main() {
 // the dry run once (or, for "shape", checks that the dry run on a seeded
 // ledger of n tasks has the work the benchmark seeding promises).
 func runLibrary(name, db string, n int) error {
-	l, err := ledger.Open(db, ledger.Options{AllowExternalACL: runtime.GOOS == "windows", Clock: func() float64 { return seedNow }})
+	l, err := ledger.Open(db, ledger.Options{AllowExternalACL: runtime.GOOS == "windows", Clock: func() time.Time { return time.Unix(seedNow, 0) }})
 	if err != nil {
 		return err
 	}
@@ -453,7 +453,7 @@ func assertSeedShape(self, work, seeded string, n int) error {
 // seedLedger creates the ledger at path with impl/ledger's Open (the clock
 // at seedNow) and fills it with benchseed's workload of n tasks.
 func seedLedger(path string, n int) error {
-	l, err := ledger.Open(path, ledger.Options{AllowExternalACL: runtime.GOOS == "windows", Clock: func() float64 { return seedNow }})
+	l, err := ledger.Open(path, ledger.Options{AllowExternalACL: runtime.GOOS == "windows", Clock: func() time.Time { return time.Unix(seedNow, 0) }})
 	if err != nil {
 		return err
 	}

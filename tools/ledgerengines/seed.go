@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -19,7 +20,7 @@ import (
 // clock (2023-11-14T22:13:20Z).
 const seedNow = 1700000000.0
 
-func seedClock() float64 { return seedNow }
+func seedClock() time.Time { return time.Unix(seedNow, 0) }
 
 // seedFile makes the SQLite ledger of n tasks at dir/tasks.sqlite.
 func seedFile(dir string, n int) (string, error) {

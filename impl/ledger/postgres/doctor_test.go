@@ -81,7 +81,7 @@ func TestDoctorMatchesSQLite(t *testing.T) {
 	doctorSequence(t, server, &now)
 
 	fileNow := 1_000_000.0
-	file, err := ledger.Open(filepath.Join(t.TempDir(), "ledger.sqlite"), ledger.Options{AllowExternalACL: onWindows, Clock: func() float64 { return fileNow }})
+	file, err := ledger.Open(filepath.Join(t.TempDir(), "ledger.sqlite"), ledgerrows.WithClockSeconds(ledger.Options{AllowExternalACL: onWindows}, func() float64 { return fileNow }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +223,7 @@ func TestMetricsMatchesSQLite(t *testing.T) {
 	got := stuck(server, &now)
 
 	fileNow := 1_000_000.0
-	file, err := ledger.Open(filepath.Join(t.TempDir(), "ledger.sqlite"), ledger.Options{AllowExternalACL: onWindows, Clock: func() float64 { return fileNow }})
+	file, err := ledger.Open(filepath.Join(t.TempDir(), "ledger.sqlite"), ledgerrows.WithClockSeconds(ledger.Options{AllowExternalACL: onWindows}, func() float64 { return fileNow }))
 	if err != nil {
 		t.Fatal(err)
 	}

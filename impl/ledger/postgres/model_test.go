@@ -187,7 +187,7 @@ func TestMatchesModel(t *testing.T) {
 				}
 				var gotText, wantText []string
 				for _, ev := range got {
-					gotText = append(gotText, showEvent(tid, string(ev.Kind), ev.From, ev.To, ev.OccurredAt, ev.Code))
+					gotText = append(gotText, showEvent(tid, string(ev.Kind), ev.From, ev.To, ledgerrows.OccurredAt(ev), ev.Code))
 				}
 				for _, ev := range m.Events() {
 					if ev.TaskID == tid {
@@ -210,11 +210,13 @@ func TestMatchesModel(t *testing.T) {
 				}
 				if rapid.Bool().Draw(rt, "by update") {
 					v := now - rapid.SampledFrom([]float64{0, 30, 700}).Draw(rt, "before")
-					f.UpdatedBefore, mf.UpdatedBefore = &v, &v
+					f.SetUpdatedBeforeSeconds(v)
+					mf.UpdatedBefore = &v
 				}
 				if rapid.Bool().Draw(rt, "by end") {
 					v := now - rapid.SampledFrom([]float64{0, 30}).Draw(rt, "ended before")
-					f.EndedBefore, mf.EndedBefore = &v, &v
+					f.SetEndedBeforeSeconds(v)
+					mf.EndedBefore = &v
 				}
 				if rapid.Bool().Draw(rt, "by parent") {
 					f.ParentID = id("parent")
@@ -244,7 +246,7 @@ func TestMatchesModel(t *testing.T) {
 			case 10:
 				before := now - rapid.SampledFrom([]float64{0, 30, 700, -1, math.NaN()}).Draw(rt, "ended before")
 				dry := rapid.Bool().Draw(rt, "dry run")
-				got, gotErr := l.Prune(ledger.PruneOptions{EndedBefore: &before, DryRun: dry})
+				got, gotErr := l.Prune(ledgerrows.PruneSeconds(before, dry))
 				want, wantErr := m.Prune(before, dry)
 				if engineClass(gotErr) != modelClass(wantErr) {
 					rt.Fatalf("prune: engine %s (%v), model %s (%v)", engineClass(gotErr), gotErr, modelClass(wantErr), wantErr)

@@ -23,7 +23,7 @@ func Restore(ctx context.Context, url, from string, opts Options) (ledger.Backup
 	if opts.Schema != "" && (len(opts.Schema) > maxIdentifierBytes || strings.IndexByte(opts.Schema, 0) >= 0) {
 		return ledger.BackupReport{}, invalidInput("schema name must be 1 to 63 bytes without NUL")
 	}
-	return restore(ctx, url, from, ledgerOptions(opts), settings{schema: opts.Schema, testClock: opts.FixedClock})
+	return restore(ctx, url, from, ledgerOptions(opts), settings{schema: opts.Schema, testClock: opts.testClock()})
 }
 
 // restore is Restore with the ledger's options and the engine's settings.

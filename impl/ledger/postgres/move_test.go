@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/stateguard/stateguard/internal/testsupport/ledgerrows"
 	"math"
 	"os"
 	"path/filepath"
@@ -123,13 +124,13 @@ func TestRoundTripBetweenEngines(t *testing.T) {
 	dir := t.TempDir()
 	first := filepath.Join(dir, "first.sqlite")
 	now := 1_000_000.0
-	file, err := ledger.Open(first, ledger.Options{AllowExternalACL: onWindows, Clock: func() float64 { return now }})
+	file, err := ledger.Open(first, ledgerrows.WithClockSeconds(ledger.Options{AllowExternalACL: onWindows}, func() float64 { return now }))
 	if err != nil {
 		t.Fatal(err)
 	}
 	pruneSequence(t, file, &now)
 	cutoff := now - 5_000
-	if rep, err := file.Prune(ledger.PruneOptions{EndedBefore: &cutoff}); err != nil || rep.TreesRemoved == 0 {
+	if rep, err := file.Prune(ledgerrows.PruneSeconds(cutoff, false)); err != nil || rep.TreesRemoved == 0 {
 		t.Fatalf("prune before the move: %+v, %v", rep, err)
 	}
 	wantDoctor, err := file.Doctor()
@@ -207,7 +208,7 @@ func TestRestoreRefusals(t *testing.T) {
 	dir := t.TempDir()
 	backup := filepath.Join(dir, "backup.sqlite")
 	now := 1_000_000.0
-	file, err := ledger.Open(backup, ledger.Options{AllowExternalACL: onWindows, Clock: func() float64 { return now }})
+	file, err := ledger.Open(backup, ledgerrows.WithClockSeconds(ledger.Options{AllowExternalACL: onWindows}, func() float64 { return now }))
 	if err != nil {
 		t.Fatal(err)
 	}

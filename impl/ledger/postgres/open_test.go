@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -63,8 +64,8 @@ func TestOpenHonoursItsOptions(t *testing.T) {
 			t.Fatalf("open with a schema name of %d bytes: %v, want InvalidInput", len(bad), err)
 		}
 	}
-	const now = 1767225600.5
-	l, err := postgres.Open(ctx, url, postgres.Options{FixedClock: func() float64 { return now }})
+	now := time.Unix(1767225600, 500_000_000)
+	l, err := postgres.Open(ctx, url, postgres.Options{FixedClock: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func TestOpenHonoursItsOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if task.CreatedAt != now {
+	if !task.CreatedAt.Equal(now) {
 		t.Fatalf("created at %v, want the fixed clock's %v", task.CreatedAt, now)
 	}
 	if !schemaExists(t, url, postgres.DefaultSchema) {

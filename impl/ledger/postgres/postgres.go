@@ -31,6 +31,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/stateguard/stateguard/impl/ledger"
+	"github.com/stateguard/stateguard/impl/ledger/internal/floatseconds"
 	"github.com/stateguard/stateguard/impl/ledger/internal/ledgererr"
 	"github.com/stateguard/stateguard/impl/ledger/internal/serverstore"
 )
@@ -73,8 +74,34 @@ type Options struct {
 	// FixedClock, when set, is read instead of the server's clock. It is
 	// for tests and the command line's test clock: ledgers opened with it
 	// no longer share the server's one clock. No host's clock is ever
-	// read.
+	// read. The ledger stores the float nearest to each reading in Unix
+	// seconds (SetFixedClockSeconds hands over the float itself).
 	FixedClock ledger.Clock
+
+	// fixedClockSeconds is the fixed clock in the stored form, set by
+	// SetFixedClockSeconds; it takes the place of FixedClock.
+	fixedClockSeconds func() float64
+}
+
+// SetFixedClockSeconds reads the time from clock, in Unix seconds of any
+// finite size and detail, in place of FixedClock and of the server's
+// clock, as ledger.Options.SetClockSeconds does for a file: the command
+// line's test clock is such a float.
+func (o *Options) SetFixedClockSeconds(clock func() float64) {
+	o.fixedClockSeconds = clock
+}
+
+// testClock is the fixed clock in the stored form, or nil for the
+// server's.
+func (o Options) testClock() func() float64 {
+	if o.fixedClockSeconds != nil {
+		return o.fixedClockSeconds
+	}
+	if o.FixedClock == nil {
+		return nil
+	}
+	clock := o.FixedClock
+	return func() float64 { return floatseconds.UnixSeconds(clock()) }
 }
 
 // Open connects to the database that url names and opens the ledger in
@@ -94,7 +121,7 @@ func Open(ctx context.Context, url string, opts Options) (*ledger.Ledger, error)
 	if opts.Schema != "" && (len(opts.Schema) > maxIdentifierBytes || strings.IndexByte(opts.Schema, 0) >= 0) {
 		return nil, invalidInput("schema name must be 1 to 63 bytes without NUL")
 	}
-	return open(ctx, url, ledgerOptions(opts), settings{schema: opts.Schema, testClock: opts.FixedClock})
+	return open(ctx, url, ledgerOptions(opts), settings{schema: opts.Schema, testClock: opts.testClock()})
 }
 
 // ledgerOptions are the ledger's options of a server ledger opened with
@@ -117,8 +144,9 @@ type settings struct {
 	// SchemaSetting, else DefaultSchema.
 	schema string
 	// testClock, when set, replaces the server's clock (tests and the
-	// command line's test clock). No host's clock is ever read.
-	testClock ledger.Clock
+	// command line's test clock), in Unix seconds. No host's clock is
+	// ever read.
+	testClock func() float64
 }
 
 // open connects to url and opens the ledger in its schema, making the
@@ -135,7 +163,7 @@ type store struct {
 	conn      *pgx.Conn
 	cfg       *pgx.ConnConfig // to connect again after the connection was lost
 	schema    string
-	testClock ledger.Clock
+	testClock func() float64
 	busyMS    int
 	readOnly  bool
 	mustExist bool

@@ -144,8 +144,9 @@ func TestTwoClocks(t *testing.T) {
 		return now
 	}
 	host := serverNow()
-	ahead := openForTest(t, url, ledger.Options{AllowExternalACL: onWindows, Clock: func() float64 { return host + 700 }}, settings{schema: "fleet"})
-	behind := openForTest(t, url, ledger.Options{AllowExternalACL: onWindows, Clock: func() float64 { return host }}, settings{schema: "fleet"})
+	hostTime := time.UnixMicro(int64(host * 1e6))
+	ahead := openForTest(t, url, ledger.Options{AllowExternalACL: onWindows, Clock: func() time.Time { return hostTime.Add(700 * time.Second) }}, settings{schema: "fleet"})
+	behind := openForTest(t, url, ledger.Options{AllowExternalACL: onWindows, Clock: func() time.Time { return hostTime }}, settings{schema: "fleet"})
 	before := serverNow()
 	timeout := 3600.0
 	task, err := ahead.Create(ledgerrows.WithTimeoutSeconds(ledger.CreateParams{}, timeout))
@@ -172,13 +173,14 @@ func TestTwoClocks(t *testing.T) {
 		t.Fatalf("close from the host behind: %v", err)
 	}
 	after := serverNow()
-	for name, at := range map[string]float64{"created_at": closed.CreatedAt, "started_at": *closed.StartedAt, "updated_at": closed.UpdatedAt, "ended_at": *closed.EndedAt} {
+	stored := ledgerrows.FromLedger(closed)
+	for name, at := range map[string]float64{"created_at": stored.CreatedAt, "started_at": *stored.StartedAt, "updated_at": stored.UpdatedAt, "ended_at": *stored.EndedAt} {
 		if at < before || at > after {
 			t.Errorf("%s = %.6f, outside the server's clock during the test [%.6f, %.6f]", name, at, before, after)
 		}
 	}
-	if !(closed.CreatedAt <= *closed.StartedAt && *closed.StartedAt <= *closed.EndedAt) {
-		t.Errorf("times out of order: created %.6f, started %.6f, ended %.6f", closed.CreatedAt, *closed.StartedAt, *closed.EndedAt)
+	if !(stored.CreatedAt <= *stored.StartedAt && *stored.StartedAt <= *stored.EndedAt) {
+		t.Errorf("times out of order: created %.6f, started %.6f, ended %.6f", stored.CreatedAt, *stored.StartedAt, *stored.EndedAt)
 	}
 }
 

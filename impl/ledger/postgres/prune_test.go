@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/stateguard/stateguard/internal/testsupport/ledgerrows"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -82,7 +83,7 @@ func pruneCalls(t *testing.T, l *ledger.Ledger, now float64) string {
 		{now + 1, true}, {now + 1, false}, {now + 1, false},
 	} {
 		before := call.before
-		rep, err := l.Prune(ledger.PruneOptions{EndedBefore: &before, DryRun: call.dry})
+		rep, err := l.Prune(ledgerrows.PruneSeconds(before, call.dry))
 		if err != nil {
 			t.Fatalf("prune before %v (dry run %v): %v", before, call.dry, err)
 		}
@@ -117,7 +118,7 @@ func TestPruneMatchesSQLite(t *testing.T) {
 	got := pruneCalls(t, server, now)
 
 	fileNow := 1_000_000.0
-	file, err := ledger.Open(filepath.Join(t.TempDir(), "ledger.sqlite"), ledger.Options{AllowExternalACL: onWindows, Clock: func() float64 { return fileNow }})
+	file, err := ledger.Open(filepath.Join(t.TempDir(), "ledger.sqlite"), ledgerrows.WithClockSeconds(ledger.Options{AllowExternalACL: onWindows}, func() float64 { return fileNow }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +240,7 @@ func TestPruneInBatches(t *testing.T) {
 			FOR EACH STATEMENT EXECUTE FUNCTION public.record_batch()`)
 	cutoff := now + 1
 	for _, dry := range []bool{true, false} {
-		got, err := l.Prune(ledger.PruneOptions{EndedBefore: &cutoff, DryRun: dry})
+		got, err := l.Prune(ledgerrows.PruneSeconds(cutoff, dry))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -55,7 +55,7 @@ func TestReconcileInBatchesMatchesSQLite(t *testing.T) {
 		t.Fatalf("%v (%v)", err, errors.Unwrap(err))
 	}
 	fileNow := now
-	file, err := ledger.Open(copyPath, ledger.Options{AllowExternalACL: onWindows, Clock: func() float64 { return fileNow }})
+	file, err := ledger.Open(copyPath, ledgerrows.WithClockSeconds(ledger.Options{AllowExternalACL: onWindows}, func() float64 { return fileNow }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,10 +221,10 @@ func TestReconcileRacesHeartbeats(t *testing.T) {
 				t.Fatal(err)
 			}
 			if heartbeatFirst {
-				if hb.err != nil || hb.task.UpdatedAt != 1_700 {
+				if hb.err != nil || !hb.task.UpdatedAt.Equal(time.Unix(1_700, 0)) {
 					t.Fatalf("heartbeat before the reconcile: %+v, %v", hb.task, hb.err)
 				}
-				if got.Status != ledger.StatusRunning || got.UpdatedAt != 1_700 || got.Version != hb.task.Version {
+				if got.Status != ledger.StatusRunning || !got.UpdatedAt.Equal(time.Unix(1_700, 0)) || got.Version != hb.task.Version {
 					t.Fatalf("the acknowledged heartbeat's task after the reconcile: %+v", got)
 				}
 			} else {

@@ -86,7 +86,7 @@ func TestExternalACLAcknowledgementReachesTheServerEngine(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", tc.args, err)
 		}
-		if got := serverOptions(inv, ledgerOptions(inv, nil)).AllowExternalACL; got != tc.want {
+		if got := serverOptions(inv, ledgerOptions(inv, nil), nil).AllowExternalACL; got != tc.want {
 			t.Errorf("%q: the server engine's AllowExternalACL is %v, want %v", tc.args, got, tc.want)
 		}
 	}

@@ -153,9 +153,10 @@ func runExplained(args []string, stdout, stderr io.Writer, getenv func(string) s
 	return status
 }
 
-// clockFromEnv returns the pinned test clock, or nil (the ledger's wall
-// clock) when the test clock is not switched on.
-func clockFromEnv(getenv func(string) string) (ledger.Clock, error) {
+// clockFromEnv returns the pinned test clock in Unix seconds, the float
+// the ledger stores, or nil (the ledger's wall clock) when the test clock
+// is not switched on.
+func clockFromEnv(getenv func(string) string) (func() float64, error) {
 	if getenv(TestClockEnv) != "1" {
 		return nil, nil
 	}
@@ -186,7 +187,7 @@ func classify(err error) (string, int) {
 
 // execute opens the ledger the way the command needs, runs it and returns
 // the JSON value to print with its exit status.
-func execute(inv *invocation, clock ledger.Clock) (result any, status int, err error) {
+func execute(inv *invocation, clock func() float64) (result any, status int, err error) {
 	opts := ledgerOptions(inv, clock)
 	if inv.command == "restore" {
 		// Restore opens the ledger itself, for itself alone: a file is
@@ -195,7 +196,7 @@ func execute(inv *invocation, clock ledger.Clock) (result any, status int, err e
 		var rep ledger.BackupReport
 		var err error
 		if isServerURL(inv.db) {
-			rep, err = postgres.Restore(context.Background(), inv.db, inv.restoreFrom, serverOptions(inv, opts))
+			rep, err = postgres.Restore(context.Background(), inv.db, inv.restoreFrom, serverOptions(inv, opts, clock))
 		} else {
 			rep, err = ledger.Restore(inv.db, inv.restoreFrom, ledger.Options{AllowExternalACL: inv.allowExternalACL})
 		}
@@ -205,7 +206,7 @@ func execute(inv *invocation, clock ledger.Clock) (result any, status int, err e
 		return object{"ok": true, "restore": rep}, exitOK, nil
 	}
 	if isServerURL(inv.db) {
-		return executeOn(inv, func() (*ledger.Ledger, error) { return openServer(inv, opts) })
+		return executeOn(inv, func() (*ledger.Ledger, error) { return openServer(inv, opts, clock) })
 	}
 	if inv.needsExistingTask() {
 		// No ledger holds no task: answer so without creating one (L1).
@@ -220,35 +221,43 @@ func execute(inv *invocation, clock ledger.Clock) (result any, status int, err e
 	return executeOn(inv, func() (*ledger.Ledger, error) { return ledger.Open(inv.db, opts) })
 }
 
-// ledgerOptions are the options the command opens its ledger with.
-func ledgerOptions(inv *invocation, clock ledger.Clock) ledger.Options {
-	return ledger.Options{
+// ledgerOptions are the options the command opens its ledger with, on
+// the test clock when there is one (nil: the wall clock).
+func ledgerOptions(inv *invocation, clock func() float64) ledger.Options {
+	opts := ledger.Options{
 		ReadOnly:         inv.readOnly(),
 		MustExist:        inv.mustExist(),
 		AllowExternalACL: inv.allowExternalACL,
-		Clock:            clock,
 	}
+	if clock != nil {
+		// The reference's seconds, which no Time may hold.
+		opts.SetClockSeconds(clock)
+	}
+	return opts
 }
 
 // serverOptions are the PostgreSQL engine's options for the options a
 // file ledger would get. The external-ACL acknowledgement goes along: it
 // is what Windows needs for the file a backup writes, and it accepts no
 // grant on the server (spec 20.6).
-func serverOptions(inv *invocation, opts ledger.Options) postgres.Options {
-	return postgres.Options{
+func serverOptions(inv *invocation, opts ledger.Options, clock func() float64) postgres.Options {
+	popts := postgres.Options{
 		ReadOnly:         opts.ReadOnly,
 		MustExist:        opts.MustExist || inv.needsExistingTask(),
 		AllowExternalACL: opts.AllowExternalACL,
-		FixedClock:       opts.Clock,
 	}
+	if clock != nil {
+		popts.SetFixedClockSeconds(clock)
+	}
+	return popts
 }
 
 // openServer opens the PostgreSQL engine's ledger with the options a file
 // ledger would get. A database without the ledger's schema is a missing
 // ledger: the commands that address a stored task answer TaskNotFound
 // for it, as for a missing file, and nothing is made (L1).
-func openServer(inv *invocation, opts ledger.Options) (*ledger.Ledger, error) {
-	l, err := postgres.Open(context.Background(), inv.db, serverOptions(inv, opts))
+func openServer(inv *invocation, opts ledger.Options, clock func() float64) (*ledger.Ledger, error) {
+	l, err := postgres.Open(context.Background(), inv.db, serverOptions(inv, opts, clock))
 	if err != nil && inv.needsExistingTask() && errors.Is(err, ledger.ErrInvalidInput) && ledger.Reason(err) == "database does not exist" {
 		return nil, errNoLedger
 	}
@@ -339,7 +348,10 @@ func executeOn(inv *invocation, open func() (*ledger.Ledger, error)) (result any
 		}
 		return okAnd{page}, exitOK, nil
 	case "prune":
-		rep, err := l.Prune(ledger.PruneOptions{EndedBefore: inv.pruneBefore, DryRun: inv.dryRun})
+		opts := ledger.PruneOptions{DryRun: inv.dryRun}
+		// The reference's seconds, which no Time may hold.
+		opts.SetEndedBeforeSeconds(inv.pruneBefore)
+		rep, err := l.Prune(opts)
 		if err != nil {
 			return nil, 0, err
 		}

@@ -39,7 +39,7 @@ type invocation struct {
 
 	metricsTo string // metrics' --to: the textfile replaced, or "" for stdout
 
-	pruneBefore *float64 // prune's --ended-before
+	pruneBefore float64 // prune's --ended-before
 }
 
 // readOnly reports whether the command must open the ledger read-only:
@@ -385,8 +385,7 @@ func buildInvocation(top, sub *argparse.Result) (*invocation, error) {
 		inv.restoreFrom = text
 	}
 	if inv.command == "prune" {
-		inv.pruneBefore = new(float64)
-		if err := seconds("ended-before", inv.pruneBefore); err != nil {
+		if err := seconds("ended-before", &inv.pruneBefore); err != nil {
 			return nil, err
 		}
 	}
@@ -410,15 +409,17 @@ func buildList(inv *invocation, sub *argparse.Result, seconds func(string, *floa
 	for _, s := range sub.Lists["delivery"] {
 		f.Deliveries = append(f.Deliveries, ledger.DeliveryStatus(s))
 	}
+	// The reference's seconds, which no Time may hold.
 	for _, b := range []struct {
 		key string
-		dst **float64
-	}{{"updated-before", &f.UpdatedBefore}, {"ended-before", &f.EndedBefore}} {
+		set func(float64)
+	}{{"updated-before", f.SetUpdatedBeforeSeconds}, {"ended-before", f.SetEndedBeforeSeconds}} {
 		if _, ok := sub.Values[b.key]; ok {
-			*b.dst = new(float64)
-			if err := seconds(b.key, *b.dst); err != nil {
+			var v float64
+			if err := seconds(b.key, &v); err != nil {
 				return err
 			}
+			b.set(v)
 		}
 	}
 	if text, ok := sub.Values["after"]; ok {

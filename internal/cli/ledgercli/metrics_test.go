@@ -27,7 +27,7 @@ func generatedLedger(t *testing.T, seed int64) (string, float64) {
 	rng := rand.New(rand.NewSource(seed))
 	now := 978307200.0
 	p := filepath.Join(t.TempDir(), "tasks.sqlite")
-	l, err := ledger.Open(p, ledger.Options{AllowExternalACL: platformtest.Windows, Clock: func() float64 { return now }})
+	l, err := ledger.Open(p, ledgerrows.WithClockSeconds(ledger.Options{AllowExternalACL: platformtest.Windows}, func() float64 { return now }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestMetricsTextMatchesDoctorAndReconcile(t *testing.T) {
 				}
 				families := parseMetrics(t, text)
 
-				l, err := ledger.Open(db, ledger.Options{ReadOnly: true, AllowExternalACL: platformtest.Windows, Clock: func() float64 { return at }})
+				l, err := ledger.Open(db, ledgerrows.WithClockSeconds(ledger.Options{ReadOnly: true, AllowExternalACL: platformtest.Windows}, func() float64 { return at }))
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -40,7 +40,7 @@ func TestCrashDuringPrune(t *testing.T) {
 	if !platformtest.CreatesParents {
 		os.Mkdir(filepath.Dir(tmpl), 0o700)
 	}
-	opts := ledger.Options{AllowExternalACL: platformtest.Windows, Clock: func() float64 { return now }}
+	opts := ledger.Options{AllowExternalACL: platformtest.Windows, Clock: func() time.Time { return time.Unix(int64(now), 0) }}
 	l, err := ledger.Open(tmpl, opts)
 	if err == nil {
 		err = l.Close()

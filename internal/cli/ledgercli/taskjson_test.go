@@ -130,7 +130,7 @@ func TestReportsMarshalAsTheCLIPrints(t *testing.T) {
 	} {
 		cli(s...)
 	}
-	l, err := ledger.Open(db, ledger.Options{AllowExternalACL: platformtest.Windows, Clock: func() float64 { return now }})
+	l, err := ledger.Open(db, ledgerrows.WithClockSeconds(ledger.Options{AllowExternalACL: platformtest.Windows}, func() float64 { return now }))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestReportsMarshalAsTheCLIPrints(t *testing.T) {
 	}
 	doctor, err := l.Doctor()
 	reconcile, rerr := ledgerrows.ReconcileSeconds(context.Background(), l, 0, 0, true)
-	prune, perr := l.Prune(ledger.PruneOptions{EndedBefore: ptr(now + 1), DryRun: true})
+	prune, perr := l.Prune(ledgerrows.PruneSeconds(now+1, true))
 	first, ferr := l.List(ledger.ListFilter{Limit: 2})
 	last, lerr := l.List(ledger.ListFilter{After: first.Next})
 	for _, c := range []struct{ name, cli, api string }{

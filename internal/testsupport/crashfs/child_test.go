@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stateguard/stateguard/impl/ledger"
 	"modernc.org/sqlite"
@@ -30,8 +31,8 @@ const childEnv = "CRASHFS_TEST_CHILD"
 func child(spec string) int {
 	mode, db, _ := strings.Cut(spec, " ")
 	in := bufio.NewReader(os.Stdin)
-	now := 1_700_000_100.0
-	l, err := ledger.Open(db, ledger.Options{Clock: func() float64 { return now }})
+	now := time.Unix(1_700_000_100, 0)
+	l, err := ledger.Open(db, ledger.Options{Clock: func() time.Time { return now }})
 	if err != nil {
 		fmt.Println("open:", err)
 		return 1

@@ -71,32 +71,78 @@ func nflt(v sql.NullFloat64) *float64 {
 	return &v.Float64
 }
 
-// FromLedger copies a row the ledger returned into the model's row type.
+// FromLedger copies a row the ledger returned into the model's row type,
+// with its times and timeout as stored: read from the task's JSON, which
+// writes the stored floats even where a Time or Duration cannot hold them.
 func FromLedger(t ledger.Task) model.Task {
+	f := storedFloats(t)
 	return model.Task{
 		ID: t.ID, ParentID: t.ParentID, Status: string(t.Status), DeliveryStatus: string(t.DeliveryStatus),
-		DeliveryRequired: t.DeliveryRequired, PayloadHash: t.PayloadHash, TimeoutSeconds: TimeoutSeconds(t),
-		CreatedAt: t.CreatedAt, StartedAt: t.StartedAt, UpdatedAt: t.UpdatedAt, EndedAt: t.EndedAt,
-		DeadlineAt: t.DeadlineAt, DeliveryUpdatedAt: t.DeliveryUpdatedAt, TerminalCode: nullableCode(t.TerminalCode),
+		DeliveryRequired: t.DeliveryRequired, PayloadHash: t.PayloadHash, TimeoutSeconds: f.Timeout,
+		CreatedAt: f.CreatedAt, StartedAt: f.StartedAt, UpdatedAt: f.UpdatedAt, EndedAt: f.EndedAt,
+		DeadlineAt: f.DeadlineAt, DeliveryUpdatedAt: f.DeliveryUpdatedAt, TerminalCode: nullableCode(t.TerminalCode),
 		DeliveryCode: nullableCode(t.DeliveryCode), Version: t.Version,
 	}
 }
 
-// TimeoutSeconds is a task's timeout as stored, in float seconds (nil for
-// none), read from the task's JSON, which writes the stored float even
-// where the Duration cannot hold it.
-func TimeoutSeconds(t ledger.Task) *float64 {
+// taskFloats are a task's float columns as its JSON writes them.
+type taskFloats struct {
+	Timeout           *float64 `json:"timeout_seconds"`
+	CreatedAt         float64  `json:"created_at"`
+	StartedAt         *float64 `json:"started_at"`
+	UpdatedAt         float64  `json:"updated_at"`
+	EndedAt           *float64 `json:"ended_at"`
+	DeadlineAt        *float64 `json:"deadline_at"`
+	DeliveryUpdatedAt float64  `json:"delivery_updated_at"`
+}
+
+func storedFloats(t ledger.Task) taskFloats {
 	b, err := json.Marshal(t)
 	if err != nil {
 		panic(err)
 	}
+	var f taskFloats
+	if err := json.Unmarshal(b, &f); err != nil {
+		panic(err)
+	}
+	return f
+}
+
+// TimeoutSeconds is a task's timeout as stored, in float seconds (nil for
+// none).
+func TimeoutSeconds(t ledger.Task) *float64 {
+	return storedFloats(t).Timeout
+}
+
+// OccurredAt is an event's time as stored, in Unix seconds, read from its
+// JSON as FromLedger reads a task's.
+func OccurredAt(e ledger.Event) float64 {
+	b, err := json.Marshal(e)
+	if err != nil {
+		panic(err)
+	}
 	var v struct {
-		Timeout *float64 `json:"timeout_seconds"`
+		At float64 `json:"occurred_at"`
 	}
 	if err := json.Unmarshal(b, &v); err != nil {
 		panic(err)
 	}
-	return v.Timeout
+	return v.At
+}
+
+// WithClockSeconds is o reading the time from clock in Unix seconds, as
+// the command line's test clock hands it over.
+func WithClockSeconds(o ledger.Options, clock func() float64) ledger.Options {
+	o.SetClockSeconds(clock)
+	return o
+}
+
+// PruneSeconds is prune's options with a cutoff in Unix seconds, as the
+// command line hands it over.
+func PruneSeconds(endedBefore float64, dryRun bool) ledger.PruneOptions {
+	o := ledger.PruneOptions{DryRun: dryRun}
+	o.SetEndedBeforeSeconds(endedBefore)
+	return o
 }
 
 // WithTimeoutSeconds is p with a timeout of float seconds, as the command

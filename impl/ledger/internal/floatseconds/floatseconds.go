@@ -22,6 +22,7 @@ package floatseconds
 import (
 	"math"
 	"math/big"
+	"math/bits"
 	"time"
 )
 
@@ -43,6 +44,65 @@ func roundHalfEven(r *big.Rat) *big.Int {
 		q.Add(q, big.NewInt(1))
 	}
 	return q
+}
+
+// smallNanos is x seconds rounded to whole nanoseconds (ties to even)
+// when that count fits an int64, found exactly in 128-bit integers; false
+// for any other x (not finite, or too large), which nanosOf then takes.
+// It is the path of every time and span a ledger holds today, each read
+// of a task making six of them.
+func smallNanos(x float64) (int64, bool) {
+	b := math.Float64bits(x)
+	exp, frac := int(b>>52&0x7ff), b&(1<<52-1)
+	if exp == 0x7ff {
+		return 0, false
+	}
+	// x = ±m * 2^e exactly.
+	m, e := frac|1<<52, exp-1075
+	if exp == 0 {
+		m, e = frac, -1074
+	}
+	var q uint64
+	switch {
+	case e >= 0:
+		// 2^52 s or more: beyond an int64 of nanoseconds.
+		return 0, false
+	case e <= -128:
+		// Below 2^-75 s: less than half a nanosecond.
+		q = 0
+	default:
+		// q = round(hi:lo / 2^k), ties to even, of m * 1e9 (below 2^83).
+		hi, lo := bits.Mul64(m, nanosPerSecond)
+		k := uint(-e)
+		var remHi, remLo, halfHi, halfLo uint64
+		if k < 64 {
+			if hi>>k != 0 {
+				return 0, false
+			}
+			q = lo>>k | hi<<(64-k)
+			remLo, halfLo = lo&(1<<k-1), 1<<(k-1)
+		} else {
+			q = hi >> (k - 64)
+			remHi, remLo = hi&(1<<(k-64)-1), lo
+			if k == 64 {
+				halfLo = 1 << 63
+			} else {
+				halfHi = 1 << (k - 65)
+			}
+		}
+		above := remHi > halfHi || remHi == halfHi && remLo > halfLo
+		tie := remHi == halfHi && remLo == halfLo
+		if above || tie && q&1 == 1 {
+			q++
+		}
+	}
+	if q > math.MaxInt64 {
+		return 0, false
+	}
+	if b>>63 != 0 {
+		return -int64(q), true
+	}
+	return int64(q), true
 }
 
 // nanosOf is x seconds rounded to whole nanoseconds; false when x is not
@@ -82,6 +142,9 @@ var (
 // finite or its nearest nanosecond is beyond what a Duration holds (about
 // 292 years either way).
 func Duration(x float64) (time.Duration, bool) {
+	if n, ok := smallNanos(x); ok {
+		return time.Duration(n), true
+	}
 	n, ok := nanosOf(x)
 	if !ok || n.Cmp(maxDuration) > 0 || n.Cmp(minDuration) < 0 {
 		return 0, false
@@ -106,6 +169,10 @@ var (
 // UTC; false when x is not finite or lies beyond ±2^62 seconds (about 146
 // billion years).
 func Time(x float64) (time.Time, bool) {
+	if n, ok := smallNanos(x); ok {
+		// Within ±292 years of 1970, well inside the limits.
+		return time.Unix(0, n).UTC(), true
+	}
 	n, ok := nanosOf(x)
 	if !ok || n.Cmp(maxUnixNanos) > 0 || n.Cmp(minUnixNanos) < 0 {
 		return time.Time{}, false

@@ -126,6 +126,31 @@ func TestFloatToNanosecondsRoundsToNearest(t *testing.T) {
 	}
 }
 
+// The int64 path (smallNanos, every float below about 292 years) rounds
+// as the exact one: drawn by bits within its exponents, so that floats
+// finer than a nanosecond, ties and the int64 limit all come up.
+func TestSmallFloatsRoundToNearest(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		exp := rapid.IntRange(1023-140, 1023+34).Draw(t, "exponent")
+		frac := rapid.Uint64Range(0, 1<<52-1).Draw(t, "fraction")
+		x := math.Float64frombits(uint64(exp)<<52 | frac)
+		if rapid.Bool().Draw(t, "negative") {
+			x = -x
+		}
+		want := nearestNanosOracle(x)
+		n, ok := smallNanos(x)
+		if ok != want.IsInt64() || ok && n != want.Int64() {
+			t.Fatalf("smallNanos(%v) = %d, %v; want %v", x, n, ok, want)
+		}
+	})
+	for _, x := range []float64{0, math.Copysign(0, -1), 1.0 / 1024, 3.0 / 1024, -5.0 / 1024, 0.5e-9, 1.5e-9, 2.5e-9, -2.5e-9, 5e-324, 9223372036.854775, 9223372036.854775808, 1304066831.170625356} {
+		want := nearestNanosOracle(x)
+		if n, ok := smallNanos(x); ok != want.IsInt64() || ok && n != want.Int64() {
+			t.Errorf("smallNanos(%v) = %d, %v; want %v", x, n, ok, want)
+		}
+	}
+}
+
 // drawSeconds draws floats of every magnitude a ledger stores, by their
 // bits, within ±2^62 seconds.
 func drawSeconds(t *rapid.T) float64 {
