@@ -86,6 +86,13 @@ func run(cfg config, cluster *pgtest.Cluster, out, log io.Writer) error {
 			return fmt.Errorf("the load on %s: %s", e, load[e].problem())
 		}
 	}
+	for _, r := range rows {
+		for e, failed := range r.failed {
+			if failed {
+				return fmt.Errorf("%s at %d tasks failed on %s (its error is above)", r.name, r.tasks, engine(e))
+			}
+		}
+	}
 	return nil
 }
 
@@ -177,9 +184,10 @@ type sample struct {
 
 // commandRow is one command at one size, both engines' medians.
 type commandRow struct {
-	tasks int
-	name  string
-	of    [2]sample
+	tasks  int
+	name   string
+	of     [2]sample
+	failed [2]bool // a call failed: its error is on the log, the row is not measured
 }
 
 // size seeds both engines with n tasks and measures every command, runs
@@ -205,8 +213,9 @@ func (b *bench) size(n int) ([]commandRow, error) {
 	var rows []commandRow
 	copies := 0
 	for _, c := range commands {
+		row := commandRow{tasks: n, name: c.name}
 		var samples [2][]sample
-		for r := 0; r < b.cfg.runs; r++ {
+		for r := 0; r < b.cfg.runs && row.failed == [2]bool{}; r++ {
 			var answers [2]string
 			for _, e := range order(r) {
 				target, cleanup := seeded[e], func() error { return nil }
@@ -221,18 +230,25 @@ func (b *bench) size(n int) ([]commandRow, error) {
 					err = cerr
 				}
 				if err != nil {
-					return nil, fmt.Errorf("%s on %s: %w", c.name, e, err)
+					// Reported, and the other rows still measured.
+					fmt.Fprintf(b.log, "ledgerengines: %d tasks: %s on %s failed: %v\n", n, c.name, e, err)
+					row.failed[e] = true
+					continue
 				}
 				samples[e] = append(samples[e], s)
 				answers[e] = stdout
+			}
+			if row.failed != [2]bool{} {
+				break
 			}
 			if err := checkAnswers(c, n, answers); err != nil {
 				return nil, fmt.Errorf("%s: %w", c.name, err)
 			}
 		}
-		row := commandRow{tasks: n, name: c.name}
 		for e := range samples {
-			row.of[e] = medians(samples[e])
+			if len(samples[e]) > 0 {
+				row.of[e] = medians(samples[e])
+			}
 		}
 		fmt.Fprintf(b.log, "ledgerengines: %d tasks, %s: SQLite %s, PostgreSQL %s\n", n, c.name,
 			row.of[sqlite].wall.Round(time.Millisecond), row.of[server].wall.Round(time.Millisecond))
@@ -415,15 +431,28 @@ func report(out io.Writer, cfg config, version, loadBefore, loadAfter string, lo
 	fmt.Fprintln(out, "|---:|---|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range rows {
 		s, p := r.of[sqlite], r.of[server]
-		fmt.Fprintf(out, "| %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.tasks, r.name, ms(s.wall), ms(s.client),
-			ms(p.wall), ms(p.client), ms(p.serverCPU), ratio(p.wall.Seconds(), s.wall.Seconds()),
-			ratio((p.client+p.serverCPU).Seconds(), s.client.Seconds()))
+		cells := []string{ms(s.wall), ms(s.client), ms(p.wall), ms(p.client), ms(p.serverCPU),
+			ratio(p.wall.Seconds(), s.wall.Seconds()), ratio((p.client + p.serverCPU).Seconds(), s.client.Seconds())}
+		if r.failed[sqlite] {
+			cells[0], cells[1] = "FAILED", "FAILED"
+		}
+		if r.failed[server] {
+			cells[2], cells[3], cells[4] = "FAILED", "FAILED", "FAILED"
+		}
+		if r.failed != [2]bool{} {
+			cells[5], cells[6] = "n/a", "n/a"
+		}
+		fmt.Fprintf(out, "| %d | %s | %s |\n", r.tasks, r.name, strings.Join(cells, " | "))
 	}
 	fmt.Fprintln(out)
 	fmt.Fprintln(out, "ratios, PostgreSQL ÷ SQLite:")
 	fmt.Fprintf(out, "  calls/s of %d workers: %s\n", cfg.workers, ratio(load[server].callsPerSecond(), load[sqlite].callsPerSecond()))
 	for _, r := range rows {
 		s, p := r.of[sqlite], r.of[server]
+		if r.failed != [2]bool{} {
+			fmt.Fprintf(out, "  %s at %d tasks: wall n/a, CPU n/a (FAILED)\n", r.name, r.tasks)
+			continue
+		}
 		fmt.Fprintf(out, "  %s at %d tasks: wall %s, CPU %s\n", r.name, r.tasks, ratio(p.wall.Seconds(), s.wall.Seconds()),
 			ratio((p.client+p.serverCPU).Seconds(), s.client.Seconds()))
 	}
