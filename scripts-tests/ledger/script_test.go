@@ -127,7 +127,6 @@ var sqliteOnlyScripts = map[string]string{
 	"init_create_db":     "the directories and the file init makes, their modes and the spellings of a path",
 	"readonly_open":      "a read-only open of a file: its bytes, mode, links and directory (spec 12); a server's read-only commands on a missing ledger are errors_missing_ledger's",
 	"restore_ledger":     "a file's restore: the set-aside files, the partial copy, SQLite's lock held by another connection; the restore into a server is restore_fresh_ledger",
-	"row_damage":         "its damage is planted in the file with CHECK constraints off (values the server's constraints refuse); the row checks are the same code on both engines, and errors_classes, history_events and metrics_text plant a damaged row on the server",
 }
 
 // TestEveryScriptRunsOnBothEnginesOrSaysWhy: a script that does not
