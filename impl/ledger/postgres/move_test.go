@@ -41,6 +41,30 @@ func showValue(v any) string {
 	return fmt.Sprint(v)
 }
 
+// showRow is a row's values as one line, each as showValue writes it.
+func showRow(vals []any) string {
+	line := make([]string, len(vals))
+	for i, v := range vals {
+		line[i] = showValue(v)
+	}
+	return strings.Join(line, " ")
+}
+
+// fileLedger makes a SQLite ledger at path, hands it to fill with its
+// test clock (starting at 1,000,000 s), and closes it.
+func fileLedger(t *testing.T, path string, fill func(l *ledger.Ledger, now *float64)) {
+	t.Helper()
+	now := 1_000_000.0
+	l, err := ledger.Open(path, ledgerrows.WithClockSeconds(ledger.Options{AllowExternalACL: onWindows}, func() float64 { return now }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(l, &now)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // fileRows reads every task and every event of a SQLite ledger file
 // directly, one line a row.
 func fileRows(t *testing.T, path string) string {
@@ -66,11 +90,7 @@ func fileRows(t *testing.T, path string) string {
 			if err := rows.Scan(ptrs...); err != nil {
 				t.Fatal(err)
 			}
-			var line []string
-			for _, v := range vals {
-				line = append(line, showValue(v))
-			}
-			out = append(out, strings.Join(line, " "))
+			out = append(out, showRow(vals))
 		}
 		if err := rows.Err(); err != nil {
 			t.Fatal(err)
@@ -96,11 +116,7 @@ func serverRows(t *testing.T, conn *pgx.Conn, schema string) string {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var line []string
-			for _, v := range vals {
-				line = append(line, showValue(v))
-			}
-			out = append(out, strings.Join(line, " "))
+			out = append(out, showRow(vals))
 		}
 		if err := rows.Err(); err != nil {
 			t.Fatal(err)
@@ -123,23 +139,18 @@ func TestRoundTripBetweenEngines(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	first := filepath.Join(dir, "first.sqlite")
-	now := 1_000_000.0
-	file, err := ledger.Open(first, ledgerrows.WithClockSeconds(ledger.Options{AllowExternalACL: onWindows}, func() float64 { return now }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pruneSequence(t, file, &now)
-	cutoff := now - 5_000
-	if rep, err := file.Prune(ledgerrows.PruneSeconds(cutoff, false)); err != nil || rep.TreesRemoved == 0 {
-		t.Fatalf("prune before the move: %+v, %v", rep, err)
-	}
-	wantDoctor, err := file.Doctor()
-	if err != nil || !wantDoctor.Healthy {
-		t.Fatalf("the SQLite ledger: %s, %v", reportJSON(t, wantDoctor), err)
-	}
-	if err := file.Close(); err != nil {
-		t.Fatal(err)
-	}
+	var wantDoctor ledger.DoctorReport
+	fileLedger(t, first, func(file *ledger.Ledger, now *float64) {
+		pruneSequence(t, file, now)
+		cutoff := *now - 5_000
+		if rep, err := file.Prune(ledgerrows.PruneSeconds(cutoff, false)); err != nil || rep.TreesRemoved == 0 {
+			t.Fatalf("prune before the move: %+v, %v", rep, err)
+		}
+		var err error
+		if wantDoctor, err = file.Doctor(); err != nil || !wantDoctor.Healthy {
+			t.Fatalf("the SQLite ledger: %s, %v", reportJSON(t, wantDoctor), err)
+		}
+	})
 	original := fileRows(t, first)
 	st, err := os.Stat(first)
 	if err != nil {
@@ -207,13 +218,7 @@ func TestRestoreRefusals(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	backup := filepath.Join(dir, "backup.sqlite")
-	now := 1_000_000.0
-	file, err := ledger.Open(backup, ledgerrows.WithClockSeconds(ledger.Options{AllowExternalACL: onWindows}, func() float64 { return now }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	doctorSequence(t, file, &now)
-	file.Close()
+	fileLedger(t, backup, func(file *ledger.Ledger, now *float64) { doctorSequence(t, file, now) })
 	conn := direct(t, url)
 	count := func(schema string) (tasks, events int) {
 		t.Helper()
@@ -228,7 +233,7 @@ func TestRestoreRefusals(t *testing.T) {
 	if _, err := occupied.Create(ledger.CreateParams{}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = restore(ctx, url, backup, ledger.Options{AllowExternalACL: onWindows}, settings{schema: "occupied"})
+	_, err := restore(ctx, url, backup, ledger.Options{AllowExternalACL: onWindows}, settings{schema: "occupied"})
 	if !errors.Is(err, ledger.ErrStateConflict) || ledger.Reason(err) != "database ledger is not empty" {
 		t.Fatalf("restore into a ledger holding a task: %v", err)
 	}

@@ -362,23 +362,12 @@ type readTx struct {
 }
 
 func (r *readTx) task(id, lock string) (serverstore.Row, bool, error) {
-	rows, err := r.tx.Query(r.ctx, `SELECT `+taskColumns+` FROM tasks WHERE id = $1 `+lock, id)
-	if err != nil {
-		return nil, false, fault(r.ctx, "read", err)
-	}
-	defer rows.Close()
-	if !rows.Next() {
-		return nil, false, fault(r.ctx, "read", rows.Err())
-	}
-	vals, err := rows.Values()
-	if err != nil {
-		return nil, false, fault(r.ctx, "read", err)
-	}
-	row := make(serverstore.Row, len(vals))
-	for i, v := range vals {
-		row[i] = v
-	}
-	return row, true, nil
+	var row serverstore.Row
+	err := r.each(`SELECT `+taskColumns+` FROM tasks WHERE id = $1 `+lock, []any{id}, func(found serverstore.Row) error {
+		row = found
+		return nil
+	})
+	return row, row != nil, err
 }
 
 // Task reads one task's row.
@@ -459,25 +448,18 @@ func (r *readTx) List(q serverstore.ListQuery) ([]serverstore.Row, error) {
 
 // Events reads a task's events by sequence.
 func (r *readTx) Events(taskID string) ([]serverstore.Event, error) {
-	rows, err := r.tx.Query(r.ctx, `SELECT task_id, event_kind, from_value, to_value, occurred_at, code FROM task_events WHERE task_id = $1 ORDER BY sequence`, taskID)
-	if err != nil {
-		return nil, fault(r.ctx, "read", err)
-	}
-	defer rows.Close()
 	var out []serverstore.Event
-	for rows.Next() {
-		var ev serverstore.Event
-		if err := rows.Scan(&ev.TaskID, &ev.Kind, &ev.From, &ev.To, &ev.OccurredAt, &ev.Code); err != nil {
-			return nil, fault(r.ctx, "read", err)
-		}
+	err := r.eachEvent(`SELECT `+eventColumns+` FROM task_events WHERE task_id = $1 ORDER BY sequence`, []any{taskID}, func(ev serverstore.Event) error {
 		out = append(out, ev)
-	}
-	return out, fault(r.ctx, "read", rows.Err())
+		return nil
+	})
+	return out, err
 }
 
-// each runs a query selecting taskColumns and hands every row to fn; an
-// error of fn passes unchanged.
-func (r *readTx) each(sqlText string, params []any, fn func(serverstore.Row) error) error {
+// query runs a query and hands every row's values to fn: the one loop
+// every read goes through, so every driver failure is reduced by fault
+// alike. An error of fn passes unchanged.
+func (r *readTx) query(sqlText string, params []any, fn func(vals []any) error) error {
 	rows, err := r.tx.Query(r.ctx, sqlText, params...)
 	if err != nil {
 		return fault(r.ctx, "read", err)
@@ -488,15 +470,64 @@ func (r *readTx) each(sqlText string, params []any, fn func(serverstore.Row) err
 		if err != nil {
 			return fault(r.ctx, "read", err)
 		}
-		row := make(serverstore.Row, len(vals))
-		for i, v := range vals {
-			row[i] = v
-		}
-		if err := fn(row); err != nil {
+		if err := fn(vals); err != nil {
 			return err
 		}
 	}
 	return fault(r.ctx, "read", rows.Err())
+}
+
+// each runs a query selecting taskColumns and hands every row to fn.
+func (r *readTx) each(sqlText string, params []any, fn func(serverstore.Row) error) error {
+	return r.query(sqlText, params, func(vals []any) error { return fn(taskRow(vals)) })
+}
+
+// taskRow is a row of taskColumns' values.
+func taskRow(vals []any) serverstore.Row {
+	row := make(serverstore.Row, len(vals))
+	for i, v := range vals {
+		row[i] = v
+	}
+	return row
+}
+
+// eventColumns selects an event's columns in eventOf's order.
+const eventColumns = `sequence, task_id, event_kind, from_value, to_value, occurred_at, code`
+
+// eachEvent runs a query selecting eventColumns and hands every event to
+// fn.
+func (r *readTx) eachEvent(sqlText string, params []any, fn func(serverstore.Event) error) error {
+	return r.query(sqlText, params, func(vals []any) error {
+		ev, ok := eventOf(vals)
+		if !ok {
+			return &serverstore.Fault{Op: "read events"}
+		}
+		return fn(ev)
+	})
+}
+
+// eventOf reads eventColumns' values; ok is false for a value of another
+// type than its column's (the schema's types make that impossible).
+func eventOf(vals []any) (ev serverstore.Event, ok bool) {
+	if len(vals) != 7 {
+		return ev, false
+	}
+	text := func(v any) (*string, bool) {
+		if v == nil {
+			return nil, true
+		}
+		s, ok := v.(string)
+		return &s, ok
+	}
+	var ok1, ok2, ok3, ok4, ok5, ok6, ok7 bool
+	ev.Sequence, ok1 = vals[0].(int64)
+	ev.TaskID, ok2 = vals[1].(string)
+	ev.Kind, ok3 = vals[2].(string)
+	ev.From, ok4 = text(vals[3])
+	ev.To, ok5 = vals[4].(string)
+	ev.OccurredAt, ok6 = vals[5].(float64)
+	ev.Code, ok7 = text(vals[6])
+	return ev, ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7
 }
 
 type writeTx struct {
@@ -740,29 +771,13 @@ const pruneTreesSQL = `WITH RECURSIVE tree(root, id, depth) AS (
 // Trees reads whole trees in one recursive query through
 // tasks_parent_idx.
 func (r *readTx) Trees(roots []string, each func(root int, row serverstore.Row) error) error {
-	rows, err := r.tx.Query(r.ctx, pruneTreesSQL, roots)
-	if err != nil {
-		return fault(r.ctx, "read", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		vals, err := rows.Values()
-		if err != nil {
-			return fault(r.ctx, "read", err)
-		}
+	return r.query(pruneTreesSQL, []any{roots}, func(vals []any) error {
 		ord, ok := vals[0].(int64)
 		if !ok || ord < 1 || ord > int64(len(roots)) {
 			return &serverstore.Fault{Op: "read trees"}
 		}
-		row := make(serverstore.Row, len(vals)-1)
-		for i, v := range vals[1:] {
-			row[i] = v
-		}
-		if err := each(int(ord-1), row); err != nil {
-			return err
-		}
-	}
-	return fault(r.ctx, "read", rows.Err())
+		return each(int(ord-1), taskRow(vals[1:]))
+	})
 }
 
 // CountEvents counts events through task_events_task_idx.
@@ -801,21 +816,12 @@ func (r *readTx) TasksAfter(after string, n int) ([]serverstore.Row, error) {
 
 // EventsAfter reads a page of events by sequence.
 func (r *readTx) EventsAfter(after int64, n int) ([]serverstore.Event, error) {
-	rows, err := r.tx.Query(r.ctx, `SELECT sequence, task_id, event_kind, from_value, to_value, occurred_at, code FROM task_events
-		WHERE sequence > $1 ORDER BY sequence LIMIT $2`, after, n)
-	if err != nil {
-		return nil, fault(r.ctx, "read", err)
-	}
-	defer rows.Close()
 	var out []serverstore.Event
-	for rows.Next() {
-		var ev serverstore.Event
-		if err := rows.Scan(&ev.Sequence, &ev.TaskID, &ev.Kind, &ev.From, &ev.To, &ev.OccurredAt, &ev.Code); err != nil {
-			return nil, fault(r.ctx, "read", err)
-		}
+	err := r.eachEvent(`SELECT `+eventColumns+` FROM task_events WHERE sequence > $1 ORDER BY sequence LIMIT $2`, []any{after, n}, func(ev serverstore.Event) error {
 		out = append(out, ev)
-	}
-	return out, fault(r.ctx, "read", rows.Err())
+		return nil
+	})
+	return out, err
 }
 
 // Counts counts both tables.
@@ -913,21 +919,7 @@ func (r *readTx) EveryTask(each func(serverstore.Row) error) error {
 
 // EveryEvent streams every event by sequence.
 func (r *readTx) EveryEvent(each func(serverstore.Event) error) error {
-	rows, err := r.tx.Query(r.ctx, `SELECT sequence, task_id, event_kind, from_value, to_value, occurred_at, code FROM task_events ORDER BY sequence`)
-	if err != nil {
-		return fault(r.ctx, "read", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var ev serverstore.Event
-		if err := rows.Scan(&ev.Sequence, &ev.TaskID, &ev.Kind, &ev.From, &ev.To, &ev.OccurredAt, &ev.Code); err != nil {
-			return fault(r.ctx, "read", err)
-		}
-		if err := each(ev); err != nil {
-			return err
-		}
-	}
-	return fault(r.ctx, "read", rows.Err())
+	return r.eachEvent(`SELECT `+eventColumns+` FROM task_events ORDER BY sequence`, nil, each)
 }
 
 // StorageCheck is the doctor's quick_check on PostgreSQL, which has no
