@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"errors"
 
 	"github.com/stateguard/stateguard/impl/ledger/internal/serverstore"
 )
@@ -19,7 +20,7 @@ func (l *Ledger) serverDoctor(ctx context.Context) (DoctorReport, error) {
 	var rep DoctorReport
 	err := l.serverRead(ctx, func(tx serverstore.ReadTx) error {
 		var err error
-		rep, err = serverDoctorIn(tx)
+		rep, err = serverDoctorIn(tx, l.doctorPage())
 		return err
 	})
 	if err != nil {
@@ -28,9 +29,18 @@ func (l *Ledger) serverDoctor(ctx context.Context) (DoctorReport, error) {
 	return rep, nil
 }
 
+// doctorPageRows is how many tasks one page of the server's doctor reads,
+// and how many events one read of their events takes at most.
+const doctorPageRows = 4096
+
 // serverDoctorIn is the doctor's pass inside a read transaction of the
-// store (the doctor's, or metrics').
-func serverDoctorIn(tx serverstore.ReadTx) (DoctorReport, error) {
+// store (the doctor's, or metrics'). It reads the tasks in pages by id
+// and, with each page, the events of the ids the page spans (those of
+// tasks that do not exist included), so what it holds is one page, and
+// each statement reads a page's worth of rows: its memory does not grow
+// with the ledger, and no statement's time does either. The snapshot is
+// one, so the pages together are the ledger at one instant.
+func serverDoctorIn(tx serverstore.ReadTx, pageRows int) (DoctorReport, error) {
 	rep := newDoctorReport()
 	err := func() error {
 		rep.SchemaVersion, rep.SchemaOK = 2, true
@@ -41,84 +51,75 @@ func serverDoctorIn(tx serverstore.ReadTx) (DoctorReport, error) {
 		if !ok {
 			rep.QuickCheck = "failed"
 		}
-		var rows []doctorTask
-		index := map[string]int64{}
-		if err := tx.EveryTask(func(row serverstore.Row) error {
-			d := rowValues(row)
-			if id, ok := asText(d.id); ok {
-				index[id] = int64(len(rows))
+		// The events come ordered by task id, so the events of one task
+		// that does not exist come together: one inconsistency per id.
+		lastUnknown, anyUnknown := "", false
+		var after *string
+		for {
+			page, err := tx.DoctorTasks(after, pageRows)
+			if err != nil {
+				return err
 			}
-			rows = append(rows, d)
-			return nil
-		}); err != nil {
-			return err
-		}
-		chains := newChainStates(int64(len(rows)), 0, int64(len(rows))-1)
-		unknown := map[string]bool{}
-		if err := tx.EveryEvent(func(ev serverstore.Event) error {
-			rep.EventCount++
-			owner, ok := index[ev.TaskID]
-			if !ok {
-				// As on SQLite: one inconsistency per unknown id, and
-				// each such event breaks the events' foreign key.
-				rep.ForeignKeyErrorCount++
-				if !unknown[ev.TaskID] {
-					unknown[ev.TaskID] = true
-					rep.EventInconsistencyCount++
+			more := len(page) == pageRows
+			rows := make([]doctorTask, len(page))
+			index := make(map[string]int64, len(page))
+			ids := make([]string, 0, len(page))
+			for i := range page {
+				rows[i] = rowValues(page[i].Row)
+				id, ok := asText(rows[i].id)
+				if !ok {
+					return internal("doctor", errors.New("a task id that is not text"))
 				}
+				index[id] = int64(i)
+				ids = append(ids, id)
+			}
+			chains := newChainStates(int64(len(rows)), 0, int64(len(rows))-1)
+			q := serverstore.EventRange{Above: after, Rows: pageRows}
+			if more {
+				q.Through = &ids[len(ids)-1]
+			}
+			for {
+				events, err := tx.EventsByTask(q)
+				if err != nil {
+					return err
+				}
+				for _, ev := range events {
+					rep.EventCount++
+					owner, ok := index[ev.TaskID]
+					if !ok {
+						// As on SQLite: one inconsistency per unknown id,
+						// and each such event breaks the events' foreign
+						// key.
+						rep.ForeignKeyErrorCount++
+						if !anyUnknown || ev.TaskID != lastUnknown {
+							rep.EventInconsistencyCount++
+						}
+						lastUnknown, anyUnknown = ev.TaskID, true
+						continue
+					}
+					// Only the stored time counts here: no Time is made of it.
+					e := Event{Kind: EventKind(ev.Kind), From: ev.From, To: ev.To, Code: ev.Code, occurredSeconds: ev.OccurredAt}
+					chains.advance(owner, int64(eventPosition(taskOfValues(&rows[owner]), e)))
+				}
+				if len(events) < q.Rows {
+					break
+				}
+				last := events[len(events)-1]
+				q.AfterTask, q.AfterSequence = last.TaskID, last.Sequence
+			}
+			for i := range rows {
+				checkServerTask(&rep, &rows[i], page[i], chains.intact(int64(i), chainLength(&rows[i])))
+			}
+			cycles, err := tx.ParentCycles(ids)
+			if err != nil {
+				return err
+			}
+			rep.ParentCycleCount += cycles
+			if !more {
 				return nil
 			}
-			// Only the stored time counts here: no Time is made of it.
-			e := Event{Kind: EventKind(ev.Kind), From: ev.From, To: ev.To, Code: ev.Code, occurredSeconds: ev.OccurredAt}
-			chains.advance(owner, int64(eventPosition(taskOfValues(&rows[owner]), e)))
-			return nil
-		}); err != nil {
-			return err
+			after = &ids[len(ids)-1]
 		}
-		var edges []parentEdge
-		for i := range rows {
-			d := &rows[i]
-			rep.TaskCount++
-			if s, ok := d.status.(string); ok {
-				if _, known := rep.TaskStatusCounts[Status(s)]; known {
-					rep.TaskStatusCounts[Status(s)]++
-				}
-			}
-			if s, ok := d.delivery.(string); ok {
-				if _, known := rep.DeliveryStatusCounts[DeliveryStatus(s)]; known {
-					rep.DeliveryStatusCounts[DeliveryStatus(s)]++
-				}
-			}
-			if !taskStateOK(d) {
-				rep.StateInconsistencyCount++
-			}
-			timesOK := taskTimesOK(d)
-			if parent, ok := asText(d.parent); ok {
-				p, found := index[parent]
-				switch {
-				case !found:
-					// An orphan also breaks the tasks' foreign key, as
-					// SQLite's foreign_key_check(tasks) counts it.
-					rep.OrphanCount++
-					rep.ForeignKeyErrorCount++
-				default:
-					edges = append(edges, parentEdge{child: int64(i), parent: p})
-					created, cok := asTime(d.created)
-					pc, pok := asTime(rows[p].created)
-					if timesOK && cok && pok && created < pc {
-						timesOK = false // a child created before its parent
-					}
-				}
-			}
-			if !timesOK {
-				rep.TimestampInconsistencyCount++
-			}
-			if !chains.intact(int64(i), chainLength(d)) {
-				rep.EventInconsistencyCount++
-			}
-		}
-		rep.ParentCycleCount = cyclesOf(edges)
-		return nil
 	}()
 	if err != nil {
 		return DoctorReport{}, err
@@ -127,6 +128,47 @@ func serverDoctorIn(tx serverstore.ReadTx) (DoctorReport, error) {
 		rep.ForeignKeyErrorCount == 0 && rep.StateInconsistencyCount == 0 && rep.TimestampInconsistencyCount == 0 &&
 		rep.EventInconsistencyCount == 0 && rep.DoctorErrorCount == 0
 	return rep, nil
+}
+
+// checkServerTask counts one task row: its states, its value and time
+// checks, its parent, and its chain of events (intact or not).
+func checkServerTask(rep *DoctorReport, d *doctorTask, read serverstore.DoctorTask, chainIntact bool) {
+	rep.TaskCount++
+	if s, ok := d.status.(string); ok {
+		if _, known := rep.TaskStatusCounts[Status(s)]; known {
+			rep.TaskStatusCounts[Status(s)]++
+		}
+	}
+	if s, ok := d.delivery.(string); ok {
+		if _, known := rep.DeliveryStatusCounts[DeliveryStatus(s)]; known {
+			rep.DeliveryStatusCounts[DeliveryStatus(s)]++
+		}
+	}
+	if !taskStateOK(d) {
+		rep.StateInconsistencyCount++
+	}
+	timesOK := taskTimesOK(d)
+	if _, ok := asText(d.parent); ok {
+		switch {
+		case !read.ParentFound:
+			// An orphan also breaks the tasks' foreign key, as
+			// SQLite's foreign_key_check(tasks) counts it.
+			rep.OrphanCount++
+			rep.ForeignKeyErrorCount++
+		default:
+			created, cok := asTime(d.created)
+			pc, pok := asTime(read.ParentCreated)
+			if timesOK && cok && pok && created < pc {
+				timesOK = false // a child created before its parent
+			}
+		}
+	}
+	if !timesOK {
+		rep.TimestampInconsistencyCount++
+	}
+	if !chainIntact {
+		rep.EventInconsistencyCount++
+	}
 }
 
 // taskOfValues reads a row's values as a Task for the chain rule
@@ -169,7 +211,7 @@ func anyTime(v any) *float64 {
 func (l *Ledger) serverMetrics(ctx context.Context, activeGrace, deliveryGrace float64) (MetricsReport, error) {
 	var rep MetricsReport
 	err := l.serverRead(ctx, func(tx serverstore.ReadTx) error {
-		d, err := serverDoctorIn(tx)
+		d, err := serverDoctorIn(tx, l.doctorPage())
 		if err != nil {
 			return err
 		}
@@ -183,4 +225,13 @@ func (l *Ledger) serverMetrics(ctx context.Context, activeGrace, deliveryGrace f
 		return MetricsReport{}, err
 	}
 	return rep, nil
+}
+
+// doctorPage is the server doctor's page size: doctorPageRows unless a
+// test set another.
+func (l *Ledger) doctorPage() int {
+	if l.plans.doctorPage > 0 {
+		return l.plans.doctorPage
+	}
+	return doctorPageRows
 }

@@ -19,3 +19,7 @@ func SetPruneBatch(l *Ledger, roots, tasks int) { l.plans.pruneBatch = [2]int{ro
 func SetPruneWindow(l *Ledger, tasks, batches, bytes int) {
 	l.plans.pruneWindow = [3]int{tasks, batches, bytes}
 }
+
+// SetDoctorPage sets how many tasks a page of the server doctor reads,
+// for the external tests; zero keeps the default.
+func SetDoctorPage(l *Ledger, rows int) { l.plans.doctorPage = rows }

@@ -46,39 +46,44 @@ type engineRun struct {
 // forEachEngine runs law as a subtest per engine.
 func forEachEngine(t *testing.T, law func(t *testing.T, e *engineRun)) {
 	t.Run("sqlite", func(t *testing.T) { law(t, &engineRun{name: "sqlite", t: t}) })
-	t.Run("postgres", func(t *testing.T) {
-		url := pgtest.Database(t)
-		ctx := context.Background()
-		s := &lawServer{url: url, schema: "laws"}
-		clock := func() float64 { return s.current.clock.now }
-		newID := func() (string, error) {
-			s.current.newIDs++
-			n := s.current.newIDs
-			return fmt.Sprintf("0000%04x-0000-4000-8000-%012x", n, n), nil
-		}
-		var err error
-		// The writable one first: it makes the schema.
-		for _, readOnly := range []bool{false, true} {
-			opts := postgres.Options{Schema: s.schema, ReadOnly: readOnly, NewID: newID}
-			opts.SetFixedClockSeconds(clock)
-			l, err := postgres.Open(ctx, url, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { l.Close() })
-			if readOnly {
-				s.ro = l
-			} else {
-				s.rw = l
-			}
-		}
-		s.conn, err = pgx.Connect(ctx, url+"&search_path="+s.schema)
+	t.Run("postgres", func(t *testing.T) { law(t, serverRun(t)) })
+}
+
+// serverRun is a run on PostgreSQL: a fresh database of pgtest's cluster
+// with the ledger's schema made, its two ledgers, and the test's own
+// connection to it.
+func serverRun(t *testing.T) *engineRun {
+	url := pgtest.Database(t)
+	ctx := context.Background()
+	s := &lawServer{url: url, schema: "laws"}
+	clock := func() float64 { return s.current.clock.now }
+	newID := func() (string, error) {
+		s.current.newIDs++
+		n := s.current.newIDs
+		return fmt.Sprintf("0000%04x-0000-4000-8000-%012x", n, n), nil
+	}
+	var err error
+	// The writable one first: it makes the schema.
+	for _, readOnly := range []bool{false, true} {
+		opts := postgres.Options{Schema: s.schema, ReadOnly: readOnly, NewID: newID}
+		opts.SetFixedClockSeconds(clock)
+		l, err := postgres.Open(ctx, url, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { s.conn.Close(context.Background()) })
-		law(t, &engineRun{name: "postgres", server: s, t: t})
-	})
+		t.Cleanup(func() { l.Close() })
+		if readOnly {
+			s.ro = l
+		} else {
+			s.rw = l
+		}
+	}
+	s.conn, err = pgx.Connect(ctx, url+"&search_path="+s.schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.conn.Close(context.Background()) })
+	return &engineRun{name: "postgres", server: s, t: t}
 }
 
 // newWorld is an empty ledger for one case: a file in a fresh directory,

@@ -83,6 +83,9 @@ type planOverrides struct {
 	// pruneBatch overrides Prune's batch bounds: candidate roots and
 	// tasks per batch; zero keeps pruneBatchRoots and pruneBatchTasks.
 	pruneBatch [2]int
+	// doctorPage overrides the server doctor's page of tasks
+	// (doctorPageRows); zero keeps it.
+	doctorPage int
 	// pruneWindow overrides a prune plan's bounds: tasks, batches and
 	// bytes of sequences; zero keeps the pruneWindow constants.
 	pruneWindow [3]int

@@ -34,7 +34,7 @@ func (l *Ledger) fillServerCopy(ctx context.Context, g *storageguard.Guard) (Bac
 	}
 	var tasks, events int
 	err = l.serverRead(ctx, func(tx serverstore.ReadTx) error {
-		rep, err := serverDoctorIn(tx)
+		rep, err := serverDoctorIn(tx, l.doctorPage())
 		if err != nil {
 			return err
 		}

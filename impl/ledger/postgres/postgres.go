@@ -147,6 +147,9 @@ type settings struct {
 	// command line's test clock), in Unix seconds. No host's clock is
 	// ever read.
 	testClock func() float64
+	// tracer, when set, sees every statement of the connection (tests
+	// count them).
+	tracer pgx.QueryTracer
 }
 
 // open connects to url and opens the ledger in its schema, making the
@@ -175,6 +178,9 @@ func connect(ctx context.Context, url string, st serverstore.Settings, s setting
 	if err != nil {
 		// pgx's message quotes the URL: never pass it on.
 		return nil, serverstore.ErrInvalidURL
+	}
+	if s.tracer != nil {
+		cfg.Tracer = s.tracer
 	}
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
@@ -385,7 +391,9 @@ func (r *readTx) Children(id string) ([]serverstore.Row, error) {
 }
 
 // ReconcileRows streams the active tasks and the terminal ones whose
-// delivery is pending, each marked, through the state indexes.
+// delivery is pending, each marked, through the state indexes, each
+// query through a cursor a page at a time: no statement reads more than a
+// page, however many rows reconcile examines.
 //
 // The rows pass to a reader that decides on each, which takes as long as
 // the ledger is large and the machine busy; a snapshot's read waits for no
@@ -395,15 +403,41 @@ func (r *readTx) ReconcileRows(each func(active bool, row serverstore.Row) error
 	if err := r.unboundWork(); err != nil {
 		return err
 	}
-	err := r.each(`SELECT `+taskColumns+` FROM tasks WHERE status IN ('queued','running')`, nil, func(row serverstore.Row) error {
+	err := r.inPages(`SELECT `+taskColumns+` FROM tasks WHERE status IN ('queued','running')`, func(row serverstore.Row) error {
 		return each(true, row)
 	})
 	if err != nil {
 		return err
 	}
-	return r.each(`SELECT `+taskColumns+` FROM tasks WHERE delivery_status = 'pending' AND status IN ('succeeded','failed','timed_out','cancelled')`, nil, func(row serverstore.Row) error {
+	return r.inPages(`SELECT `+taskColumns+` FROM tasks WHERE delivery_status = 'pending' AND status IN ('succeeded','failed','timed_out','cancelled')`, func(row serverstore.Row) error {
 		return each(false, row)
 	})
+}
+
+// pageRows is how many rows one FETCH of inPages reads.
+const pageRows = 4096
+
+// inPages runs a query selecting taskColumns through a cursor and hands
+// every row to fn, fetching pageRows at a time.
+func (r *readTx) inPages(sqlText string, fn func(serverstore.Row) error) error {
+	if _, err := r.tx.Exec(r.ctx, `DECLARE ledger_pages NO SCROLL CURSOR FOR `+sqlText); err != nil {
+		return fault(r.ctx, "read", err)
+	}
+	for {
+		n := 0
+		err := r.each(`FETCH `+strconv.Itoa(pageRows)+` FROM ledger_pages`, nil, func(row serverstore.Row) error {
+			n++
+			return fn(row)
+		})
+		if err != nil {
+			return err
+		}
+		if n < pageRows {
+			break
+		}
+	}
+	_, err := r.tx.Exec(r.ctx, `CLOSE ledger_pages`)
+	return fault(r.ctx, "read", err)
 }
 
 // List reads a page of the filter's rows by id in byte order.
@@ -912,14 +946,83 @@ func (w *writeTx) LoadEvents(next func() (serverstore.Event, bool, error)) (int,
 	return n, fault(w.ctx, "write", err)
 }
 
-// EveryTask streams every task row.
-func (r *readTx) EveryTask(each func(serverstore.Row) error) error {
-	return r.each(`SELECT `+taskColumns+` FROM tasks`, nil, each)
+// DoctorTasks reads a page of tasks through the primary key, each joined
+// to its parent's row. Ids are compared in the column's own collation
+// (the database's), whose order the key's index holds; EventsByTask and
+// ParentCycles order ids alike.
+func (r *readTx) DoctorTasks(after *string, n int) ([]serverstore.DoctorTask, error) {
+	where, params := ``, []any{n}
+	if after != nil {
+		where, params = `WHERE id > $2`, append(params, *after)
+	}
+	var out []serverstore.DoctorTask
+	err := r.query(`SELECT t.*, p.created_at, p.id IS NOT NULL
+		FROM (SELECT `+taskColumns+` FROM tasks `+where+` ORDER BY id LIMIT $1) AS t
+		LEFT JOIN tasks p ON p.id = t.parent_id ORDER BY t.id`, params, func(vals []any) error {
+		if len(vals) != 18 {
+			return &serverstore.Fault{Op: "read tasks"}
+		}
+		found, ok := vals[17].(bool)
+		if !ok {
+			return &serverstore.Fault{Op: "read tasks"}
+		}
+		out = append(out, serverstore.DoctorTask{Row: taskRow(vals[:16]), ParentCreated: vals[16], ParentFound: found})
+		return nil
+	})
+	return out, err
 }
 
-// EveryEvent streams every event by sequence.
-func (r *readTx) EveryEvent(each func(serverstore.Event) error) error {
-	return r.eachEvent(`SELECT `+eventColumns+` FROM task_events ORDER BY sequence`, nil, each)
+// EventsByTask reads a page of events through task_events_task_idx.
+func (r *readTx) EventsByTask(q serverstore.EventRange) ([]serverstore.Event, error) {
+	var where []string
+	params := []any{q.Rows}
+	add := func(term string, vals ...any) {
+		for _, v := range vals {
+			params = append(params, v)
+			term = strings.Replace(term, "$?", "$"+strconv.Itoa(len(params)), 1)
+		}
+		where = append(where, term)
+	}
+	if q.Above != nil {
+		add(`task_id > $?`, *q.Above)
+	}
+	if q.Through != nil {
+		add(`task_id <= $?`, *q.Through)
+	}
+	if q.AfterSequence > 0 {
+		add(`(task_id, sequence) > ($?, $?)`, q.AfterTask, q.AfterSequence)
+	}
+	sqlText := `SELECT ` + eventColumns + ` FROM task_events`
+	if len(where) > 0 {
+		sqlText += ` WHERE ` + strings.Join(where, ` AND `)
+	}
+	var out []serverstore.Event
+	err := r.eachEvent(sqlText+` ORDER BY task_id, sequence LIMIT $1`, params, func(ev serverstore.Event) error {
+		out = append(out, ev)
+		return nil
+	})
+	return out, err
+}
+
+// parentCyclesSQL walks up from each task named in $1 through the
+// tasks whose ids sort above it, until it meets a task that sorts below
+// it, a task without a parent or a missing one, or itself: it meets
+// itself exactly when it is the least task of a cycle, so each cycle is
+// counted at one task. A walk is as long as the run of larger ids above
+// its task; UNION ends the walk from a task below a cycle of larger ids.
+const parentCyclesSQL = `WITH RECURSIVE up(start, id) AS (
+		SELECT id, parent_id FROM tasks WHERE id = ANY($1) AND parent_id IS NOT NULL
+		UNION
+		SELECT up.start, t.parent_id FROM up JOIN tasks t ON t.id = up.id WHERE up.id > up.start AND t.parent_id IS NOT NULL)
+	SELECT count(*) FROM up WHERE id = start`
+
+// ParentCycles counts the cycles whose least task is one of ids.
+func (r *readTx) ParentCycles(ids []string) (int, error) {
+	var n int
+	if err := r.tx.QueryRow(r.ctx, parentCyclesSQL, ids).Scan(&n); err != nil {
+		return 0, fault(r.ctx, "read", err)
+	}
+	return n, nil
 }
 
 // StorageCheck is the doctor's quick_check on PostgreSQL, which has no

@@ -25,7 +25,7 @@ import (
 type Row []driver.Value
 
 // Event is one row of the event log; the store numbers it. Sequence is
-// its number as read (EveryEvent), or to keep (LoadEvents); an event
+// its number as read, or to keep (LoadEvents); an event
 // appended (AddEvent) leaves it 0.
 type Event struct {
 	Sequence   int64
@@ -67,11 +67,18 @@ type ReadTx interface {
 	// Now is the operation's time, read after the transaction's locks
 	// are held.
 	Now() (float64, error)
-	// EveryTask hands every task row to each, in any order (the doctor).
-	EveryTask(each func(row Row) error) error
-	// EveryEvent hands every event to each in the order they were
-	// appended (the doctor).
-	EveryEvent(each func(ev Event) error) error
+	// DoctorTasks reads up to n task rows whose ids sort after *after
+	// (from the first when after is nil), ordered by id in the store's
+	// own order of ids, each with its parent (the doctor's pages).
+	DoctorTasks(after *string, n int) ([]DoctorTask, error)
+	// EventsByTask reads up to q.Rows events of q's range of task ids,
+	// ordered by task_id in the order DoctorTasks orders ids, then in the
+	// order they were appended (the doctor's pages).
+	EventsByTask(q EventRange) ([]Event, error)
+	// ParentCycles counts the cycles of the parent relation whose least
+	// task, in the order DoctorTasks orders ids, is one of ids (the
+	// doctor's pages: over every page, each cycle once).
+	ParentCycles(ids []string) (int, error)
 	// PruneRoots reads up to q.Rows rows without a parent whose delivery
 	// is q.Delivery and whose ended_at is below q.Before and after the
 	// position q gives, ordered by ended_at, then id by its bytes.
@@ -148,6 +155,26 @@ type PruneQuery struct {
 	AfterEnded *float64
 	AfterID    string
 	Rows       int
+}
+
+// DoctorTask is a task row as the doctor reads it, with its parent:
+// whether a task with the row's parent_id exists, and that task's
+// created_at.
+type DoctorTask struct {
+	Row           Row
+	ParentFound   bool
+	ParentCreated driver.Value
+}
+
+// EventRange selects the events whose task_id sorts above *Above (from
+// the first when nil) and not above *Through (to the last when nil),
+// resuming after the event (AfterTask, AfterSequence) when AfterSequence
+// is above 0.
+type EventRange struct {
+	Above, Through *string
+	AfterTask      string
+	AfterSequence  int64
+	Rows           int
 }
 
 // ListQuery is a validated list filter (the ledger checked every value);
