@@ -202,6 +202,25 @@ func optNumber(v any) (*float64, bool) {
 	return nil, false
 }
 
+// countStates adds one task row to the report's status counts (a value
+// outside the known ones is counted under none) and counts a combination
+// of states the machines cannot reach as a state inconsistency.
+func countStates(rep *DoctorReport, d *doctorTask) {
+	if s, ok := d.status.(string); ok {
+		if _, known := rep.TaskStatusCounts[Status(s)]; known {
+			rep.TaskStatusCounts[Status(s)]++
+		}
+	}
+	if s, ok := d.delivery.(string); ok {
+		if _, known := rep.DeliveryStatusCounts[DeliveryStatus(s)]; known {
+			rep.DeliveryStatusCounts[DeliveryStatus(s)]++
+		}
+	}
+	if !taskStateOK(d) {
+		rep.StateInconsistencyCount++
+	}
+}
+
 func taskStateOK(d *doctorTask) bool {
 	id, ok := asText(d.id)
 	if !ok || !isCanonicalID(id) {

@@ -356,19 +356,7 @@ func checkTasks(t *txn, chains *chainStates, anyIDs bool, rep *DoctorReport) err
 			timeout: r[7], created: r[8], started: r[9], updated: r[10], ended: r[11], deadline: r[12], dup: r[13],
 			tcode: r[14], dcode: r[15], version: r[16],
 		}
-		if s, ok := d.status.(string); ok {
-			if _, known := rep.TaskStatusCounts[Status(s)]; known {
-				rep.TaskStatusCounts[Status(s)]++
-			}
-		}
-		if s, ok := d.delivery.(string); ok {
-			if _, known := rep.DeliveryStatusCounts[DeliveryStatus(s)]; known {
-				rep.DeliveryStatusCounts[DeliveryStatus(s)]++
-			}
-		}
-		if !taskStateOK(&d) {
-			rep.StateInconsistencyCount++
-		}
+		countStates(rep, &d)
 		timesOK := taskTimesOK(&d)
 		switch d.parent.(type) {
 		case nil:

@@ -134,19 +134,7 @@ func serverDoctorIn(tx serverstore.ReadTx, pageRows int) (DoctorReport, error) {
 // checks, its parent, and its chain of events (intact or not).
 func checkServerTask(rep *DoctorReport, d *doctorTask, read serverstore.DoctorTask, chainIntact bool) {
 	rep.TaskCount++
-	if s, ok := d.status.(string); ok {
-		if _, known := rep.TaskStatusCounts[Status(s)]; known {
-			rep.TaskStatusCounts[Status(s)]++
-		}
-	}
-	if s, ok := d.delivery.(string); ok {
-		if _, known := rep.DeliveryStatusCounts[DeliveryStatus(s)]; known {
-			rep.DeliveryStatusCounts[DeliveryStatus(s)]++
-		}
-	}
-	if !taskStateOK(d) {
-		rep.StateInconsistencyCount++
-	}
+	countStates(rep, d)
 	timesOK := taskTimesOK(d)
 	if _, ok := asText(d.parent); ok {
 		switch {
