@@ -54,33 +54,42 @@ func (c MergeCounts) payload() *value.Map {
 }
 
 // ErrNotAState is returned by MergeDocuments for a document a load would
-// refuse: no schema_version (CORRUPT) or an items that is not a map.
+// refuse: no schema_version (CORRUPT), an items that is not a map, or a
+// payload that is not a document at all (such as cursor-get's).
 var ErrNotAState = errors.New("sweepstate: not a state document")
 
 // MergeDocuments merges ours and theirs, which both descend from base, by
-// the rules of spec/sweep-state.md §21 (a nil document is no state, as an
-// absent file is). It is pure: it reads no file and no clock, and changes
-// none of its arguments. The result is the document the engine would
-// write, in its canonical order (MergeTexts gives its bytes).
-func MergeDocuments(base, ours, theirs *value.Map, published Published) (*value.Map, MergeCounts, error) {
+// the rules of spec/sweep-state.md §21. A document is a Payload as Read
+// answers it, or as Payload.UnmarshalJSON reads it; the zero Payload is no
+// state, as an absent file is. It is pure: it reads no file and no clock,
+// and changes none of its arguments. The result is the document the
+// engine would write, as Read answers it from that file: the same values
+// in the file's order (MergeTexts gives the file's bytes).
+func MergeDocuments(base, ours, theirs Payload, published Published) (Payload, MergeCounts, error) {
 	if err := checkPublished(published); err != nil {
-		return nil, MergeCounts{}, err
+		return Payload{}, MergeCounts{}, err
 	}
 	var sides [3]*value.Map
-	for i, doc := range []*value.Map{base, ours, theirs} {
-		if doc == nil {
+	for i, p := range []Payload{base, ours, theirs} {
+		if p.doc == nil {
 			sides[i] = sweepcore.FreshDoc()
 			continue
 		}
-		doc = value.Clone(doc).(*value.Map)
+		doc := value.Clone(p.doc).(*value.Map)
 		// The rules every command's load applies to the document it read.
 		if failed := sweepcore.ApplyLoadRules(doc); failed != nil {
-			return nil, MergeCounts{}, fmt.Errorf("%w: %s: %s", ErrNotAState, sideNames[i], failed.Reason)
+			return Payload{}, MergeCounts{}, fmt.Errorf("%w: %s: %s", ErrNotAState, sideNames[i], failed.Reason)
 		}
 		sides[i] = doc
 	}
 	doc, counts := mergeLoaded(sides[0], sides[1], sides[2], published)
-	return doc, counts, nil
+	// The file's order is the emitter's; reading its text back gives the
+	// document in that order, as a Read of the merged file would.
+	written, err := yamlsubset.ParseString(string(yamlsubset.Emit(doc)))
+	if err != nil {
+		return Payload{}, MergeCounts{}, fmt.Errorf("sweepstate: the merged document does not read back: %w", err)
+	}
+	return Payload{written}, counts, nil
 }
 
 var sideNames = [3]string{"base", "ours", "theirs"}

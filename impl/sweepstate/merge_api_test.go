@@ -2,32 +2,54 @@ package sweepstate_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
 
 	"github.com/stateguard/stateguard/impl/sweepstate"
+	"github.com/stateguard/stateguard/internal/codec/pyjson"
 	"github.com/stateguard/stateguard/internal/codec/yamlsubset"
 	"github.com/stateguard/stateguard/model/sweep"
 	"github.com/stateguard/stateguard/model/value"
 )
 
+// asPayload is a document as an embedder holds it: the JSON of a Payload,
+// read back through Payload.UnmarshalJSON.
+func asPayload(t interface{ Fatal(...any) }, doc *value.Map) sweepstate.Payload {
+	var p sweepstate.Payload
+	if err := json.Unmarshal(pyjson.Encode(doc), &p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func marshal(t interface{ Fatal(...any) }, p sweepstate.Payload) []byte {
+	b, err := p.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // TestMergeDocumentsIsMergeTexts: the pure API over documents gives the
-// document whose writing is MergeTexts' text, and changes none of its
+// document whose file is MergeTexts' text, and changes none of its
 // arguments.
 func TestMergeDocumentsIsMergeTexts(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		tr := drawTriple(t)
-		var docs [3]*value.Map
-		var before [3]*value.Map
+		var docs [3]sweepstate.Payload
+		var before [3][]byte
 		for i, st := range []sweep.State{tr.o, tr.a, tr.b} {
 			if st.Kind == sweep.Parsed {
-				docs[i] = st.Doc
-				before[i] = value.Clone(st.Doc).(*value.Map)
+				docs[i] = asPayload(t, st.Doc)
 			}
+			before[i] = marshal(t, docs[i])
 		}
 		pub := sweepstate.PublishedOurs
 		if rapid.Bool().Draw(t, "theirs published") {
@@ -38,21 +60,96 @@ func TestMergeDocumentsIsMergeTexts(t *testing.T) {
 			t.Fatal(err)
 		}
 		res, text := sweepstate.MergeTexts(text(tr.o), text(tr.a), text(tr.b), pub)
-		if got := yamlsubset.Emit(doc); !bytes.Equal(got, text) {
-			t.Fatalf("MergeDocuments writes\n%s\nMergeTexts\n%s", got, text)
+		merged, perr := yamlsubset.ParseString(string(text))
+		if perr != nil {
+			t.Fatal(perr)
 		}
-		want, _ := res.Payload.MarshalJSON()
+		if got, want := marshal(t, doc), pyjson.Encode(merged); !bytes.Equal(got, want) {
+			t.Fatalf("MergeDocuments gives\n%s\nMergeTexts' file holds\n%s", got, want)
+		}
+		want := marshal(t, res.Payload)
 		_, _, modelCounts := sweep.Merge(tr.o, tr.a, tr.b, pub == sweepstate.PublishedOurs)
 		if counts != (sweepstate.MergeCounts{ItemsMerged: modelCounts.ItemsMerged, SettledByPublished: modelCounts.SettledByPublished,
 			CursorsAdvanced: modelCounts.CursorsAdvanced, EvidenceDowngrades: modelCounts.EvidenceDowngrades}) {
 			t.Fatalf("counts %+v, MergeTexts %s", counts, want)
 		}
 		for i := range docs {
-			if docs[i] != nil && !value.EqualOrdered(docs[i], before[i]) {
-				t.Fatalf("MergeDocuments changed its argument %d", i)
+			if got := marshal(t, docs[i]); !bytes.Equal(got, before[i]) {
+				t.Fatalf("MergeDocuments changed its argument %d:\n%s\nwas\n%s", i, got, before[i])
 			}
 		}
 	})
+}
+
+// TestMergeDocumentsOfReads: the documents Read answers merge as their
+// files do, and the Payload keeps an integer beyond 64 bits and a float's
+// text through JSON.
+func TestMergeDocumentsOfReads(t *testing.T) {
+	dir := t.TempDir()
+	texts := [3]string{
+		"schema_version: 1\nsources:\n  gh:\n    cursor: \"10\"\nitems: {}\n",
+		"schema_version: 1\nsources:\n  gh:\n    cursor: \"12\"\nitems:\n  \"gh:12\":\n    source: \"gh\"\n    id: \"12\"\n    n: 1180591620717411303424\n",
+		"schema_version: 1\nsources:\n  gh:\n    cursor: \"11\"\nitems:\n  \"gh:11\":\n    source: \"gh\"\n    id: \"11\"\n    f: 1.0\n",
+	}
+	eng := &sweepstate.Engine{}
+	var docs [3]sweepstate.Payload
+	for i, text := range texts {
+		path := filepath.Join(dir, fmt.Sprint(i, ".yml"))
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		res := eng.Run(path, sweepstate.Read{})
+		if res.Word != sweepstate.WordOK {
+			t.Fatalf("read %d: %s %s", i, res.Word, res.Reason)
+		}
+		// Through JSON and back, as a caller that stores documents would.
+		stored, err := json.Marshal(res.Payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(stored, &docs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	doc, counts, err := sweepstate.MergeDocuments(docs[0], docs[1], docs[2], sweepstate.PublishedTheirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, text := sweepstate.MergeTexts(texts[0], texts[1], texts[2], sweepstate.PublishedTheirs)
+	merged, perr := yamlsubset.ParseString(string(text))
+	if perr != nil {
+		t.Fatal(perr)
+	}
+	if got, want := marshal(t, doc), pyjson.Encode(merged); !bytes.Equal(got, want) {
+		t.Fatalf("MergeDocuments of the reads gives\n%s\nMergeTexts' file holds\n%s", got, want)
+	}
+	if got := marshal(t, doc); !bytes.Contains(got, []byte(`"n": 1180591620717411303424`)) || !bytes.Contains(got, []byte(`"f": 1.0`)) {
+		t.Errorf("the numbers did not keep their text: %s", got)
+	}
+	if want := marshal(t, res.Payload); counts.CursorsAdvanced != 1 || !bytes.Contains(want, []byte(`"cursors_advanced": 1`)) {
+		t.Errorf("counts %+v, MergeTexts %s", counts, want)
+	}
+}
+
+// TestPayloadUnmarshalJSON: what a Payload reads from JSON and what it
+// refuses.
+func TestPayloadUnmarshalJSON(t *testing.T) {
+	var p sweepstate.Payload
+	if err := json.Unmarshal([]byte(`{"b": 1, "a": [1.50, 2e3, 18446744073709551616], "b": 2}`), &p); err != nil {
+		t.Fatal(err)
+	}
+	// A later duplicate replaces the value in its first place, as json.loads does.
+	if got, want := string(marshal(t, p)), `{"b": 2, "a": [1.5, 2000.0, 18446744073709551616]}`; got != want {
+		t.Errorf("read %s, want %s", got, want)
+	}
+	if err := json.Unmarshal([]byte(`null`), &p); err != nil || !p.IsZero() {
+		t.Errorf("null: %v, zero %v", err, p.IsZero())
+	}
+	for _, text := range []string{`[1]`, `"x"`, `1`} {
+		if err := json.Unmarshal([]byte(text), &p); err == nil {
+			t.Errorf("%s read as a payload", text)
+		}
+	}
 }
 
 // TestMergeRefusals: what the API refuses, and how.
@@ -61,14 +158,14 @@ func TestMergeRefusals(t *testing.T) {
 	noVersion.Set("items", value.NewMap())
 	// The side, then the reason MergeTexts gives the same input's text:
 	// the load's rules, applied by the load's own code.
-	_, _, err := sweepstate.MergeDocuments(nil, noVersion, nil, sweepstate.PublishedOurs)
+	_, _, err := sweepstate.MergeDocuments(sweepstate.Payload{}, asPayload(t, noVersion), sweepstate.Payload{}, sweepstate.PublishedOurs)
 	if want := "sweepstate: not a state document: ours: the state file has no schema_version"; !errors.Is(err, sweepstate.ErrNotAState) || err.Error() != want {
 		t.Errorf("a document without schema_version: %v, want ErrNotAState, %q", err, want)
 	}
 	badItems := value.NewMap()
 	badItems.Set("schema_version", value.Int(1))
 	badItems.Set("items", "x")
-	_, _, err = sweepstate.MergeDocuments(nil, nil, badItems, sweepstate.PublishedOurs)
+	_, _, err = sweepstate.MergeDocuments(sweepstate.Payload{}, sweepstate.Payload{}, asPayload(t, badItems), sweepstate.PublishedOurs)
 	if want := "sweepstate: not a state document: theirs: the state file's items is not a mapping"; !errors.Is(err, sweepstate.ErrNotAState) || err.Error() != want {
 		t.Errorf("items not a map: %v, want ErrNotAState, %q", err, want)
 	}
@@ -78,13 +175,13 @@ func TestMergeRefusals(t *testing.T) {
 		if perr != nil {
 			t.Fatal(perr)
 		}
-		_, _, err := sweepstate.MergeDocuments(nil, doc, nil, sweepstate.PublishedOurs)
+		_, _, err := sweepstate.MergeDocuments(sweepstate.Payload{}, asPayload(t, doc), sweepstate.Payload{}, sweepstate.PublishedOurs)
 		// MergeTexts names the side in a CORRUPT reason only.
 		if want := "sweepstate: not a state document: ours: " + strings.TrimPrefix(res.Reason, "ours: "); err == nil || err.Error() != want {
 			t.Errorf("%q: MergeDocuments %v, MergeTexts %s %q", text, err, res.Word, res.Reason)
 		}
 	}
-	if _, _, err := sweepstate.MergeDocuments(nil, nil, nil, 0); !errors.Is(err, sweepstate.ErrInvalidCommand) {
+	if _, _, err := sweepstate.MergeDocuments(sweepstate.Payload{}, sweepstate.Payload{}, sweepstate.Payload{}, 0); !errors.Is(err, sweepstate.ErrInvalidCommand) {
 		t.Errorf("no published side: %v, want ErrInvalidCommand", err)
 	}
 	if res, text := sweepstate.MergeTexts("", "", "", 7); res.Word != sweepstate.WordError || !errors.Is(res.Err, sweepstate.ErrInvalidCommand) || text != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/stateguard/stateguard/internal/codec/pyjson"
@@ -63,6 +64,29 @@ func (c *countingWriter) Write(b []byte) (int, error) {
 	n, err := c.w.Write(b)
 	c.n += int64(n)
 	return n, err
+}
+
+// UnmarshalJSON reads a JSON object into p by the rules the engine reads
+// JSON with (Python's json.loads): integers exact at any size, a float
+// kept as the float its text names, keys in the text's order, a later
+// duplicate key replacing the earlier's value in its place. null is the
+// zero Payload. It is MarshalJSON's inverse, so a document Read answered
+// can be stored as JSON and given back to MergeDocuments unchanged.
+func (p *Payload) UnmarshalJSON(data []byte) error {
+	v, err := pyjson.Decode(string(data))
+	if err != nil {
+		return fmt.Errorf("sweepstate: a payload is a JSON object: %w", err)
+	}
+	if v == nil {
+		*p = Payload{}
+		return nil
+	}
+	doc, isMap := v.(*value.Map)
+	if !isMap {
+		return errors.New("sweepstate: a payload is a JSON object")
+	}
+	*p = Payload{doc}
+	return nil
 }
 
 // ErrNoPayload is Decode's error for an answer that has no payload.
