@@ -327,7 +327,7 @@ func executeOn(inv *invocation, open func() (*ledger.Ledger, error)) (result any
 		if err != nil {
 			return nil, 0, err
 		}
-		text := metricsText(rep, inv.activeGrace, inv.deliveryGrace)
+		text := metricsText(rep, l.StorageInfo().Engine, inv.activeGrace, inv.deliveryGrace)
 		if inv.metricsTo == "" {
 			return exposition(text), exitOK, nil
 		}

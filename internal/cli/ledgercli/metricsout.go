@@ -51,17 +51,31 @@ const metricsDown = "# HELP task_state_guard_up Whether the ledger could be read
 	"# TYPE task_state_guard_up gauge\n" +
 	"task_state_guard_up 0\n"
 
+// The quick_check family's HELP text on each engine: SQLite runs its page
+// check; a server has none, and its check is of the schema, its owner and
+// grants, the triggers and the indexes (spec/task-state-guard.md §20.4
+// item 2).
+const (
+	quickCheckHelpFile   = "Whether SQLite's quick_check passed (1) or failed (0)."
+	quickCheckHelpServer = "Whether the server's check of the ledger's schema, owner, grants, triggers and indexes passed (1) or failed (0)."
+)
+
 // metricsText renders a report in Prometheus's text exposition format, in
 // a fixed order, counts and fixed words only (spec/task-state-guard.md
-// §6.13), with the graces as the command line read them.
-func metricsText(r ledger.MetricsReport, activeGrace, deliveryGrace float64) string {
+// §6.13), with the graces as the command line read them; engine is the
+// ledger's StorageInfo().Engine.
+func metricsText(r ledger.MetricsReport, engine string, activeGrace, deliveryGrace float64) string {
+	quickCheckHelp := quickCheckHelpFile
+	if engine == ledger.EnginePostgreSQL {
+		quickCheckHelp = quickCheckHelpServer
+	}
 	var b strings.Builder
 	d := r.Doctor
 	metricsFamily(&b, "task_state_guard_up", "Whether the ledger could be read (1) or the metrics run was refused (0).")
 	metricsSample(&b, "task_state_guard_up", "", 1)
 	metricsFamily(&b, "task_state_guard_healthy", "Whether the doctor finds the ledger healthy (1) or not (0).")
 	metricsSample(&b, "task_state_guard_healthy", "", boolValue(d.Healthy))
-	metricsFamily(&b, "task_state_guard_quick_check_ok", "Whether SQLite's quick_check passed (1) or failed (0).")
+	metricsFamily(&b, "task_state_guard_quick_check_ok", quickCheckHelp)
 	metricsSample(&b, "task_state_guard_quick_check_ok", "", boolValue(d.QuickCheck == "ok"))
 	metricsFamily(&b, "task_state_guard_schema_ok", "Whether the schema is exactly the ledger's (1) or not (0).")
 	metricsSample(&b, "task_state_guard_schema_ok", "", boolValue(d.SchemaOK))
