@@ -16,7 +16,7 @@ import (
 // edit touched, turns its event findings into a doctor error (still
 // unhealthy, but with counts that differ from the checker's) must fail
 // FuzzDamagedLedger's oracle. The gate on the doctor's own SchemaOK,
-// QuickCheck and DoctorErrorCount let it through.
+// QuickCheckOK and DoctorErrorCount let it through.
 func TestJudgeDoctorHiddenCounts(t *testing.T) {
 	base, err := os.ReadFile(filepath.Join(testfixtures.Dir(t, "ledger"), "small-v2.sqlite"))
 	if err != nil {

@@ -310,12 +310,12 @@ func dirKey(t *testing.T, path string) [sha256.Size]byte {
 // the doctor's own SchemaOK, quick_check and doctor error count alone would
 // let a doctor hide findings behind any of them.
 func judgeDoctor(doc ledger.DoctorReport, counts model.Counts, rowsErr error, schemaEdited bool) error {
-	schemaIntact := doc.SchemaOK && doc.QuickCheck == "ok" && doc.DoctorErrorCount == 0
+	schemaIntact := doc.SchemaOK && doc.QuickCheckOK && doc.DoctorErrorCount == 0
 	if rowsErr == nil && !schemaEdited {
 		schemaIntact = true
-		if !doc.SchemaOK || doc.QuickCheck != "ok" || doc.DoctorErrorCount != 0 {
-			return fmt.Errorf("schema untouched: doctor says schema ok %v, quick_check %s, %d doctor error(s)",
-				doc.SchemaOK, doc.QuickCheck, doc.DoctorErrorCount)
+		if !doc.SchemaOK || !doc.QuickCheckOK || doc.DoctorErrorCount != 0 {
+			return fmt.Errorf("schema untouched: doctor says schema ok %v, quick_check ok %v, %d doctor error(s)",
+				doc.SchemaOK, doc.QuickCheckOK, doc.DoctorErrorCount)
 		}
 	}
 	switch {

@@ -408,7 +408,7 @@ func checkAgainstModel(t *testing.T, l *ledger.Ledger, reader *sql.DB, watch *sq
 				fail("doctor: %v", err)
 			}
 		}
-		if !doc.Healthy || doc.QuickCheck != "ok" || !doc.SchemaOK || doc.DoctorErrorCount != 0 || !sameCounts(doc, counts) {
+		if !doc.Healthy || !doc.QuickCheckOK || !doc.SchemaOK || doc.DoctorErrorCount != 0 || !sameCounts(doc, counts) {
 			fail("doctor %+v (remembered: %v)\nchecker %+v", doc, seen != nil, counts)
 		}
 		if seen == nil {

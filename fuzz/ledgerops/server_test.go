@@ -77,7 +77,7 @@ func FuzzLedgerSequenceOnServer(f *testing.F) {
 			if err != nil {
 				seq.fail("doctor: %v", err)
 			}
-			if !doc.Healthy || doc.QuickCheck != "ok" || !doc.SchemaOK || doc.DoctorErrorCount != 0 || !sameCounts(doc, counts) {
+			if !doc.Healthy || !doc.QuickCheckOK || !doc.SchemaOK || doc.DoctorErrorCount != 0 || !sameCounts(doc, counts) {
 				seq.fail("doctor %+v\nchecker %+v", doc, counts)
 			}
 		})

@@ -250,8 +250,13 @@ type ReconcileReport struct {
 // DoctorReport holds counts only, never ids. Map keys of the two status
 // count maps are always all six task states and all four delivery states.
 type DoctorReport struct {
-	Healthy                     bool
-	QuickCheck                  string // "ok" or "failed"
+	Healthy bool
+	// QuickCheckOK: the storage's own check passed: SQLite's PRAGMA
+	// quick_check of the file's pages; on a server, which has no such
+	// check of its pages, the schema, its owner and grants, triggers and
+	// indexes (spec 20). JSON and the CLI write it as "quick_check":
+	// "ok" or "failed".
+	QuickCheckOK                bool
 	SchemaVersion               int
 	SchemaOK                    bool
 	TaskCount                   int

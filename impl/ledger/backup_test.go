@@ -318,7 +318,7 @@ func TestBackupRefusesABrokenLedger(t *testing.T) {
 				if !errors.Is(derr, ErrStateConflict) || Reason(derr) != "database file is not a valid ledger" {
 					t.Fatalf("doctor: %v", derr)
 				}
-			} else if derr != nil || rep.Healthy || rep.QuickCheck != "failed" {
+			} else if derr != nil || rep.Healthy || rep.QuickCheckOK {
 				t.Fatalf("doctor: %s %v", reportJSON(rep), derr)
 			}
 			dir := privateDir(t)

@@ -41,7 +41,7 @@ func (l *Ledger) DoctorContext(ctx context.Context) (DoctorReport, error) {
 
 // newDoctorReport is the all-zero report with every state key present.
 func newDoctorReport() DoctorReport {
-	r := DoctorReport{QuickCheck: "ok", TaskStatusCounts: map[Status]int{}, DeliveryStatusCounts: map[DeliveryStatus]int{}}
+	r := DoctorReport{QuickCheckOK: true, TaskStatusCounts: map[Status]int{}, DeliveryStatusCounts: map[DeliveryStatus]int{}}
 	for _, s := range taskStates {
 		r.TaskStatusCounts[Status(s)] = 0
 	}

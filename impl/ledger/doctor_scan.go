@@ -230,7 +230,7 @@ func runDoctor(t *txn) DoctorReport {
 	rep := newDoctorReport()
 	st, err := readSchema(t.ctx, t)
 	if !quickCheck(t, err == nil && st.okV2()) {
-		rep.QuickCheck = "failed"
+		rep.QuickCheckOK = false
 	}
 	if err != nil || !st.okV2() {
 		rep.SchemaVersion = st.version
@@ -267,7 +267,7 @@ func runDoctor(t *txn) DoctorReport {
 		}
 	}
 
-	rep.Healthy = rep.QuickCheck == "ok" && rep.SchemaOK && rep.OrphanCount == 0 && rep.ParentCycleCount == 0 &&
+	rep.Healthy = rep.QuickCheckOK && rep.SchemaOK && rep.OrphanCount == 0 && rep.ParentCycleCount == 0 &&
 		rep.ForeignKeyErrorCount == 0 && rep.StateInconsistencyCount == 0 && rep.TimestampInconsistencyCount == 0 &&
 		rep.EventInconsistencyCount == 0 && rep.DoctorErrorCount == 0
 	return rep

@@ -49,7 +49,7 @@ func serverDoctorIn(tx serverstore.ReadTx, pageRows int) (DoctorReport, error) {
 			return err
 		}
 		if !ok {
-			rep.QuickCheck = "failed"
+			rep.QuickCheckOK = false
 		}
 		// The events come ordered by task id, so the events of one task
 		// that does not exist come together: one inconsistency per id.
@@ -124,7 +124,7 @@ func serverDoctorIn(tx serverstore.ReadTx, pageRows int) (DoctorReport, error) {
 	if err != nil {
 		return DoctorReport{}, err
 	}
-	rep.Healthy = rep.QuickCheck == "ok" && rep.SchemaOK && rep.OrphanCount == 0 && rep.ParentCycleCount == 0 &&
+	rep.Healthy = rep.QuickCheckOK && rep.SchemaOK && rep.OrphanCount == 0 && rep.ParentCycleCount == 0 &&
 		rep.ForeignKeyErrorCount == 0 && rep.StateInconsistencyCount == 0 && rep.TimestampInconsistencyCount == 0 &&
 		rep.EventInconsistencyCount == 0 && rep.DoctorErrorCount == 0
 	return rep, nil
@@ -204,7 +204,7 @@ func (l *Ledger) serverMetrics(ctx context.Context, activeGrace, deliveryGrace f
 			return err
 		}
 		rep = MetricsReport{Doctor: d, ActiveGrace: durationOf(activeGrace), DeliveryGrace: durationOf(deliveryGrace)}
-		if !d.SchemaOK || d.QuickCheck != "ok" {
+		if !d.SchemaOK || !d.QuickCheckOK {
 			return nil
 		}
 		return rep.countStuck(serverExamine(tx, activeGrace, deliveryGrace, nil))

@@ -70,7 +70,7 @@ func fileSHA(t *testing.T, p string) string {
 func reportJSON(r DoctorReport) string {
 	fields := map[string]string{
 		"healthy":                       strconv.FormatBool(r.Healthy),
-		"quick_check":                   strconv.Quote(r.QuickCheck),
+		"quick_check":                   strconv.Quote(map[bool]string{true: "ok", false: "failed"}[r.QuickCheckOK]),
 		"schema_version":                strconv.Itoa(r.SchemaVersion),
 		"schema_ok":                     strconv.FormatBool(r.SchemaOK),
 		"task_count":                    strconv.Itoa(r.TaskCount),

@@ -68,7 +68,7 @@ func (l *Ledger) MetricsContext(ctx context.Context, opts MetricsOptions) (Metri
 			return err
 		}
 		d := rep.Doctor
-		if !d.SchemaOK || d.QuickCheck != "ok" {
+		if !d.SchemaOK || !d.QuickCheckOK {
 			return nil
 		}
 		// The doctor's reads fixed the snapshot; examine samples the

@@ -505,7 +505,7 @@ func (mc *machine) check(t *rapid.T) {
 	if err != nil {
 		t.Fatalf("doctor: %v", err)
 	}
-	if !doc.Healthy || doc.QuickCheck != "ok" || !doc.SchemaOK || doc.DoctorErrorCount != 0 {
+	if !doc.Healthy || !doc.QuickCheckOK || !doc.SchemaOK || doc.DoctorErrorCount != 0 {
 		t.Fatalf("doctor unhealthy: %+v", doc)
 	}
 	if doc.TaskCount != counts.TaskCount || doc.EventCount != counts.EventCount ||

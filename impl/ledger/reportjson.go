@@ -50,7 +50,7 @@ func (r DoctorReport) MarshalJSON() ([]byte, error) {
 	}
 	return json.Marshal(map[string]any{
 		"healthy":                       r.Healthy,
-		"quick_check":                   r.QuickCheck,
+		"quick_check":                   quickCheckWord(r.QuickCheckOK),
 		"schema_version":                r.SchemaVersion,
 		"schema_ok":                     r.SchemaOK,
 		"task_count":                    r.TaskCount,
@@ -65,6 +65,14 @@ func (r DoctorReport) MarshalJSON() ([]byte, error) {
 		"event_inconsistency_count":     r.EventInconsistencyCount,
 		"doctor_error_count":            r.DoctorErrorCount,
 	})
+}
+
+// quickCheckWord is the doctor's "quick_check" value.
+func quickCheckWord(ok bool) string {
+	if ok {
+		return "ok"
+	}
+	return "failed"
 }
 
 // MarshalJSON writes the page as task-state-guard list prints it, less its

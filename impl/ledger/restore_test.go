@@ -233,7 +233,7 @@ func TestRestoreRefusesAnUnhealthyBackup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep := doctorAt(t, backup); rep.Healthy || rep.QuickCheck != "ok" {
+	if rep := doctorAt(t, backup); rep.Healthy || !rep.QuickCheckOK {
 		t.Fatalf("the backup: %s", reportJSON(rep))
 	}
 	w, _, p := openTest(t)

@@ -224,7 +224,7 @@ func checkAcknowledged(t *testing.T, l *ledger.Ledger, workers []*fleetWorker) (
 	if err != nil {
 		t.Fatalf("doctor: %v", err)
 	}
-	if !rep.Healthy || rep.QuickCheck != "ok" {
+	if !rep.Healthy || !rep.QuickCheckOK {
 		t.Errorf("doctor after the fleet: %+v", rep)
 	}
 	return tasks, steps

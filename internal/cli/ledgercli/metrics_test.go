@@ -163,7 +163,7 @@ func TestMetricsTextMatchesDoctorAndReconcile(t *testing.T) {
 				want := map[string]float64{
 					"task_state_guard_up":                         1,
 					"task_state_guard_healthy":                    float64(boolValue(doc.Healthy)),
-					"task_state_guard_quick_check_ok":             float64(boolValue(doc.QuickCheck == "ok")),
+					"task_state_guard_quick_check_ok":             float64(boolValue(doc.QuickCheckOK)),
 					"task_state_guard_schema_ok":                  float64(boolValue(doc.SchemaOK)),
 					"task_state_guard_schema_version":             float64(doc.SchemaVersion),
 					"task_state_guard_events":                     float64(doc.EventCount),

@@ -76,7 +76,7 @@ func metricsText(r ledger.MetricsReport, engine string, activeGrace, deliveryGra
 	metricsFamily(&b, "task_state_guard_healthy", "Whether the doctor finds the ledger healthy (1) or not (0).")
 	metricsSample(&b, "task_state_guard_healthy", "", boolValue(d.Healthy))
 	metricsFamily(&b, "task_state_guard_quick_check_ok", quickCheckHelp)
-	metricsSample(&b, "task_state_guard_quick_check_ok", "", boolValue(d.QuickCheck == "ok"))
+	metricsSample(&b, "task_state_guard_quick_check_ok", "", boolValue(d.QuickCheckOK))
 	metricsFamily(&b, "task_state_guard_schema_ok", "Whether the schema is exactly the ledger's (1) or not (0).")
 	metricsSample(&b, "task_state_guard_schema_ok", "", boolValue(d.SchemaOK))
 	metricsFamily(&b, "task_state_guard_schema_version", "The ledger's schema version (0 when unreadable).")
