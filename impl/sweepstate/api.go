@@ -18,11 +18,11 @@ import (
 	"github.com/stateguard/stateguard/internal/engine/sweepcore"
 )
 
-// Engine runs subcommands against state files.
+// Engine runs commands against state files.
 type Engine struct {
-	// Clock supplies "now" for lease stamps when a command has no --now
-	// (or an empty one). Nil means the system clock. It is read once per
-	// call, before the decision, never inside it.
+	// Clock supplies "now" for lease stamps when a command's Now is the
+	// zero time. Nil means the system clock. It is read once per call,
+	// before the decision, never inside it.
 	Clock func() time.Time
 }
 
