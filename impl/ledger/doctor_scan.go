@@ -226,9 +226,16 @@ const taskShapeSQL = `SELECT (SELECT count(*) FROM tasks), ifnull((SELECT min(ro
 	ifnull((SELECT max(rowid) FROM tasks), 0), EXISTS (SELECT 1 FROM tasks WHERE id IS NULL),
 	typeof((SELECT min(id) FROM tasks)), typeof((SELECT max(id) FROM tasks))`
 
+// runDoctor is the doctor of section 8 on the schema t's file holds.
 func runDoctor(t *txn) DoctorReport {
-	rep := newDoctorReport()
 	st, err := readSchema(t.ctx, t)
+	return doctorOn(t, st, err)
+}
+
+// doctorOn is the doctor's report when the schema is st (or could not be
+// read: err): the early report unless st is exactly v2.
+func doctorOn(t *txn, st schemaStatus, err error) DoctorReport {
+	rep := newDoctorReport()
 	if !quickCheck(t, err == nil && st.okV2()) {
 		rep.QuickCheckOK = false
 	}

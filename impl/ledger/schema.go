@@ -362,6 +362,23 @@ func registrySQL(stateCol, codeCol string, registry map[string][]string) string 
 	return "(" + strings.Join(parts, " OR ") + ")"
 }
 
+// schemaAfterMigration reads the schema of t's file as a writable open
+// would leave it (spec 9.5): an exact v1 whose content is safe to migrate
+// reads as the v2 its migration makes (the DDL is the same, and the
+// migration writes only schema_meta's rows); anything else as it is.
+func schemaAfterMigration(t *txn) (schemaStatus, error) {
+	st, err := readSchema(t.ctx, t)
+	if err != nil || !st.okV1() {
+		return st, err
+	}
+	safe, err := v1MigrationSafe(t.ctx, t)
+	if err != nil || !safe {
+		return st, err
+	}
+	st.version = 2
+	return st, nil
+}
+
 // migrateV1 adds the fingerprint and bumps the version, inside the caller's
 // write transaction.
 func migrateV1(ctx context.Context, tx execer) error {

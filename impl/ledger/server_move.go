@@ -119,7 +119,10 @@ const copyPageRows = 4096
 // transaction of it SQLite's quick_check must pass (else StateConflict
 // "database file is not a valid ledger") and the doctor must call it
 // healthy (else StateConflict "backup is not a healthy ledger"), as
-// Restore answers, before the server is connected to; then its rows are
+// Restore answers, before the server is connected to (a backup in schema
+// v1 is judged as the v2 Restore's migration of its copy makes of it, and
+// one that migration refuses is refused as Restore refuses it: spec 20.4
+// item 5); then its rows are
 // loaded in one write transaction of the server that first keeps every
 // other writer out: every task and every event, events keeping their
 // sequences. A failure loads nothing. The report counts what the server
@@ -140,15 +143,19 @@ func RestoreOnServer(ctx context.Context, from string, opts Options, connect fun
 	err = src.lockedReadTx(ctx, "restore", true, func(t *txn) error {
 		// Checked as Restore checks its copy: pages that do not hold
 		// are the damaged file's refusal, rows that break the rules
-		// the unhealthy backup's.
-		ok, err := runQuickCheck(t, src.schema.okV2())
+		// the unhealthy backup's. A backup in schema v1 is judged, and
+		// its rows loaded, as the migration of Restore's writable check
+		// leaves it: as the v2 it becomes, with the same rows (the gate
+		// of this read has refused a v1 the migration refuses).
+		st, serr := schemaAfterMigration(t)
+		ok, err := runQuickCheck(t, serr == nil && st.okV2())
 		if err != nil {
 			return err
 		}
 		if !ok {
 			return storageguard.ErrNotLedgerFile
 		}
-		doc := runDoctor(t)
+		doc := doctorOn(t, st, serr)
 		if err := t.ctx.Err(); err != nil {
 			return err
 		}

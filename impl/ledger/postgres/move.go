@@ -14,11 +14,13 @@ import (
 // no event: ledger.ErrStateConflict "database ledger is not empty"
 // otherwise, since a server keeps no set-aside copy of what a restore
 // would replace. A backup the doctor does not call healthy is refused as
-// ledger.Restore refuses it. Tasks and events, with their sequences, are
-// loaded in one transaction, so a failure loads nothing. The report
-// counts what the ledger then holds; its Bytes is the size of the backup
-// file. The other way, Backup of a ledger Open returns writes a SQLite
-// ledger file.
+// ledger.Restore refuses it; a backup in the old schema v1 is loaded as
+// ledger.Restore installs it, migrated (its rows as they are), or refused
+// as ledger.Restore refuses it when the migration would be. Tasks and
+// events, with their sequences, are loaded in one transaction, so a
+// failure loads nothing. The report counts what the ledger then holds;
+// its Bytes is the size of the backup file. The other way, Backup of a
+// ledger Open returns writes a SQLite ledger file.
 func Restore(ctx context.Context, url, from string, opts Options) (ledger.BackupReport, error) {
 	if opts.Schema != "" && (len(opts.Schema) > maxIdentifierBytes || strings.IndexByte(opts.Schema, 0) >= 0) {
 		return ledger.BackupReport{}, invalidInput("schema name must be 1 to 63 bytes without NUL")

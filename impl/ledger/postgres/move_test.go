@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -297,5 +298,81 @@ func TestBackupRefusesABrokenServerLedger(t *testing.T) {
 		if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 			t.Fatalf("the refused backup left files: %v", entries)
 		}
+	}
+}
+
+// TestRestoreOfAnOldLedger: a backup in the old format (schema v1: the
+// reference's v1-safe fixture) is loaded into the server as ledger.Restore
+// installs it in a file, after the migration the SQLite engine's
+// writable open makes: the same counts, the server's rows those of the
+// restored file (the migration writes only schema_meta), the same
+// healthy doctor report at schema version 2, and the backup's bytes
+// unchanged (it is read, never migrated in place). The unsafe v1 fixture
+// (a code outside the registry), which the migration refuses, is refused
+// with ledger.Restore's class and reason, and no schema is made.
+func TestRestoreOfAnOldLedger(t *testing.T) {
+	url := pgtest.Database(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	opts := ledger.Options{AllowExternalACL: onWindows}
+	fixture := func(name string) (string, []byte) {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join("..", "..", "..", "spec", "testdata", "fixtures", "ledger", name+".sqlite"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, name+".sqlite")
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path, b
+	}
+
+	safe, original := fixture("v1-safe")
+	rep, err := restore(ctx, url, safe, opts, settings{schema: "old"})
+	if err != nil {
+		t.Fatalf("restore of a v1 backup into the server: %v", err)
+	}
+	if now, err := os.ReadFile(safe); err != nil || !bytes.Equal(now, original) {
+		t.Fatalf("the restore changed the v1 backup (%v)", err)
+	}
+	file := filepath.Join(dir, "restored.sqlite")
+	want, err := ledger.Restore(file, safe, opts)
+	if err != nil {
+		t.Fatalf("the same backup restored into a file: %v", err)
+	}
+	if rep.TaskCount != want.TaskCount || rep.EventCount != want.EventCount || rep.Bytes != int64(len(original)) {
+		t.Fatalf("restore report %+v; into a file %+v, the backup is %d bytes", rep, want, len(original))
+	}
+	conn := direct(t, url)
+	if got, want := serverRows(t, conn, "old"), fileRows(t, file); got != want {
+		t.Fatalf("rows on the server\n%s\nrows of the file restored from the same backup\n%s", got, want)
+	}
+	restored, err := ledger.Open(file, ledger.Options{AllowExternalACL: onWindows, ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer restored.Close()
+	wantDoctor, err := restored.Doctor()
+	if err != nil || !wantDoctor.Healthy || wantDoctor.SchemaVersion != 2 {
+		t.Fatalf("doctor of the file restored from the v1 backup: %s, %v", reportJSON(t, wantDoctor), err)
+	}
+	server := openForTest(t, url, opts, settings{schema: "old"})
+	if got, err := server.Doctor(); err != nil || reportJSON(t, got) != reportJSON(t, wantDoctor) {
+		t.Fatalf("doctor on the server after the restore\n%s (%v)\non the restored file\n%s", reportJSON(t, got), err, reportJSON(t, wantDoctor))
+	}
+
+	unsafe, _ := fixture("v1-unsafe")
+	_, ferr := ledger.Restore(filepath.Join(dir, "refused.sqlite"), unsafe, opts)
+	_, serr := restore(ctx, url, unsafe, opts, settings{schema: "unsafe"})
+	if !errors.Is(ferr, ledger.ErrStateConflict) || !errors.Is(serr, ledger.ErrStateConflict) || ledger.Reason(serr) != ledger.Reason(ferr) {
+		t.Fatalf("restore of an unsafe v1 backup: into the server %v, into a file %v", serr, ferr)
+	}
+	var made bool
+	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_namespace WHERE nspname = 'unsafe')`).Scan(&made); err != nil {
+		t.Fatal(err)
+	}
+	if made {
+		t.Fatal("the refused restore made the ledger's schema")
 	}
 }
