@@ -153,6 +153,19 @@ func (l *Ledger) acquire(ctx context.Context) error {
 	}
 }
 
+// acquireOpen is how an operation starts: acquire, then ErrClosed (the
+// turn given back) when the ledger is closed. The caller releases.
+func (l *Ledger) acquireOpen(ctx context.Context) error {
+	if err := l.acquire(ctx); err != nil {
+		return err
+	}
+	if l.closed {
+		l.release()
+		return ErrClosed
+	}
+	return nil
+}
+
 // release ends the turn acquire took.
 func (l *Ledger) release() { <-l.turn }
 

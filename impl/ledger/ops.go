@@ -147,13 +147,10 @@ func (l *Ledger) lockedWrite(ctx context.Context, fn func(*txn) error) error {
 // underWriteLock runs body holding the ledger lock, on a writable ledger
 // that is still open.
 func (l *Ledger) underWriteLock(ctx context.Context, body func() error) error {
-	if err := l.acquire(ctx); err != nil {
+	if err := l.acquireOpen(ctx); err != nil {
 		return err
 	}
 	defer l.release()
-	if l.closed {
-		return ErrClosed
-	}
 	if l.readOnly {
 		return errReadOnly
 	}
@@ -168,13 +165,10 @@ func (l *Ledger) refuseMutation(ctx context.Context) error {
 	if !l.readOnly {
 		return nil
 	}
-	if err := l.acquire(ctx); err != nil {
+	if err := l.acquireOpen(ctx); err != nil {
 		return err
 	}
 	defer l.release()
-	if l.closed {
-		return ErrClosed
-	}
 	return errReadOnly
 }
 
@@ -241,15 +235,9 @@ func (l *Ledger) create(ctx context.Context, p CreateParams) (taskRow, error) {
 	}
 	var out taskRow
 	err = l.lockedWrite(ctx, func(t *txn) error {
-		if id == "" {
-			fresh, err := l.newID()
-			if err != nil {
-				return err
-			}
-			if !isCanonicalID(fresh) {
-				return internal("new id", errors.New("id source returned a non-canonical id"))
-			}
-			id = fresh
+		var err error
+		if id, err = l.idOrNew(id); err != nil {
+			return err
 		}
 		existing, err := getTask(t, id)
 		if err == nil {
@@ -278,6 +266,24 @@ func (l *Ledger) create(ctx context.Context, p CreateParams) (taskRow, error) {
 		return err
 	})
 	return out, err
+}
+
+// idOrNew is a create's id: id itself, or when it is empty a new one from
+// the ledger's source, which must be canonical. A caller that may run
+// its transaction again keeps the id it got, so a retry creates the same
+// task.
+func (l *Ledger) idOrNew(id string) (string, error) {
+	if id != "" {
+		return id, nil
+	}
+	fresh, err := l.newID()
+	if err != nil {
+		return "", err
+	}
+	if !isCanonicalID(fresh) {
+		return "", internal("new id", errors.New("id source returned a non-canonical id"))
+	}
+	return fresh, nil
 }
 
 // writeTask is the shape the task operations share: refuse on a read-only

@@ -117,13 +117,10 @@ func (l *Ledger) serverWrite(ctx context.Context, fn func(serverstore.WriteTx) e
 
 // serverRead runs fn in one read-only transaction of the store.
 func (l *Ledger) serverRead(ctx context.Context, fn func(serverstore.ReadTx) error) error {
-	if err := l.acquire(ctx); err != nil {
+	if err := l.acquireOpen(ctx); err != nil {
 		return err
 	}
 	defer l.release()
-	if l.closed {
-		return ErrClosed
-	}
 	if err := ctx.Err(); err != nil {
 		return cancelled(err)
 	}
@@ -159,15 +156,9 @@ func serverNow(tx serverstore.WriteTx) nowFunc {
 func (l *Ledger) serverCreate(ctx context.Context, id, parent string, p CreateParams) (taskRow, error) {
 	var out taskRow
 	err := l.serverWrite(ctx, func(tx serverstore.WriteTx) error {
-		if id == "" {
-			fresh, err := l.newID()
-			if err != nil {
-				return err
-			}
-			if !isCanonicalID(fresh) {
-				return internal("new id", errors.New("id source returned a non-canonical id"))
-			}
-			id = fresh
+		var err error
+		if id, err = l.idOrNew(id); err != nil {
+			return err
 		}
 		if err := tx.ReserveID(id); err != nil {
 			return err

@@ -144,13 +144,10 @@ func (l *Ledger) write(ctx context.Context, fn func(*txn) error) error {
 // query_only on for good). With gated, a schema that reads cannot trust
 // is refused first. op names the transaction in an internal error.
 func (l *Ledger) lockedReadTx(ctx context.Context, op string, gated bool, fn func(*txn) error) error {
-	if err := l.acquire(ctx); err != nil {
+	if err := l.acquireOpen(ctx); err != nil {
 		return err
 	}
 	defer l.release()
-	if l.closed {
-		return ErrClosed
-	}
 	if err := ctx.Err(); err != nil {
 		return cancelled(err)
 	}
