@@ -30,8 +30,8 @@
 // one recognizer's parts (the open blocks and their key order, the rules,
 // the usual key, the buffered window of whole lines) and differ in the
 // values they take as they are and in what they make of a line: JSON text,
-// or an items entry cut off or kept. Each has its own hot loop over the
-// lines of a block (run), tuned to what it writes.
+// or an items entry cut off or kept. Their hot loop over the lines of a
+// block is one (runLines), compiled once for each scanner's sink.
 package yamlsubset
 
 import "errors"

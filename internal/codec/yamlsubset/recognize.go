@@ -12,9 +12,10 @@ import (
 // The pieces of the recognizer of the engine's own form that ReadJSON's
 // transcoder and the canonical scan of SplitItems and ScanItems share:
 // the stack of open blocks with each block's key order, the engine's load
-// rules, the usual key and the word-at-a-time reads their hot loops use.
-// What a scanner does with a line it took (JSON out, an items entry cut
-// off or kept) and which values it takes as they are stay its own.
+// rules, the usual key and the word-at-a-time reads of their one loop over
+// a block's lines (runLines). What a scanner does with a line it took
+// (JSON out, an items entry cut off or kept) and which values it takes as
+// they are stay its own: its sink.
 
 // LoadRules are what the engine's load does to a document's keys, as
 // data the fast paths are given: they take only a file the load would
@@ -232,11 +233,11 @@ func load64(s string, i int) uint64 {
 		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
 }
 
-// maxShape bounds the lines of a block that a run's shape (shapeKey,
+// maxShape bounds the lines of a block that runLines's shape (shapeKey,
 // scanShape) follows.
 const maxShape = 16
 
-// shapeKey is a key a run loop has read in a block, to be expected at the
+// shapeKey is a key runLines has read in a block, to be expected at the
 // same place in the block's next sibling (the entries of the engine's
 // items have the same keys in the same order, item after item): the key
 // and its colon as the low bytes of a word, with the mask that keeps them

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"io"
 	"math"
-	"math/bits"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -82,7 +81,7 @@ func SplitItems(text string, rules LoadRules, keep func(key, block string) bool)
 	if !usable {
 		return "", nil, false
 	}
-	c := canonicalScan{text: text, keep: keep, rules: rs, listOthers: true}
+	c := canonicalScan{text: text, keep: keep, lines: lines{rules: rs}, listOthers: true}
 	c.others = make([]ItemBlock, 0, len(text)/512+8)
 	if reduced, ok = c.split(); !ok || c.othersCount == 0 {
 		return reduced, nil, ok
@@ -103,7 +102,7 @@ func SplitAllItems(text string, rules LoadRules) (reduced string, entries ItemEn
 	if !usable {
 		return "", ItemEntries{}, false
 	}
-	c := canonicalScan{text: text, keep: keepNoEntry, rules: rs}
+	c := canonicalScan{text: text, keep: keepNoEntry, lines: lines{rules: rs}}
 	if reduced, ok = c.split(); !ok {
 		return "", ItemEntries{}, false
 	}
@@ -341,8 +340,7 @@ type canonicalScan struct {
 	text string
 	base int
 	keep func(key, block string) bool
-	blocks
-	rules ruleSet
+	lines
 	// Offsets: the line after the items line, the first entry of items
 	// (after the blank lines and comments that may stand between; -1
 	// before it) and the line after its last.
@@ -368,12 +366,6 @@ type canonicalScan struct {
 	out              []byte
 	inEntry          bool
 	keptAny, dropped bool
-
-	// The short keys of the lines of the last block run opened and read,
-	// in order (scanShape), kept from one call of run to the next: copies
-	// of the text's bytes, not views of the window.
-	shape    [maxShape]scanShape
-	shapeLen int
 }
 
 func (c *canonicalScan) scan() bool {
@@ -383,7 +375,7 @@ func (c *canonicalScan) scan() bool {
 	}
 	c.itemsBody, c.firstEntry, c.itemsEnd, c.entryStart = -1, -1, -1, -1
 	for pos := 0; pos < len(t); {
-		if pos = c.run(pos); pos == len(t) {
+		if pos = runLines[toSplit](&c.lines, t, pos, nil, c); pos == len(t) {
 			break
 		}
 		next, ok := c.next(pos)
@@ -446,7 +438,7 @@ func ScanItems(r io.Reader, limit int64, rules LoadRules, keep func(key, block s
 	if !usable {
 		return "", false
 	}
-	c := canonicalScan{keep: keep, stream: true, rules: rs}
+	c := canonicalScan{keep: keep, stream: true, lines: lines{rules: rs}}
 	c.itemsBody, c.firstEntry, c.itemsEnd, c.entryStart = -1, -1, -1, -1
 	lr := newLineReader(r, limit, scanBuffer)
 	for start := 0; ; { // start: where the window's next line starts
@@ -455,7 +447,7 @@ func ScanItems(r io.Reader, limit int64, rules LoadRules, keep func(key, block s
 		w := lr.window()
 		c.text = w
 		for start < len(w) {
-			if next := c.run(start); next != start {
+			if next := runLines[toSplit](&c.lines, w, start, nil, &c); next != start {
 				if !c.inEntry {
 					c.out = append(c.out, w[start:next]...)
 				}
@@ -557,220 +549,6 @@ func (c *canonicalScan) next(p int) (int, bool) {
 	// A raw string is canonical as it is.
 	return next, c.entry(c.base+p, next-1-p, l.indent/2, l.key, l.after, l.raw, false)
 }
-
-// run checks, from window offset p, the run of usual lines that follow
-// in the block the last line opened or was in, two or more levels down,
-// as next and entry would one by one, and returns the offset of the first
-// line it leaves to next. A usual line here is, at the block's indent, a
-// bare key that is not a YAML 1.1 word, then ": " and a value
-// canonicalValue takes (a string of raw printable ASCII found in one
-// pass); or, one level up, not right after a `key:`, a key, bare as
-// above or quoted and of raw printable ASCII and not a bare key, then
-// ":", which closes the block and opens its next sibling (in items, the
-// next entry: the one it closes goes to endEntry). Each of these is a
-// line entry takes as canonical, in its own form. Any other line, a key
-// out of order or verified_merge_sha ends the run unread: next then
-// reads it, or declines. Every line of a run belongs to an entry of
-// items exactly when the scan is in items, so inEntry is the same for
-// all of them. A line that begins with the key the block's last sibling
-// had at the same place (scanShape) is taken for that key without the
-// key's scan, rank and order check, which that key passed there; a short
-// line the same to its "\n" as the one that sibling had there is taken
-// whole, its value too (a line that is not is then read as any other, and
-// not compared again while the shape holds).
-func (c *canonicalScan) run(p int) int {
-	d := len(c.open) - 1
-	if d < 2 {
-		return p
-	}
-	t := c.text
-	parent := &c.open[d-1]
-	ind := 2 * d
-	b := c.open[d]
-	lvl, lastRank, lastKey, any := b.level, b.lastRank, b.lastKey, b.any
-	opening := c.opening
-	rules := &c.rules
-	// pos is the line's place in its block, and onShape says the lines
-	// before it there had the keys c.shape holds (from a block's first
-	// line on: only after run opened the block).
-	shape := &c.shape
-	shapeLen, pos, onShape := c.shapeLen, 0, false
-	for p < len(t) {
-		// The indent, its first eight bytes in one step.
-		start, q := p, p
-		if p+8 <= len(t) {
-			q += bits.TrailingZeros64(load64(t, p)^spaces8) >> 3
-		}
-		for t[q] == ' ' {
-			q++
-		}
-		// The key, k the offset of its colon, and its rank.
-		var key string
-		var k, r int
-		predicted, keepLine := false, false
-		if q-p == ind && onShape && pos < shapeLen && q+8 <= len(t) {
-			if sk := &shape[pos]; sk.foretells(t, q) {
-				key, k, r, predicted = t[q:q+sk.n], q+sk.n, sk.rank, true
-				switch n := int(sk.lineLen); n {
-				case 0:
-					keepLine = true // once its value passed
-				case scanLineOff:
-				default:
-					if p+n <= len(t) && t[p:p+n] == string(sk.line[:n]) {
-						// The whole line the block's last sibling had
-						// here, which passed: its value too.
-						lastRank, lastKey, any = r, key, true
-						opening = false
-						p += n
-						pos++
-						continue
-					}
-					sk.lineLen = scanLineOff // the line varies
-				}
-			}
-		}
-		if !predicted {
-			var quoted, usual bool
-			key, k, quoted, usual = usualKey(t, q)
-			// Emit quotes a YAML 1.1 word and writes any other bare key
-			// bare.
-			if !usual || quoted && IsBareKey(key) || !quoted && isYAML11Word(key) || rules.rewrites(key) {
-				goto end
-			}
-			if q-p != ind && (q-p != ind-2 || opening || t[k+1] != '\n') {
-				// A line further up (not right after a `key:`, two or
-				// more levels down) closes the blocks below its own.
-				nd := (q - p) / 2
-				if q-p > ind || (q-p)%2 != 0 || nd < 2 || opening {
-					goto end
-				}
-				c.open = c.open[:nd+1]
-				d, ind = nd, 2*nd
-				parent = &c.open[d-1]
-				b := c.open[d]
-				lvl, lastRank, lastKey, any = b.level, b.lastRank, b.lastKey, b.any
-				onShape = false
-			}
-			if q-p != ind {
-				// The next sibling of the block, one level up.
-				r := rank(parent.level, key)
-				if !sortsAfter(key, r, parent.lastKey, parent.lastRank) {
-					goto end
-				}
-				// parent.any holds: the block being closed is one of its entries.
-				parent.lastRank, parent.lastKey = r, key
-				if c.inItems && d == 2 {
-					pos := c.base + p
-					c.endEntry(pos)
-					c.entryStart, c.entryKey = pos, key
-				}
-				lvl, lastRank, lastKey, any = childLevel(parent.level, key), 0, "", false
-				opening = true
-				p = k + 2
-				pos, onShape = 0, true
-				continue
-			}
-			if quoted {
-				goto end
-			}
-			r = rank(lvl, key)
-			if any && !sortsAfter(key, r, lastKey, lastRank) {
-				goto end
-			}
-		}
-		if t[k+1] == '\n' {
-			// `key:`, which opens a block below.
-			if d+1 >= transcodeMaxDepth {
-				goto end
-			}
-			c.open[d] = openBlock{level: lvl, lastRank: r, lastKey: key, any: true}
-			c.open = append(c.open, openBlock{level: childLevel(lvl, key)})
-			d, ind = d+1, ind+2
-			parent = &c.open[d-1]
-			lvl, lastRank, lastKey, any = c.open[d].level, 0, "", false
-			opening = true
-			p = k + 2
-			onShape = false
-			continue
-		}
-		if t[k+1] != ' ' {
-			goto end
-		}
-		// The value, which ends at e (its "\n").
-		{
-			e := 0
-			if v := k + 2; t[v] == '"' {
-				if j := pyjson.RawStringEnd(t, v+1); j >= 0 && t[j+1] == '\n' {
-					e = j + 1
-				} else {
-					// Not raw ASCII to its end: judged as entry judges it.
-					e = v + strings.IndexByte(t[v:], '\n')
-					if !canonicalValue(t[v:e]) {
-						goto end
-					}
-				}
-			} else {
-				e = v + strings.IndexByte(t[v:], '\n')
-				if !canonicalValue(t[v:e]) {
-					goto end
-				}
-			}
-			lastRank, lastKey, any = r, key, true
-			opening = false
-			p = e + 1
-		}
-		if keepLine {
-			// A line its key's shape took, the second time the shape
-			// holds that key here: kept whole, if it is short, to be
-			// compared in the siblings after it.
-			sk := &shape[pos]
-			sk.lineLen = scanLineOff
-			if n := p - start; n <= len(sk.line) {
-				sk.lineLen = uint8(copy(sk.line[:], t[start:p]))
-			}
-		}
-		if onShape && !predicted {
-			// A line whose key the shape did not have: from here on the
-			// shape is this block's, if the key is short enough.
-			if len(key) >= 8 || q+8 > len(t) || pos >= maxShape {
-				onShape = false
-			} else {
-				sk := &shape[pos]
-				sk.shapeKey, sk.lineLen = shapeOf(t, q, len(key), r), 0
-				shapeLen = pos + 1
-			}
-		}
-		pos++
-	}
-end:
-	// (With p at start nothing changed but the blocks a line further up
-	// closed, as entry closes them for it.)
-	c.shapeLen = shapeLen
-	c.open[d] = openBlock{level: lvl, lastRank: lastRank, lastKey: lastKey, any: any}
-	c.opening = opening
-	c.inEntry = c.inItems
-	return p
-}
-
-// scanShape is a shapeKey of a block two or more levels down (every block
-// the canonical scan's run reads is of levelItem, so the rank is the same
-// in each), with the whole line it was read on when it is short: the
-// lines of an item that are the same in every item (its source, often its
-// status and its labels) are then taken without reading their values.
-type scanShape struct {
-	shapeKey
-	// The whole line, its indent and "\n" included, of the second sibling
-	// that had the key here, when it is short, which passed every check
-	// there, its value's too: a line the same to the byte is taken at
-	// once. lineLen 0: none yet; scanLineOff: none (too long, or a line
-	// that was not the same came since).
-	line    [scanLineMax]byte
-	lineLen uint8
-}
-
-// scanLineMax bounds the lines scanShape keeps whole, and scanLineOff
-// marks a shape's key whose lines are not compared whole.
-const scanLineMax, scanLineOff = 48, 255
 
 // slow checks the line at window offset p with line.
 func (c *canonicalScan) slow(p int) (int, bool) {

@@ -43,7 +43,7 @@ func ReadJSON(r io.Reader, size, limit int64, rules LoadRules) (text *outtext.Te
 	if !usable {
 		return nil, false
 	}
-	t := transcoder{first: int(min(max(size, 0), limit)), out: new(outtext.Text), rules: rs}
+	t := transcoder{first: int(min(max(size, 0), limit)), out: new(outtext.Text), lines: lines{rules: rs}}
 	defer func() {
 		if !ok {
 			t.out.Free() // declined: its memory goes back now, not at the next GC
@@ -57,7 +57,7 @@ func ReadJSON(r io.Reader, size, limit int64, rules LoadRules) (text *outtext.Te
 		// keys kept in t.open, which detach copies first.
 		w := lr.window()
 		for start < len(w) {
-			if start = t.run(w, start); start == len(w) {
+			if start = runLines[toJSON](&t.lines, w, start, &t, nil); start == len(w) {
 				break
 			}
 			next, ok := t.next(w, start)
@@ -115,8 +115,7 @@ type transcoder struct {
 	out   *outtext.Text // the chunks done
 	buf   []byte
 	first int // the expected length of the text read
-	blocks
-	rules ruleSet
+	lines
 }
 
 // next transcodes the line that starts at offset p of the window w
@@ -137,212 +136,18 @@ func (t *transcoder) next(w string, p int) (int, bool) {
 	return next, t.entry(l.indent/2, l.entry, l.key, l.after, l.raw)
 }
 
-// run transcodes, from offset p of the window w, the run of usual lines
-// that follow in the block the last line opened or was in (below the top
-// level), as next would one by one, and returns the offset of the first
-// line it leaves to next. A usual line here is, at the block's indent, a
-// bare key, or a quoted one of raw printable ASCII, then ": " and a string
-// of raw printable ASCII, an inline list simpleList takes, a small
-// integer, null, true or false, each ending the line; or, one level up
-// (below depth 1) and not right after a `key:`, such a key and ":", which
-// closes the block and opens its next sibling. Each of these is text the
-// output repeats as it is, its key quoted. Any other line, or a key out of
-// order, ends the run unread: next then reads it, or declines. A line
-// that begins with the key its block's last sibling had at the same place
-// (shapeKey) is taken for that key without the key's scan, rank and order
-// check, which that key passed there.
-func (t *transcoder) run(w string, p int) int {
-	d := len(t.open) - 1
-	if d < 1 {
-		return p
-	}
-	parent := &t.open[d-1]
-	ind := 2 * d
-	buf := t.buf
-	b := t.open[d]
-	lvl, lastRank, lastKey, any := b.level, b.lastRank, b.lastKey, b.any
-	opening := t.opening
-	rules := &t.rules
-	// The short keys of the lines of the block's last sibling, in order
-	// (see shapeKey); pos is the line's place in its block, and onShape
-	// says the lines before it there had the keys shape holds.
-	var shape [maxShape]shapeKey
-	shapeLen, pos, onShape := 0, 0, false
-	for p < len(w) {
-		if onShape && pos < shapeLen && ind < 8 {
-			// The lines the shape foretells, in a loop of their own.
-			np, nbuf, npos, lastQ := shapedLines(w, p, buf, &shape, shapeLen, pos, ind)
-			if npos > pos {
-				sk := &shape[npos-1]
-				lastRank, lastKey, any = sk.rank, w[lastQ:lastQ+sk.n], true
-				opening = false
-				p, buf, pos = np, nbuf, npos
-				if chunkFull(buf) {
-					t.buf = buf
-					t.newChunk()
-					buf = t.buf
-				}
-				continue
-			}
-		}
-		// The indent, its first eight bytes in one step: a loop over the
-		// spaces would end after two, four or six of them, a different
-		// count from line to line that the processor cannot predict.
-		q := p
-		if p+8 <= len(w) {
-			q += bits.TrailingZeros64(load64(w, p)^spaces8) >> 3
-		}
-		for w[q] == ' ' {
-			q++
-		}
-		// The key, k the offset of the byte after it (its colon), and
-		// its rank.
-		var key string
-		var k, r int
-		quoted, predicted := false, false
-		if q-p == ind && onShape && pos < shapeLen && q+8 <= len(w) {
-			if sk := &shape[pos]; sk.foretells(w, q) {
-				key, k, r, predicted = w[q:q+sk.n], q+sk.n, sk.rank, true
-			}
-		}
-		if !predicted {
-			var usual bool
-			if key, k, quoted, usual = usualKey(w, q); !usual || rules.rewrites(key) {
-				return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening)
-			}
-			if q-p != ind {
-				// The next sibling of the block, one level up.
-				if q-p != ind-2 || d < 2 || opening || w[k+1] != '\n' {
-					return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening)
-				}
-				r := rank(parent.level, key)
-				if !sortsAfter(key, r, parent.lastKey, parent.lastRank) {
-					return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening)
-				}
-				// parent.any holds: the block being closed is one of its entries.
-				parent.lastRank, parent.lastKey = r, key
-				buf = append(buf, "}, "...)
-				if quoted {
-					buf = append(buf, w[q:k]...)
-				} else {
-					buf = append(buf, '"')
-					buf = append(buf, key...)
-					buf = append(buf, '"')
-				}
-				buf = append(buf, ": {"...)
-				lvl, lastRank, lastKey, any = childLevel(parent.level, key), 0, "", false
-				opening = true
-				p = k + 2
-				pos, onShape = 0, true
-				continue
-			}
-			if lvl == levelItem {
-				r = itemRank(key)
-			} else {
-				r = rank(lvl, key)
-			}
-			if any && !sortsAfter(key, r, lastKey, lastRank) {
-				return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening)
-			}
-		}
-		// The value, which ends at e (its "\n").
-		if w[k+1] != ' ' {
-			return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening)
-		}
-		e := 0
-		if v := k + 2; w[v] == '"' && !quoted && len(buf)+len(key)+24 <= cap(buf) {
-			// The usual line, a bare key and a string: its text is
-			// written into the room the chunk has while the string is
-			// judged (CopyPlain); what that leaves, near the end of the
-			// window or of the chunk, is read as below.
-			out := buf[:cap(buf)]
-			o := len(buf)
-			if any {
-				out[o], out[o+1] = ',', ' '
-				o += 2
-			}
-			out[o] = '"'
-			if len(key) <= 8 && q+8 <= len(w) {
-				binary.LittleEndian.PutUint64(out[o+1:], load64(w, q))
-				o += len(key) + 1
-			} else {
-				o += copy(out[o+1:], key) + 1
-			}
-			out[o], out[o+1], out[o+2], out[o+3] = '"', ':', ' ', '"'
-			o += 4
-			n, stopped := pyjson.CopyPlain(out[o:], w[v+1:])
-			j := v + 1 + n
-			if !stopped {
-				j = pyjson.RawStringEnd(w, j)
-			}
-			if j < 0 || w[j] != '"' || w[j+1] != '\n' {
-				return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening)
-			}
-			if stopped {
-				buf = out[:o+n+1]
-			} else {
-				buf = append(out[:o+n], w[v+1+n:j+1]...)
-			}
-			e = j + 1
-			goto written
-		}
-		if v := k + 2; w[v] == '"' {
-			j := pyjson.RawStringEnd(w, v+1)
-			if j < 0 || w[j+1] != '\n' {
-				return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening)
-			}
-			e = j + 1
-		} else {
-			e = v + strings.IndexByte(w[v:], '\n')
-			if !verbatim(w[v:e]) {
-				return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening)
-			}
-		}
-		if any {
-			buf = append(buf, ',', ' ')
-		}
-		if quoted {
-			buf = append(buf, w[q:e]...)
-		} else {
-			buf = append(buf, '"')
-			buf = append(buf, key...)
-			buf = append(buf, '"')
-			buf = append(buf, w[k:e]...)
-		}
-	written:
-		lastRank, lastKey, any = r, key, true
-		opening = false
-		p = e + 1
-		if onShape && !predicted {
-			// A line whose key the shape did not have: from here on
-			// the shape is this block's, if the key is short enough.
-			if quoted || len(key) >= 8 || q+8 > len(w) || pos >= maxShape {
-				onShape = false
-			} else {
-				shape[pos] = shapeOf(w, q, len(key), r)
-				shapeLen = pos + 1
-			}
-		}
-		pos++
-		if chunkFull(buf) {
-			t.buf = buf
-			t.newChunk()
-			buf = t.buf
-		}
-	}
-	return t.endRun(p, buf, lvl, lastRank, lastKey, any, opening)
-}
-
 // shapedLines transcodes, from offset p of the window w into buf, the
-// lines of a block below depth 1 that run would take for the keys shape
-// holds from pos on (of shapeLen), at the indent ind (below 8), each with
-// a string value (CopyPlain's) or a value verbatim takes, as run does,
-// and returns the offset of the first line it leaves to run, buf, the
-// place in the block of that line, and the offset of the last key it
-// read. It keeps only what those lines need, which fits in registers;
-// run's loop holds the state of every other kind of line too, which does
-// not, and would be spilled and reloaded around every call.
-func shapedLines(w string, p int, buf []byte, shape *[maxShape]shapeKey, shapeLen, pos, ind int) (int, []byte, int, int) {
+// lines of a block below depth 1 that runLines would take for the keys
+// shape holds from pos on (of shapeLen), at the indent ind (below 8), each
+// with a string value (CopyPlain's) or a value verbatim takes, as
+// runLines does for ReadJSON, and returns the offset of the first line it
+// leaves to runLines, buf, the place in the block of that line, and the
+// offset of the last key it read. It is the JSON sink's writer of the
+// lines a shape foretells: it keeps only what those lines need, which
+// fits in registers; runLines holds the state of every other kind of
+// line and of both sinks, which does not, and would be spilled and
+// reloaded around every call.
+func shapedLines(w string, p int, buf []byte, shape *[maxShape]scanShape, shapeLen, pos, ind int) (int, []byte, int, int) {
 	out := buf[:cap(buf)]
 	o := len(buf)
 	lastQ := 0
@@ -386,7 +191,7 @@ func shapedLines(w string, p int, buf []byte, shape *[maxShape]shapeKey, shapeLe
 		} else {
 			e := v + strings.IndexByte(w[v:], '\n')
 			if e < v || l+1+e-k > len(out) || !verbatim(w[v:e]) {
-				break // a value longer than the room (a long list) is run's, which appends
+				break // a value longer than the room (a long list) is runLines's, which appends
 			}
 			out[l] = '"'
 			o, p = l+1+copy(out[l+1:], w[k:e]), e+1
@@ -395,14 +200,6 @@ func shapedLines(w string, p int, buf []byte, shape *[maxShape]shapeKey, shapeLe
 		pos++
 	}
 	return p, out[:o], pos, lastQ
-}
-
-// endRun stores what run kept in its variables and returns p.
-func (t *transcoder) endRun(p int, buf []byte, lvl level, lastRank int, lastKey string, any, opening bool) int {
-	t.buf = buf
-	t.open[len(t.open)-1] = openBlock{level: lvl, lastRank: lastRank, lastKey: lastKey, any: any}
-	t.opening = opening
-	return p
 }
 
 // verbatim reports whether value reads the value text v as the same text:
