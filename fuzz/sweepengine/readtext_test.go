@@ -220,7 +220,7 @@ func editSeeds(tb testing.TB) []string {
 		}
 		seeds = append(seeds, strings.Replace(base, e[0], e[1], 1))
 		// An edit of an item's line made to the last item too, whose
-		// lines read's run expects by the keys of the item before
+		// lines read's runLines expects by the keys of the item before
 		// (shapedLines), where the first item's are read one by one.
 		if last := strings.LastIndex(base, e[0]); last > strings.Index(base, "\nitems:\n") && last != strings.Index(base, e[0]) {
 			seeds = append(seeds, base[:last]+e[1]+base[last+len(e[0]):])
