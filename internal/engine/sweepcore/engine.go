@@ -96,19 +96,26 @@ func Run(ctx context.Context, clock func() time.Time, path string, cmd Command) 
 	if others != nil {
 		// The document holds only the items the command touched: the
 		// others go back in as the file had them.
-		emitted := yamlsubset.Emit(st.doc)
-		emit = func(w io.Writer) error {
-			joined, err := yamlsubset.JoinItemsTo(w, emitted, others)
-			if err == nil && !joined {
-				err = errNotJoined
-			}
-			return err
-		}
+		emit = joinedEmit(yamlsubset.Emit(st.doc), others)
 	}
 	if err := durable.WriteFileFunc(path, emit); err != nil {
 		return ioFailure("cannot write the state file", err)
 	}
 	return res
+}
+
+// joinedEmit writes emitted with others put back among its items. A join
+// that cannot put them back (a defect: the decision added a key it was
+// not given) fails the write with errNotJoined before anything is
+// written, so the file keeps its text.
+func joinedEmit(emitted []byte, others *yamlsubset.Split) func(io.Writer) error {
+	return func(w io.Writer) error {
+		joined, err := yamlsubset.JoinItemsTo(w, emitted, others)
+		if err == nil && !joined {
+			err = errNotJoined
+		}
+		return err
+	}
 }
 
 // ended is the answer of a call whose context ended before the write.
