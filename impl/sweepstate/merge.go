@@ -147,6 +147,14 @@ func writeMerge(base, ours, theirs string, published Published, to func(func(io.
 			return ok(counts.payload()), err
 		}
 	}
+	return writeWhole(base, ours, theirs, published, to)
+}
+
+// writeWhole is writeMerge's general path, taken when the fast path
+// cannot decide (a defect of the split, errNotSplit): the merge of the
+// texts parsed whole, written with to when the answer is OK; to is not
+// called for an input that cannot be read.
+func writeWhole(base, ours, theirs string, published Published, to func(func(io.Writer) error) error) (Result, error) {
 	res, doc := mergeTextsWhole(base, ours, theirs, published)
 	if doc == nil {
 		return res, nil
