@@ -1,11 +1,15 @@
 package sweepstate
 
 import (
+	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/stateguard/stateguard/internal/engine/sweepcore"
 	"github.com/stateguard/stateguard/internal/testsupport/benchseed"
+	"github.com/stateguard/stateguard/model/value"
 )
 
 // TestWriteWholeWritesTheMerge: writeMerge's general path (taken only
@@ -38,5 +42,34 @@ func TestWriteWholeWritesTheMerge(t *testing.T) {
 	res, err = writeWhole(base, "schema_version: 1\n<<<<<<< ours\n", theirs, PublishedOurs, to)
 	if err != nil || res.Word != WordCorrupt || !strings.HasPrefix(res.Reason, "ours: ") || calls != 0 {
 		t.Errorf("writeWhole of an unreadable ours: %s %q, %v, %d writes; want CORRUPT naming ours, none", res.Word, res.Reason, err, calls)
+	}
+}
+
+// TestMergeKeepsTheItemsOfASideWhenTheOtherHasNone: the items of a
+// merge where ours holds none and theirs holds many (more than sixteen
+// times ours', which once sized the result's map below zero) are theirs,
+// in their order, and ours' other change is kept.
+func TestMergeKeepsTheItemsOfASideWhenTheOtherHasNone(t *testing.T) {
+	base := sweepcore.FreshDoc()
+	ours := sweepcore.FreshDoc()
+	run := value.NewMap()
+	run.Set("timestamp", "2026-07-02T12:00:00Z")
+	ours.Set("last_run", run)
+	theirs := sweepcore.FreshDoc()
+	items := sweepcore.MapAt(theirs, "items")
+	for i := range 17 {
+		item := value.NewMap()
+		item.Set("source", "gh")
+		item.Set("status", "ingested")
+		items.Set(fmt.Sprintf("gh:%02d", i), item)
+	}
+	for _, pub := range []Published{PublishedOurs, PublishedTheirs} {
+		doc, _ := mergeLoaded(base, ours, theirs, pub)
+		if got := sweepcore.MapAt(doc, "items").Keys(); !slices.Equal(got, items.Keys()) {
+			t.Errorf("published %d: items %v, want theirs' %v", pub, got, items.Keys())
+		}
+		if !value.Equal(sweepcore.MapGet(doc, "last_run"), run) {
+			t.Errorf("published %d: last_run %v, want ours'", pub, sweepcore.MapGet(doc, "last_run"))
+		}
 	}
 }
