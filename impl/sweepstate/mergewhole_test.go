@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stateguard/stateguard/internal/codec/yamlsubset"
 	"github.com/stateguard/stateguard/internal/engine/sweepcore"
 	"github.com/stateguard/stateguard/internal/testsupport/benchseed"
 	"github.com/stateguard/stateguard/model/value"
@@ -71,5 +72,35 @@ func TestMergeKeepsTheItemsOfASideWhenTheOtherHasNone(t *testing.T) {
 		if !value.Equal(sweepcore.MapGet(doc, "last_run"), run) {
 			t.Errorf("published %d: last_run %v, want ours'", pub, sweepcore.MapGet(doc, "last_run"))
 		}
+	}
+}
+
+// TestMergeFastPathPassesOverTheBasesDroppedItems: the fast path walks
+// the base past items neither side still holds; one the base holds
+// parsed (its entry not in Emit's form) is passed over too, and the
+// merge is the whole path's.
+func TestMergeFastPathPassesOverTheBasesDroppedItems(t *testing.T) {
+	base := "schema_version: 1\nsources: {}\nitems:\n" +
+		"  \"gh:1\":\n    title: \"one\"\n    source: \"gh\"\n" + // not Emit's key order
+		"  \"gh:2\":\n    source: \"gh\"\n    title: \"two\"\n"
+	ours := "schema_version: 1\nsources: {}\nitems:\n  \"gh:2\":\n    source: \"gh\"\n    title: \"two, retitled\"\n"
+	theirs := "schema_version: 1\nsources: {}\nitems:\n  \"gh:2\":\n    source: \"gh\"\n    title: \"two\"\n" +
+		"last_run:\n  timestamp: \"2026-07-02T12:00:00Z\"\n"
+	side, failed := loadMergeSide(base)
+	if failed != nil || !slices.Contains(side.keys, "gh:1") {
+		t.Fatalf("the base's gh:1 is not parsed: %v, %v", failed, side)
+	}
+	res, fast, decided := mergeTextsFast(base, ours, theirs, PublishedOurs)
+	if !decided || fast == nil || res.Word != WordOK {
+		t.Fatalf("fast path: decided %v, %s", decided, res.Word)
+	}
+	_, b, err := writeFast(fast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, doc := mergeTextsWhole(base, ours, theirs, PublishedOurs)
+	want := string(yamlsubset.Emit(doc))
+	if string(b) != want || !strings.Contains(want, "two, retitled") || strings.Contains(want, "gh:1") {
+		t.Errorf("fast path merged\n%s\nthe whole path\n%s", b, want)
 	}
 }
