@@ -104,3 +104,40 @@ func TestMergeFastPathPassesOverTheBasesDroppedItems(t *testing.T) {
 		t.Errorf("fast path merged\n%s\nthe whole path\n%s", b, want)
 	}
 }
+
+// TestMergeFastPathDowngradesEmptyEvidence: an item one side added,
+// closed with every evidence field an empty string, is made fix_pending
+// by the fast path as by the whole path; the fast path may copy a
+// closed entry as it is only when each field holds text.
+func TestMergeFastPathDowngradesEmptyEvidence(t *testing.T) {
+	base := sweepcore.FreshDoc()
+	ours := sweepcore.FreshDoc()
+	item := value.NewMap()
+	item.Set("source", "gh")
+	item.Set("status", "closed")
+	for _, f := range sweepcore.EvidenceFields {
+		item.Set(f, "")
+	}
+	sweepcore.MapAt(ours, "items").Set("gh:1", item)
+	theirs := sweepcore.FreshDoc()
+	run := value.NewMap()
+	run.Set("timestamp", "2026-07-02T12:00:00Z")
+	theirs.Set("last_run", run)
+	texts := [3]string{string(yamlsubset.Emit(base)), string(yamlsubset.Emit(ours)), string(yamlsubset.Emit(theirs))}
+	res, fast, decided := mergeTextsFast(texts[0], texts[1], texts[2], PublishedOurs)
+	if !decided || fast == nil || res.Word != WordOK {
+		t.Fatalf("fast path: decided %v, %s", decided, res.Word)
+	}
+	res, b, err := writeFast(fast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, doc := mergeTextsWhole(texts[0], texts[1], texts[2], PublishedOurs)
+	want := string(yamlsubset.Emit(doc))
+	if string(b) != want || !strings.Contains(want, `status: "fix_pending"`) {
+		t.Errorf("fast path merged\n%s\nthe whole path\n%s", b, want)
+	}
+	if n, _ := res.Payload.doc.Get("evidence_downgrades"); !value.Equal(n, value.Int(1)) {
+		t.Errorf("evidence_downgrades %v, want 1", n)
+	}
+}
