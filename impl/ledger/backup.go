@@ -69,7 +69,7 @@ func (l *Ledger) BackupContext(ctx context.Context, target string) (BackupReport
 		// rename at the end refuses one that appears meanwhile.
 		return BackupReport{}, storageguard.ErrTargetExists
 	}
-	staged, rep, err := l.stageCopy(ctx, clean+PartialSuffix, errPartialExists)
+	staged, rep, err := l.stageCopy(ctx, clean+PartialSuffix, errPartialExists, false)
 	if err != nil {
 		return BackupReport{}, err
 	}
@@ -120,9 +120,10 @@ func (s *stagedCopy) discard() {
 
 // stageCopy writes a copy of l to path, a file it creates new under a
 // ledger's storage rules (a path that exists is the exists error), by
-// SQLite's online backup of one read transaction, checks it (checkCopy)
-// and syncs it. On success the copy's guard still holds it.
-func (l *Ledger) stageCopy(ctx context.Context, path string, exists error) (*stagedCopy, BackupReport, error) {
+// SQLite's online backup of one read transaction, checks it (checkCopy;
+// with judgeHealth, the doctor's judgment too) and syncs it. On success
+// the copy's guard still holds it.
+func (l *Ledger) stageCopy(ctx context.Context, path string, exists error, judgeHealth bool) (*stagedCopy, BackupReport, error) {
 	g, err := storageguard.Open(path, storageguard.Options{AllowExternalACL: l.allowExternalACL, Fresh: true})
 	if errors.Is(err, storageguard.ErrTargetExists) {
 		return nil, BackupReport{}, exists
@@ -131,7 +132,7 @@ func (l *Ledger) stageCopy(ctx context.Context, path string, exists error) (*sta
 		return nil, BackupReport{}, err
 	}
 	staged := &stagedCopy{g: g}
-	rep, err := l.fillCopy(ctx, g)
+	rep, err := l.fillCopy(ctx, g, judgeHealth)
 	if err != nil {
 		staged.discard()
 		return nil, BackupReport{}, err
@@ -140,9 +141,9 @@ func (l *Ledger) stageCopy(ctx context.Context, path string, exists error) (*sta
 }
 
 // fillCopy copies l into the new file g holds, checks and syncs it.
-func (l *Ledger) fillCopy(ctx context.Context, g *storageguard.Guard) (BackupReport, error) {
+func (l *Ledger) fillCopy(ctx context.Context, g *storageguard.Guard, judgeHealth bool) (BackupReport, error) {
 	if l.server != nil {
-		return l.fillServerCopy(ctx, g)
+		return l.fillServerCopy(ctx, g, judgeHealth)
 	}
 	err := l.lockedReadTx(ctx, "backup", true, func(t *txn) error {
 		return l.conn.Raw(func(dc any) error {
@@ -167,12 +168,12 @@ func (l *Ledger) fillCopy(ctx context.Context, g *storageguard.Guard) (BackupRep
 	if err != nil {
 		return BackupReport{}, err
 	}
-	return finishCopy(ctx, g, l.allowExternalACL)
+	return finishCopy(ctx, g, l.allowExternalACL, judgeHealth)
 }
 
 // finishCopy checks the copy g holds (checkCopy), counts it and syncs it.
-func finishCopy(ctx context.Context, g *storageguard.Guard, allowExternalACL bool) (BackupReport, error) {
-	rep, err := checkCopy(ctx, g.Path(), allowExternalACL)
+func finishCopy(ctx context.Context, g *storageguard.Guard, allowExternalACL, judgeHealth bool) (BackupReport, error) {
+	rep, err := checkCopy(ctx, g.Path(), allowExternalACL, judgeHealth)
 	if err != nil {
 		return BackupReport{}, err
 	}
@@ -193,9 +194,12 @@ func finishCopy(ctx context.Context, g *storageguard.Guard, allowExternalACL boo
 // check every page of it (quick_check, with the doctor's quicker reading
 // of the CHECK constraints) and counts its rows. A copy whose pages do not
 // hold together is errNotLedgerFile, the doctor's answer for a ledger
-// SQLite cannot read. The copy is private to the caller (a file it
-// created new), so nothing writes to it meanwhile.
-func checkCopy(ctx context.Context, path string, allowExternalACL bool) (BackupReport, error) {
+// SQLite cannot read. With judgeHealth the doctor then reads the copy's
+// rows in the same read transaction, on the pages just checked, and a copy
+// it does not call healthy is errBackupUnhealthy: a restore installs only
+// a ledger every command serves. The copy is private to the caller (a file
+// it created new), so nothing writes to it meanwhile.
+func checkCopy(ctx context.Context, path string, allowExternalACL, judgeHealth bool) (BackupReport, error) {
 	w, err := Open(path, Options{AllowExternalACL: allowExternalACL, MustExist: true})
 	if err != nil {
 		return BackupReport{}, err
@@ -215,6 +219,20 @@ func checkCopy(ctx context.Context, path string, allowExternalACL bool) (BackupR
 		}
 		if !ok {
 			return storageguard.ErrNotLedgerFile
+		}
+		if judgeHealth {
+			st, serr := readSchema(t.ctx, t)
+			doc := doctorChecked(t, st, serr, true)
+			// The doctor counts a failed check; a context that ended
+			// made SQLite interrupt it, and is the answer.
+			if err := t.ctx.Err(); err != nil {
+				return err
+			}
+			if !doc.Healthy {
+				return errBackupUnhealthy
+			}
+			rep.TaskCount, rep.EventCount = doc.TaskCount, doc.EventCount
+			return nil
 		}
 		if err := t.QueryRowContext(t.ctx, "SELECT count(*) FROM tasks").Scan(&rep.TaskCount); err != nil {
 			return err

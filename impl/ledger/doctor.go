@@ -58,6 +58,8 @@ type doctorTask struct {
 	created, started, updated, ended, deadline, dup  any
 }
 
+const quickCheckSQL = "PRAGMA quick_check"
+
 // quickCheck reports whether PRAGMA quick_check passes; a check that
 // cannot run fails too (the doctor counts it).
 func quickCheck(t *txn, canonicalSchema bool) bool {
@@ -117,7 +119,10 @@ const checkConstraintsSQL = `SELECT
 
 // quickCheckOK runs PRAGMA quick_check; anything but a single "ok" fails.
 func quickCheckOK(t *txn) (bool, error) {
-	rows, err := t.l.conn.QueryContext(t.ctx, "PRAGMA quick_check")
+	if err := faultIn(quickCheckSQL); err != nil {
+		return false, err
+	}
+	rows, err := t.l.conn.QueryContext(t.ctx, quickCheckSQL)
 	if err != nil {
 		return false, err
 	}

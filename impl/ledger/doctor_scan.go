@@ -235,10 +235,15 @@ func runDoctor(t *txn) DoctorReport {
 // doctorOn is the doctor's report when the schema is st (or could not be
 // read: err): the early report unless st is exactly v2.
 func doctorOn(t *txn, st schemaStatus, err error) DoctorReport {
+	return doctorChecked(t, st, err, quickCheck(t, err == nil && st.okV2()))
+}
+
+// doctorChecked is doctorOn after the quick check of the same read
+// transaction answered pagesOK, for a caller that ran it itself (a
+// restore's check of its copy): it reads every page, so it runs once.
+func doctorChecked(t *txn, st schemaStatus, err error, pagesOK bool) DoctorReport {
 	rep := newDoctorReport()
-	if !quickCheck(t, err == nil && st.okV2()) {
-		rep.QuickCheckOK = false
-	}
+	rep.QuickCheckOK = pagesOK
 	if err != nil || !st.okV2() {
 		rep.SchemaVersion = st.version
 		rep.DoctorErrorCount = 1

@@ -16,7 +16,9 @@ var hooks = struct {
 	pruneBatch func(batch int, phase string) error
 	// doctorQueryFault fails the doctor's query with the given text as an
 	// I/O or memory failure would, so that a test can show that every
-	// failed check is counted and never reads as healthy.
+	// failed check is counted and never reads as healthy. It also sees
+	// each PRAGMA quick_check, the doctor's or a backup's check of its
+	// copy.
 	doctorQueryFault func(query string) error
 	// beforeInstallMissing runs right before restore renames its copy to
 	// the missing ledger's path, so that a test can create the ledger

@@ -43,31 +43,11 @@ var (
 	errBackupUnhealthy = stateConflict("backup is not a healthy ledger")
 )
 
-// healthyCopy runs the doctor on the checked copy at path: a restore
-// installs only a ledger the doctor calls healthy, so that what it
-// answers ok for is a ledger every command serves.
-func healthyCopy(ctx context.Context, path string, opts Options) error {
-	c, err := Open(path, Options{ReadOnly: true, AllowExternalACL: opts.AllowExternalACL, BusyTimeout: opts.BusyTimeout})
-	if err != nil {
-		return err
-	}
-	rep, err := c.DoctorContext(ctx)
-	if cerr := c.Close(); err == nil && cerr != nil {
-		err = internal("close backup", cerr)
-	}
-	if err != nil {
-		return err
-	}
-	if !rep.Healthy {
-		return errBackupUnhealthy
-	}
-	return nil
-}
-
 // Restore replaces the ledger at path with the backup at from (spec
 // §6.14). The backup is opened read-only and copied beside the ledger
-// (PATH + RestorePartialSuffix), checked as Backup checks its copy, and
-// synced. A missing ledger is then made by renaming that copy into place
+// (PATH + RestorePartialSuffix), checked as Backup checks its copy, judged
+// by the doctor (a copy it does not call healthy is refused with
+// StateConflict "backup is not a healthy ledger") and synced. A missing ledger is then made by renaming that copy into place
 // (its directories made as Open makes them). An existing ledger is locked
 // for this call alone (refused with StateConflict "database is open in
 // another connection" while any other connection has it open), copied
@@ -98,14 +78,11 @@ func RestoreContext(ctx context.Context, path, from string, opts Options) (Backu
 	if info, err := storageguard.Lstat(clean); err == nil && src.guard.Holds(info) {
 		return BackupReport{}, errRestoreOntoItself
 	}
-	staged, rep, err := src.stageCopy(ctx, clean+RestorePartialSuffix, errRestorePartialExists)
+	staged, rep, err := src.stageCopy(ctx, clean+RestorePartialSuffix, errRestorePartialExists, true)
 	if err != nil {
 		return BackupReport{}, err
 	}
 	defer staged.discard()
-	if err := healthyCopy(ctx, staged.g.Path(), opts); err != nil {
-		return BackupReport{}, err
-	}
 	final := strings.TrimSuffix(staged.g.Path(), RestorePartialSuffix)
 	if _, err := storageguard.Lstat(final); errors.Is(err, fs.ErrNotExist) {
 		return rep, installMissing(staged, final)

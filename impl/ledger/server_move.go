@@ -27,7 +27,7 @@ var errServerNotEmpty = stateConflict("database ledger is not empty")
 // hold (storageguard.ErrNotLedgerFile), since a copy rewritten row by row
 // is only as good as the rows. The copy is then checked, counted and
 // synced as a SQLite backup's copy is.
-func (l *Ledger) fillServerCopy(ctx context.Context, g *storageguard.Guard) (BackupReport, error) {
+func (l *Ledger) fillServerCopy(ctx context.Context, g *storageguard.Guard, judgeHealth bool) (BackupReport, error) {
 	w, err := Open(g.Path(), Options{AllowExternalACL: l.allowExternalACL, MustExist: true})
 	if err != nil {
 		return BackupReport{}, err
@@ -99,7 +99,7 @@ func (l *Ledger) fillServerCopy(ctx context.Context, g *storageguard.Guard) (Bac
 	if err != nil {
 		return BackupReport{}, err
 	}
-	rep, err := finishCopy(ctx, g, l.allowExternalACL)
+	rep, err := finishCopy(ctx, g, l.allowExternalACL, judgeHealth)
 	if err == nil && (rep.TaskCount != tasks || rep.EventCount != events) {
 		err = internal("backup", errors.New("the copy holds other rows than were copied"))
 	}
@@ -155,7 +155,7 @@ func RestoreOnServer(ctx context.Context, from string, opts Options, connect fun
 		if !ok {
 			return storageguard.ErrNotLedgerFile
 		}
-		doc := doctorOn(t, st, serr)
+		doc := doctorChecked(t, st, serr, true)
 		if err := t.ctx.Err(); err != nil {
 			return err
 		}
