@@ -193,13 +193,7 @@ func runLines[K sinkKind](s *lines, w string, p int, js *transcoder, cs *canonic
 				parent.lastRank, parent.lastKey = r, key
 				if json {
 					buf = append(buf, "}, "...)
-					if quoted {
-						buf = append(buf, w[q:k]...)
-					} else {
-						buf = append(buf, '"')
-						buf = append(buf, key...)
-						buf = append(buf, '"')
-					}
+					buf = appendKey(buf, w[q:k], key, quoted)
 					buf = append(buf, ": {"...)
 				} else if cs.inItems && d == 2 {
 					at := cs.base + p
@@ -230,13 +224,7 @@ func runLines[K sinkKind](s *lines, w string, p int, js *transcoder, cs *canonic
 				if any {
 					buf = append(buf, ',', ' ')
 				}
-				if quoted {
-					buf = append(buf, w[q:k]...)
-				} else {
-					buf = append(buf, '"')
-					buf = append(buf, key...)
-					buf = append(buf, '"')
-				}
+				buf = appendKey(buf, w[q:k], key, quoted)
 				buf = append(buf, ": {"...)
 			}
 			s.open[d] = openBlock{level: lvl, lastRank: r, lastKey: key, any: true}
@@ -321,14 +309,8 @@ func runLines[K sinkKind](s *lines, w string, p int, js *transcoder, cs *canonic
 			if any {
 				buf = append(buf, ',', ' ')
 			}
-			if quoted {
-				buf = append(buf, w[q:e]...)
-			} else {
-				buf = append(buf, '"')
-				buf = append(buf, key...)
-				buf = append(buf, '"')
-				buf = append(buf, w[k:e]...)
-			}
+			buf = appendKey(buf, w[q:k], key, quoted)
+			buf = append(buf, w[k:e]...)
 		taken:
 			lastRank, lastKey, any = r, key, true
 			opening = false
@@ -396,3 +378,14 @@ type scanShape struct {
 // scanLineMax bounds the lines scanShape keeps whole, and scanLineOff
 // marks a shape's key whose lines are not compared whole.
 const scanLineMax, scanLineOff = 48, 255
+
+// appendKey writes a line's key as JSON: a quoted key's own text (raw
+// printable ASCII, so its YAML quotes are JSON's), a bare key in quotes.
+func appendKey(buf []byte, quotedText, key string, quoted bool) []byte {
+	if quoted {
+		return append(buf, quotedText...)
+	}
+	buf = append(buf, '"')
+	buf = append(buf, key...)
+	return append(buf, '"')
+}
