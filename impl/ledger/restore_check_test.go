@@ -13,14 +13,7 @@ import (
 func TestRestoreChecksThePagesOnce(t *testing.T) {
 	dir := t.TempDir()
 	from := filepath.Join(dir, "backup.db")
-	l, err := Open(from, restoreOpts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	createTasks(t, l, 3)
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
+	ledgerOfTasks(t, from, 3)
 	var checks atomic.Int32
 	hooks.doctorQueryFault = func(q string) error {
 		if q == quickCheckSQL {
@@ -32,14 +25,7 @@ func TestRestoreChecksThePagesOnce(t *testing.T) {
 	for _, target := range []string{"missing.db", "existing.db"} {
 		p := filepath.Join(dir, target)
 		if target == "existing.db" {
-			e, err := Open(p, restoreOpts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			createTasks(t, e, 1)
-			if err := e.Close(); err != nil {
-				t.Fatal(err)
-			}
+			ledgerOfTasks(t, p, 1)
 		}
 		checks.Store(0)
 		rep, err := Restore(p, from, restoreOpts)
@@ -49,5 +35,18 @@ func TestRestoreChecksThePagesOnce(t *testing.T) {
 		if n := checks.Load(); n != 1 {
 			t.Errorf("restore onto %s ran quick_check %d times, want 1", target, n)
 		}
+	}
+}
+
+// ledgerOfTasks makes the ledger at p with n tasks, closed again.
+func ledgerOfTasks(t *testing.T, p string, n int) {
+	t.Helper()
+	l, err := Open(p, restoreOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	createTasks(t, l, n)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
